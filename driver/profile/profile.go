@@ -1,0 +1,369 @@
+// Package profile reads workload and suite descriptions from profiles/*.yaml.
+//
+// A workload is one HTTP request (method, path, headers, body literal or
+// generated to a size) with the status each mode is expected to answer and
+// the connection counts it runs at. A suite names workload@conns pairs and the
+// trial timing. Files are parsed strictly: an unknown field is an error that
+// names the file and the field.
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Duration is a time.Duration written as a Go duration string ("500ms").
+type Duration time.Duration
+
+// UnmarshalJSON accepts a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string like \"2s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration string like \"2s\", got %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Body describes a request body: a literal, or prefix + fill repeated +
+// suffix so that the whole body is exactly Size bytes.
+type Body struct {
+	Literal string `json:"literal,omitempty"`
+	Prefix  string `json:"prefix,omitempty"`
+	Fill    string `json:"fill,omitempty"`
+	Suffix  string `json:"suffix,omitempty"`
+	Size    int    `json:"size,omitempty"` // bytes, whole body
+}
+
+// Repeat appends Text Count times.
+type Repeat struct {
+	Text  string `json:"text"`
+	Count int    `json:"count"`
+}
+
+// Workload is one request shape.
+type Workload struct {
+	Name       string         `json:"name"`
+	Method     string         `json:"method"`
+	Path       string         `json:"path"`
+	PathRepeat *Repeat        `json:"path_repeat,omitempty"`
+	Headers    []string       `json:"headers,omitempty"` // "Name: value", after the base headers
+	Body       *Body          `json:"body,omitempty"`
+	Conns      []int          `json:"conns"`
+	Expect     map[string]int `json:"expect"` // mode, "waf" or "default" -> status
+	NoBase     bool           `json:"no_base_headers,omitempty"`
+
+	file string
+}
+
+// Suite is a named selection of workloads with trial timing.
+type Suite struct {
+	Name        string   `json:"-"`
+	Description string   `json:"description,omitempty"`
+	Repeats     int      `json:"repeats"`
+	TrialWarmup Duration `json:"trial_warmup"` // once per fresh Envoy, before the first workload
+	Warmup      Duration `json:"warmup"`       // before each workload's measured window
+	Duration    Duration `json:"duration"`     // measured window per workload
+	Workloads   []string `json:"workloads"`    // "name@conns"
+}
+
+type file struct {
+	BaseHeaders []string         `json:"base_headers,omitempty"`
+	Workloads   []Workload       `json:"workloads,omitempty"`
+	Suites      map[string]Suite `json:"suites,omitempty"`
+}
+
+// Set is every workload and suite found in a profiles directory.
+type Set struct {
+	BaseHeaders map[string][]string // by file
+	Workloads   map[string]*Workload
+	Suites      map[string]*Suite
+}
+
+// Case is one workload at one connection count, as a suite runs it.
+type Case struct {
+	Workload *Workload
+	Conns    int
+}
+
+// Key is "name@conns", the suite notation.
+func (c Case) Key() string { return c.Workload.Name + "@" + strconv.Itoa(c.Conns) }
+
+// LoadDir parses every *.yaml file in dir.
+func LoadDir(dir string) (*Set, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("profiles: no *.yaml files in %s", dir)
+	}
+	sort.Strings(paths)
+	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := set.add(filepath.Base(p), b); err != nil {
+			return nil, err
+		}
+	}
+	return set, set.check()
+}
+
+// Parse reads one profile file's contents; name is used in errors.
+func Parse(name string, data []byte) (*Set, error) {
+	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}}
+	if err := set.add(name, data); err != nil {
+		return nil, err
+	}
+	return set, set.check()
+}
+
+func (s *Set) add(name string, data []byte) error {
+	var f file
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return fmt.Errorf("profile %s: %v", name, err)
+	}
+	for _, h := range f.BaseHeaders {
+		if _, _, err := splitHeader(h); err != nil {
+			return fmt.Errorf("profile %s: base_headers: %v", name, err)
+		}
+	}
+	s.BaseHeaders[name] = f.BaseHeaders
+	for i := range f.Workloads {
+		w := f.Workloads[i]
+		w.file = name
+		if err := w.validate(); err != nil {
+			return fmt.Errorf("profile %s: %v", name, err)
+		}
+		if _, dup := s.Workloads[w.Name]; dup {
+			return fmt.Errorf("profile %s: workload %s defined twice", name, w.Name)
+		}
+		s.Workloads[w.Name] = &w
+	}
+	for n, su := range f.Suites {
+		su := su
+		su.Name = n
+		if _, dup := s.Suites[n]; dup {
+			return fmt.Errorf("profile %s: suite %s defined twice", name, n)
+		}
+		s.Suites[n] = &su
+	}
+	return nil
+}
+
+func (s *Set) check() error {
+	for _, n := range sortedKeys(s.Suites) {
+		su := s.Suites[n]
+		if err := su.validate(); err != nil {
+			return fmt.Errorf("suite %s: %v", n, err)
+		}
+		if _, err := s.Cases(su.Workloads); err != nil {
+			return fmt.Errorf("suite %s: %v", n, err)
+		}
+	}
+	return nil
+}
+
+func (w *Workload) validate() error {
+	if w.Name == "" {
+		return fmt.Errorf("workload without a name")
+	}
+	where := "workload " + w.Name
+	switch w.Method {
+	case "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH":
+	default:
+		return fmt.Errorf("%s: method: want GET, HEAD, POST, PUT, DELETE, OPTIONS or PATCH, got %q", where, w.Method)
+	}
+	if !strings.HasPrefix(w.Path, "/") {
+		return fmt.Errorf("%s: path: want it to start with /, got %q", where, w.Path)
+	}
+	if w.PathRepeat != nil && w.PathRepeat.Count < 0 {
+		return fmt.Errorf("%s: path_repeat.count: want ≥ 0, got %d", where, w.PathRepeat.Count)
+	}
+	for _, h := range w.Headers {
+		if _, _, err := splitHeader(h); err != nil {
+			return fmt.Errorf("%s: headers: %v", where, err)
+		}
+	}
+	if b := w.Body; b != nil {
+		if b.Literal != "" && (b.Fill != "" || b.Size != 0 || b.Prefix != "" || b.Suffix != "") {
+			return fmt.Errorf("%s: body: literal excludes prefix, fill, suffix and size", where)
+		}
+		if b.Literal == "" {
+			if b.Fill == "" || b.Size <= 0 {
+				return fmt.Errorf("%s: body: want literal, or fill with size > 0 (bytes)", where)
+			}
+			if len(b.Prefix)+len(b.Suffix) > b.Size {
+				return fmt.Errorf("%s: body: size %d is smaller than prefix+suffix (%d bytes)", where, b.Size, len(b.Prefix)+len(b.Suffix))
+			}
+		}
+	}
+	if len(w.Conns) == 0 {
+		return fmt.Errorf("%s: conns: want at least one connection count", where)
+	}
+	for _, c := range w.Conns {
+		if c < 1 || c > 1024 {
+			return fmt.Errorf("%s: conns: want 1..1024, got %d", where, c)
+		}
+	}
+	if len(w.Expect) == 0 {
+		return fmt.Errorf("%s: expect: want a status per mode (at least \"default\")", where)
+	}
+	for k, v := range w.Expect {
+		if v < 100 || v > 599 {
+			return fmt.Errorf("%s: expect.%s: want an HTTP status 100..599, got %d", where, k, v)
+		}
+	}
+	if _, ok := w.Expect["default"]; !ok {
+		return fmt.Errorf("%s: expect: want a \"default\" status", where)
+	}
+	return nil
+}
+
+func (su *Suite) validate() error {
+	if su.Repeats < 1 {
+		return fmt.Errorf("repeats: want ≥ 1, got %d", su.Repeats)
+	}
+	if su.Duration <= 0 {
+		return fmt.Errorf("duration: want > 0")
+	}
+	if su.Warmup < 0 || su.TrialWarmup < 0 {
+		return fmt.Errorf("warmup: want ≥ 0")
+	}
+	if len(su.Workloads) == 0 {
+		return fmt.Errorf("workloads: want at least one")
+	}
+	return nil
+}
+
+// Cases resolves "name@conns" (or "name", meaning every conns the workload
+// lists) into cases, in the order given.
+func (s *Set) Cases(keys []string) ([]Case, error) {
+	var out []Case
+	seen := map[string]bool{}
+	for _, k := range keys {
+		name, connStr, hasConns := strings.Cut(k, "@")
+		w, ok := s.Workloads[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(sortedKeys(s.Workloads), ", "))
+		}
+		conns := w.Conns
+		if hasConns {
+			c, err := strconv.Atoi(connStr)
+			if err != nil || c < 1 || c > 1024 {
+				return nil, fmt.Errorf("workload %s: conns: want 1..1024, got %q", k, connStr)
+			}
+			conns = []int{c}
+		}
+		for _, c := range conns {
+			cs := Case{Workload: w, Conns: c}
+			if seen[cs.Key()] {
+				return nil, fmt.Errorf("workload %s listed twice", cs.Key())
+			}
+			seen[cs.Key()] = true
+			out = append(out, cs)
+		}
+	}
+	return out, nil
+}
+
+// Expected is the status the workload should get in mode.
+func (w *Workload) Expected(mode string) int {
+	if v, ok := w.Expect[mode]; ok {
+		return v
+	}
+	if mode != "passthrough" && mode != "ref-direct" {
+		if v, ok := w.Expect["waf"]; ok {
+			return v
+		}
+	}
+	return w.Expect["default"]
+}
+
+// FullPath is the path with its generated repeat appended.
+func (w *Workload) FullPath() string {
+	if w.PathRepeat == nil {
+		return w.Path
+	}
+	return w.Path + strings.Repeat(w.PathRepeat.Text, w.PathRepeat.Count)
+}
+
+// BodyBytes builds the body once; nil for none.
+func (w *Workload) BodyBytes() []byte {
+	b := w.Body
+	if b == nil {
+		return nil
+	}
+	if b.Literal != "" {
+		return []byte(b.Literal)
+	}
+	var buf bytes.Buffer
+	buf.Grow(b.Size)
+	buf.WriteString(b.Prefix)
+	n := b.Size - len(b.Prefix) - len(b.Suffix)
+	for buf.Len() < len(b.Prefix)+n {
+		buf.WriteString(b.Fill)
+	}
+	buf.Truncate(len(b.Prefix) + n)
+	buf.WriteString(b.Suffix)
+	return buf.Bytes()
+}
+
+// HeaderPairs is the base headers of the workload's file followed by its
+// own, as name/value pairs in order. Host is included.
+func (s *Set) HeaderPairs(w *Workload) [][2]string {
+	var out [][2]string
+	var hs []string
+	if !w.NoBase {
+		hs = append(hs, s.BaseHeaders[w.file]...)
+	}
+	hs = append(hs, w.Headers...)
+	for _, h := range hs {
+		k, v, _ := splitHeader(h)
+		out = append(out, [2]string{k, v})
+	}
+	return out
+}
+
+func splitHeader(h string) (string, string, error) {
+	k, v, ok := strings.Cut(h, ":")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") {
+		return "", "", fmt.Errorf("want \"Name: value\", got %q", h)
+	}
+	return k, strings.TrimSpace(v), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SuiteNames lists the suites, sorted.
+func (s *Set) SuiteNames() []string { return sortedKeys(s.Suites) }
+
+// WorkloadNames lists the workloads, sorted.
+func (s *Set) WorkloadNames() []string { return sortedKeys(s.Workloads) }

@@ -1,0 +1,105 @@
+package profile
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSeedProfiles(t *testing.T) {
+	set, err := LoadDir("../../profiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := set.Suites["seed"]
+	if seed == nil {
+		t.Fatal("no seed suite")
+	}
+	cases, err := set.Cases(seed.Workloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(cases), 12; got != want {
+		t.Errorf("seed cases: got %d, want %d", got, want)
+	}
+	tests := []struct {
+		workload   string
+		bodyLen    int
+		passStatus int
+		wafStatus  int
+	}{
+		{"headers", 0, 200, 200},
+		{"clean_query", 0, 200, 200},
+		{"form_1k", 1024, 200, 200},
+		{"json_4k", 4096, 200, 200},
+		{"json_64k", 65536, 200, 200},
+		{"blocked_sqli", len("user=1234+OR+1%3D1"), 200, 403},
+		{"blocked_xss", 0, 200, 403},
+		{"phase1_block", 0, 403, 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.workload, func(t *testing.T) {
+			w := set.Workloads[tt.workload]
+			if w == nil {
+				t.Fatalf("workload %s missing", tt.workload)
+			}
+			if got := len(w.BodyBytes()); got != tt.bodyLen {
+				t.Errorf("body: got %d bytes, want %d", got, tt.bodyLen)
+			}
+			if got := w.Expected("passthrough"); got != tt.passStatus {
+				t.Errorf("passthrough status: got %d, want %d", got, tt.passStatus)
+			}
+			for _, m := range []string{"modsecurity", "coraza"} {
+				if got := w.Expected(m); got != tt.wafStatus {
+					t.Errorf("%s status: got %d, want %d", m, got, tt.wafStatus)
+				}
+			}
+		})
+	}
+	if got := set.Workloads["clean_query"].FullPath(); got != "/search?q="+strings.Repeat("normal-value-", 32) {
+		t.Errorf("clean_query path: got %q", got)
+	}
+	if b := string(set.Workloads["json_4k"].BodyBytes()); !strings.HasPrefix(b, `{"message":"ccc`) || !strings.HasSuffix(b, `cc"}`) {
+		t.Errorf("json_4k body shape: %q…", b[:20])
+	}
+	hs := set.HeaderPairs(set.Workloads["phase1_block"])
+	if got, want := hs[len(hs)-1], [2]string{"X-WAF-Benchmark", "phase1-block"}; got != want {
+		t.Errorf("phase1 header: got %v, want %v", got, want)
+	}
+	if quick := set.Suites["quick"]; time.Duration(quick.Duration) <= 0 {
+		t.Errorf("quick duration: %v", quick.Duration)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const ok = "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}}\n"
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, bogus: 1}\n", `unknown field "bogus"`},
+		{"bad method", "workloads:\n- {name: a, method: FETCH, path: /, conns: [1], expect: {default: 200}}\n", "workload a: method"},
+		{"bad path", "workloads:\n- {name: a, method: GET, path: x, conns: [1], expect: {default: 200}}\n", "workload a: path"},
+		{"conns range", "workloads:\n- {name: a, method: GET, path: /, conns: [0], expect: {default: 200}}\n", "conns: want 1..1024, got 0"},
+		{"no default", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {waf: 403}}\n", `want a "default" status`},
+		{"bad status", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 42}}\n", "expect.default"},
+		{"body size", "workloads:\n- {name: a, method: POST, path: /, conns: [1], expect: {default: 200}, body: {prefix: abcdef, fill: x, size: 2}}\n", "smaller than prefix+suffix"},
+		{"bad header", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, headers: [nocolon]}\n", "want \"Name: value\""},
+		{"body size string", "workloads:\n- {name: a, method: POST, path: /, conns: [1], expect: {default: 200}, body: {fill: x, size: 4k}}\n", "size"},
+		{"unknown workload", ok + "suites:\n  s: {repeats: 1, duration: 1s, workloads: [zz]}\n", `suite s: unknown workload "zz"`},
+		{"bad suite conns", ok + "suites:\n  s: {repeats: 1, duration: 1s, workloads: [a@x]}\n", `conns: want 1..1024, got "x"`},
+		{"bad duration", ok + "suites:\n  s: {repeats: 1, duration: 4, workloads: [a]}\n", "duration string"},
+		{"zero repeats", ok + "suites:\n  s: {repeats: 0, duration: 1s, workloads: [a]}\n", "repeats: want ≥ 1"},
+		{"duplicate", ok + "- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}}\n", "defined twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tt.yaml))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Parse("ok.yaml", []byte(ok)); err != nil {
+		t.Errorf("valid profile: %v", err)
+	}
+}
