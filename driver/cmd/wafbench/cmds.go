@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/load"
+	"wafbench/driver/report"
+	"wafbench/driver/runner"
+	"wafbench/driver/upstream"
+	"wafbench/envoy"
+	"wafbench/filters/crs"
+)
+
+func reportCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	if err := parse(fs, args, stdout, "Usage: wafbench report RUN_DIR\n\nRebuilds summary.json, bench.txt, report.md and charts/ from meta.json and raw.jsonl.\n"); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("report: want exactly one run directory, got %d arguments", fs.NArg())
+	}
+	dir := fs.Arg(0)
+	if _, err := os.Stat(dir + "/raw.jsonl"); err != nil {
+		return usagef("report: %s is not a run directory (no raw.jsonl)", dir)
+	}
+	if err := report.Build(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s/report.md\n", dir)
+	return nil
+}
+
+func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	out := fs.String("out", "", "output directory for the pooled report (required; must not exist)")
+	force := fs.Bool("force", false, "pool runs even when Envoy, module or CRS hashes or the CPU model differ (differences are listed as limitations)")
+	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\n\nFlags:\n"); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("merge: --out is required")
+	}
+	if fs.NArg() < 2 {
+		return usagef("merge: want at least two run directories, got %d", fs.NArg())
+	}
+	if _, err := os.Stat(*out); err == nil {
+		return usagef("merge: --out %s already exists", *out)
+	}
+	for _, d := range fs.Args() {
+		if _, err := os.Stat(d + "/raw.jsonl"); err != nil {
+			return usagef("merge: %s is not a run directory (no raw.jsonl)", d)
+		}
+	}
+	if err := report.Merge(fs.Args(), *out, *force); err != nil {
+		return usageError{err.Error()}
+	}
+	fmt.Fprintf(stdout, "%s/report.md\n", *out)
+	return nil
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var sf stackFlags
+	sf.register(fs)
+	modeArg := fs.String("mode", "passthrough", "mode: passthrough, modsecurity or coraza")
+	logDir := fs.String("log-dir", "", "where Envoy's config and log go (default: a temporary directory, removed on exit)")
+	if err := parse(fs, args, stdout, "Usage: wafbench serve --mode M [flags]\n\nStarts the upstream and one pinned Envoy in mode M, prints http://127.0.0.1:PORT\nand stays up until Ctrl-C. For curl and manual checks.\n\nFlags:\n"); err != nil {
+		return err
+	}
+	mode, err := envoy.ParseMode(*modeArg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	st, err := sf.resolve([]envoy.Mode{mode})
+	if err != nil {
+		return err
+	}
+	if mode != envoy.Passthrough {
+		if _, err := ensureCRS(sf.crsDir); err != nil {
+			return err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "wafbench-serve-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := *logDir
+	if dir == "" {
+		dir = tmp
+	}
+	up, err := runner.StartUpstream(ctx, self, st.upstreamCPUs, tmp)
+	if err != nil {
+		return err
+	}
+	defer up.Stop()
+	p, err := runner.StartEnvoy(ctx, st.spec, mode, up.Addr, dir, tmp, "serve-"+string(mode))
+	if err != nil {
+		return err
+	}
+	defer p.Stop(5 * time.Second)
+	fmt.Fprintf(stdout, "http://%s\n", p.ListenerAddr)
+	fmt.Fprintf(stderr, "wafbench: %s mode, envoy pid %d on CPUs %s, admin http://%s, upstream %s; Ctrl-C to stop\n",
+		mode, p.PID, cpu.Format(st.spec.CPUs), p.AdminAddr, up.Addr)
+	<-ctx.Done()
+	return nil
+}
+
+// headerList collects repeated --header flags.
+type headerList [][2]string
+
+func (h *headerList) String() string { return fmt.Sprint(*h) }
+func (h *headerList) Set(v string) error {
+	k, val, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("want \"Name: value\", got %q", v)
+	}
+	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
+	return nil
+}
+
+// loadJSON is what load --json prints.
+type loadJSON struct {
+	Target            string           `json:"target"`
+	Conns             int              `json:"conns"`
+	Load              string           `json:"load"`
+	DurationS         float64          `json:"duration_s"`
+	Requests          int64            `json:"requests"`
+	ReqPerS           float64          `json:"req_per_s"`
+	RateRequestedPerS float64          `json:"rate_requested_per_s"`
+	RateAchievedPerS  float64          `json:"rate_achieved_per_s"`
+	Late              int64            `json:"late"`
+	Errors            map[string]int64 `json:"errors"`
+	Statuses          map[int]int64    `json:"statuses"`
+	P50Us             float64          `json:"p50_us"`
+	P90Us             float64          `json:"p90_us"`
+	P99Us             float64          `json:"p99_us"`
+	P999Us            float64          `json:"p999_us"`
+	MaxUs             float64          `json:"max_us"`
+	PerSecond         []int64          `json:"per_second"`
+}
+
+func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	var hs headerList
+	target := fs.String("target", "", "http://HOST:PORT/PATH to drive (required; loopback only)")
+	conns := fs.Int("conns", 16, "persistent HTTP/1.1 connections (1..1024)")
+	duration := fs.Duration("duration", 5*time.Second, "measured window")
+	warmup := fs.Duration("warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
+	rate := fs.Float64("rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	maxReq := fs.Int64("max-requests", 0, "cap on requests in the measured window; 0 = no cap")
+	method := fs.String("method", "GET", "request method")
+	body := fs.String("body", "", "request body (literal)")
+	expect := fs.Int("expect", 200, "expected status; other statuses count as errors")
+	timeout := fs.Duration("timeout", 5*time.Second, "per-request timeout")
+	cpus := fs.String("cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
+	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 endpoint with wafbench's load engine.\n\nFlags:\n"); err != nil {
+		return err
+	}
+	if *target == "" {
+		return usagef("load: --target is required")
+	}
+	u, err := url.Parse(*target)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return usagef("load: --target: want http://HOST:PORT/PATH, got %q", *target)
+	}
+	hostPort := u.Host
+	if u.Port() == "" {
+		hostPort = net.JoinHostPort(u.Hostname(), "80")
+	}
+	if ip := net.ParseIP(u.Hostname()); (ip == nil && u.Hostname() != "localhost") || (ip != nil && !ip.IsLoopback()) {
+		return usagef("load: --target %s is not a loopback address; wafbench only drives 127.0.0.0/8, ::1 and localhost", u.Hostname())
+	}
+	if *cpus != "" {
+		l, err := cpu.ParseList(*cpus)
+		if err == nil {
+			err = cpu.Check(l)
+		}
+		if err != nil {
+			return usagef("load: --cpus: %v", err)
+		}
+		if err := cpu.PinSelf(l); err != nil {
+			return err
+		}
+	}
+	path := u.RequestURI()
+	var b []byte
+	if *body != "" {
+		b = []byte(*body)
+	}
+	req := load.Build(*method, path, hs, b, u.Host)
+	req.ExpectStatus = *expect
+	opts := load.Options{Target: hostPort, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout}
+	if err := opts.Validate(); err != nil {
+		return usagef("load: %v", err)
+	}
+	if *duration+*warmup > 3*time.Second && isTerminal(stderr) {
+		fmt.Fprintf(stderr, "wafbench: load %s for %s (+%s warmup) over %d connections…\n", *target, *duration, *warmup, *conns)
+	}
+	res, err := load.Run(ctx, opts, req)
+	if err != nil {
+		if isConnectErr(err) {
+			return usagef("load: %v", err)
+		}
+		return err
+	}
+	out := loadJSON{Target: *target, Conns: *conns, Load: "closed", DurationS: res.Elapsed.Seconds(), Requests: res.Requests,
+		ReqPerS: res.ReqPerS(), RateRequestedPerS: res.RateRequested, RateAchievedPerS: res.RateAchieved, Late: res.Late,
+		Errors: res.Errors, Statuses: res.Statuses, PerSecond: res.PerSecond}
+	if *rate > 0 {
+		out.Load = "open"
+	}
+	if h := res.Hist; h != nil && h.TotalCount() > 0 {
+		out.P50Us, out.P90Us, out.P99Us = float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(90)), float64(h.ValueAtQuantile(99))
+		out.P999Us, out.MaxUs = float64(h.ValueAtQuantile(99.9)), float64(h.Max())
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(stdout, "target     %s (%s loop, %d conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
+		out.Target, out.Load, out.Conns, out.Requests, out.DurationS, out.ReqPerS, out.P50Us, out.P90Us, out.P99Us, out.P999Us, out.MaxUs, out.Errors, out.Statuses)
+	if *rate > 0 {
+		fmt.Fprintf(stdout, "rate       requested %.0f req/s, achieved %.0f req/s, %d sent late (>1 ms)\n", out.RateRequestedPerS, out.RateAchievedPerS, out.Late)
+	}
+	return nil
+}
+
+func isConnectErr(err error) bool { return strings.HasPrefix(err.Error(), "connect ") }
+
+func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0 = kernel-chosen)")
+	addrFile := fs.String("addr-file", "", "write the bound address and a newline here once listening (default: print to stdout)")
+	if err := parse(fs, args, stdout, "Usage: wafbench upstream [flags]\n\nThe benchmark upstream: keep-alive HTTP/1.1, discards request bodies,\nanswers every request 200 \"ok\". Runs until SIGTERM or Ctrl-C.\n\nFlags:\n"); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return usagef("upstream: --listen: %v", err)
+	}
+	addr := ln.Addr().String() + "\n"
+	if *addrFile != "" {
+		tmp := *addrFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(addr), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, *addrFile); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(stdout, addr)
+	}
+	err = upstream.Serve(ctx, ln)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func crsCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("crs", flag.ContinueOnError)
+	out := fs.String("out", inRepo("build/crs"), "directory to write the rules, crs-setup.conf, wafbench-common.conf, main.conf and manifest.json")
+	pl := fs.Int("paranoia-level", 1, "CRS blocking paranoia level (1..4)")
+	if err := parse(fs, args, stdout, "Usage: wafbench crs [flags]\n\nWrites CRS 4.25.0 (from coraza-coreruleset) and the configuration both engines\nshare to a plain directory; prints the rule-set SHA-256.\n\nFlags:\n"); err != nil {
+		return err
+	}
+	man, err := crs.Export(*out, crs.Options{ParanoiaLevel: *pl})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	fmt.Fprintf(stdout, "CRS %s: %d rule files, sha256 %s, %d adaptations\n%s\n", man.Version, man.RuleFiles, man.SHA256, len(man.Adaptations), man.MainConf)
+	return nil
+}

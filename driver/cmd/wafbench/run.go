@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/host"
+	"wafbench/driver/plan"
+	"wafbench/driver/profile"
+	"wafbench/driver/report"
+	"wafbench/driver/result"
+	"wafbench/driver/runner"
+	"wafbench/envoy"
+	"wafbench/filters/crs"
+)
+
+const runUsage = `Usage: wafbench run [flags]
+
+Runs a suite: every mode once per repeat (order rotated), a fresh pinned Envoy
+per trial, every workload for a fixed measured window. Writes
+<results>/<UTC timestamp>-<name>/ with meta.json, raw.jsonl (appended after each
+workload), Envoy configs, logs and admin stats, then summary, report and charts.
+
+Flags:
+`
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var (
+		sf                       stackFlags
+		suiteName, modesArg      string
+		workloads, profilesDir   string
+		resultsDir, name         string
+		order, scope, progress   string
+		repeats                  int
+		seed, maxRequests        int64
+		rate                     float64
+		warmup, duration, trialW time.Duration
+		noReport                 bool
+	)
+	sf.register(fs)
+	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
+	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare")
+	fs.StringVar(&workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
+	fs.StringVar(&profilesDir, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
+	fs.StringVar(&resultsDir, "results", inRepo("results"), "parent directory of run directories")
+	fs.StringVar(&name, "name", "", "run name, the suffix of the run directory (default: the suite name)")
+	fs.IntVar(&repeats, "repeats", 0, "repeats (blocks of every mode once); 0 = the suite's")
+	fs.DurationVar(&warmup, "warmup", -1, "warmup before each workload's measured window; negative = the suite's")
+	fs.DurationVar(&duration, "duration", 0, "measured window per workload; 0 = the suite's")
+	fs.DurationVar(&trialW, "trial-warmup", -1, "warmup of each fresh Envoy before its first workload; negative = the suite's")
+	fs.Int64Var(&maxRequests, "max-requests", 0, "cap on requests per measured window; 0 = no cap (time only)")
+	fs.Float64Var(&rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	fs.StringVar(&order, "order", plan.Latin, "mode order across repeats: latin (rotate) or shuffle (seeded)")
+	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle (recorded in meta.json)")
+	fs.StringVar(&scope, "trial-scope", plan.PerModeRepeat, "fresh Envoy per: mode-repeat (runs all workloads, as seed B) or workload")
+	fs.StringVar(&progress, "progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
+	fs.BoolVar(&noReport, "no-report", false, "skip building summary, report and charts after the run")
+	if err := parse(fs, args, stdout, runUsage); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("run: unexpected argument %q", fs.Arg(0))
+	}
+
+	set, err := profile.LoadDir(profilesDir)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	suite, ok := set.Suites[suiteName]
+	if !ok {
+		return usagef("unknown suite %q (known: %s)", suiteName, strings.Join(set.SuiteNames(), ", "))
+	}
+	keys := suite.Workloads
+	if workloads != "" {
+		keys = strings.Split(workloads, ",")
+	}
+	cases, err := set.Cases(keys)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	modes, err := parseModes(modesArg)
+	if err != nil {
+		return err
+	}
+	if repeats == 0 {
+		repeats = suite.Repeats
+	}
+	if duration == 0 {
+		duration = time.Duration(suite.Duration)
+	}
+	if warmup < 0 {
+		warmup = time.Duration(suite.Warmup)
+	}
+	if trialW < 0 {
+		trialW = time.Duration(suite.TrialWarmup)
+	}
+	if duration < 0 || maxRequests < 0 || rate < 0 {
+		return usagef("--duration, --max-requests and --rate must not be negative")
+	}
+	modeNames := make([]string, len(modes))
+	for i, m := range modes {
+		modeNames[i] = string(m)
+	}
+	popts := plan.Options{Modes: modeNames, Cases: len(cases), Repeats: repeats, Order: order, Seed: seed, Scope: scope}
+	trials, err := plan.Build(popts)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	st, err := sf.resolve(modes)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		name = suiteName
+	}
+	if strings.ContainsAny(name, "/ ") {
+		return usagef("--name: want no slashes or spaces, got %q", name)
+	}
+
+	// Everything below writes; everything above only checked.
+	meta := &result.Meta{
+		Name: name, StartedUTC: time.Now().UTC().Format(time.RFC3339), Status: "running",
+		Command: append([]string{"wafbench", "run"}, args...), Flags: map[string]string{},
+		Suite: suiteName, Modes: modeNames, Repeats: repeats, Order: order, Seed: seed,
+		ModeOrder: plan.ModeOrder(popts), TrialScope: scope,
+		EnvoyPath: st.spec.Binary, EnvoyVersion: st.envoyVersion, Concurrency: st.spec.Concurrency,
+		EnvoyCPUs: st.spec.CPUs, ClientCPUs: st.clientCPUs, UpstreamCPUs: st.upstreamCPUs,
+	}
+	fs.VisitAll(func(f *flag.Flag) { meta.Flags[f.Name] = f.Value.String() })
+	meta.Flags["duration"], meta.Flags["warmup"], meta.Flags["trial-warmup"] = duration.String(), warmup.String(), trialW.String()
+	meta.Flags["repeats"] = fmt.Sprint(repeats)
+	for _, c := range cases {
+		meta.Workloads = append(meta.Workloads, c.Key())
+	}
+	if err := describe(meta, st, sf, modes); err != nil {
+		return err
+	}
+
+	dir := filepath.Join(resultsDir, time.Now().UTC().Format("20060102T150405Z")+"-"+name)
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	if err := result.WriteMeta(dir, meta); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wafbench: run directory %s (%d trials, %d workloads each)\n", dir, len(trials), len(trials[0].Cases))
+
+	if err := cpu.PinSelf(st.clientCPUs); err != nil {
+		return finish(dir, meta, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(st.clientCPUs), err))
+	}
+	var prog *runner.Progress
+	if progress == "always" || (progress == "auto" && isTerminal(stderr)) {
+		prog = runner.NewProgress(stderr, trials, warmup, duration, trialW)
+	}
+	cfg := &runner.Config{
+		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
+		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate,
+		Envoy: st.spec, ClientCPUs: st.clientCPUs, UpstreamCPU: st.upstreamCPUs,
+		Progress: prog,
+	}
+	if prog == nil {
+		cfg.Log = stderr
+	}
+	recs, runErr := runner.Run(ctx, cfg)
+	if err := finish(dir, meta, runErr); err != nil && runErr == nil {
+		runErr = err
+	}
+	report.Table(stdout, recs)
+	if !noReport {
+		if err := report.Build(dir); err != nil {
+			fmt.Fprintf(stderr, "wafbench: report: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "wafbench: report %s\n", filepath.Join(dir, "report.md"))
+		}
+	}
+	fmt.Fprintf(stdout, "results: %s\n", dir)
+	return runErr
+}
+
+// finish records how the run ended in meta.json.
+func finish(dir string, meta *result.Meta, runErr error) error {
+	meta.FinishedUTC = time.Now().UTC().Format(time.RFC3339)
+	switch {
+	case runErr == nil:
+		meta.Status = "complete"
+	case errors.Is(runErr, context.Canceled):
+		meta.Status = "interrupted"
+	default:
+		meta.Status = "failed"
+		meta.Notes = append(meta.Notes, "run error: "+runErr.Error())
+	}
+	if err := result.WriteMeta(dir, meta); err != nil {
+		return err
+	}
+	return runErr
+}
+
+// describe fills the environment, version and hash fields of meta, and
+// exports the CRS first if a WAF mode needs it.
+func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode) error {
+	f := host.Collect(inRepo("."))
+	meta.GitSHA, meta.GitDirty, meta.GoVersion = f.GitSHA, f.GitDirty, f.GoVersion
+	meta.Kernel, meta.CPUModel, meta.NumCPU, meta.Governor, meta.SMT = f.Kernel, f.CPUModel, f.NumCPU, f.Governor, f.SMT
+	sum, err := host.FileSHA256(st.spec.Binary)
+	if err != nil {
+		return err
+	}
+	meta.EnvoySHA256 = sum
+	waf := false
+	for _, m := range modes {
+		if m == envoy.Passthrough {
+			continue
+		}
+		waf = true
+		mod, err := describeModule(sf.moduleDir, m)
+		if err != nil {
+			return err
+		}
+		if meta.Modules == nil {
+			meta.Modules = map[string]result.Module{}
+		}
+		meta.Modules[string(m)] = mod
+	}
+	if !waf {
+		return nil
+	}
+	man, err := ensureCRS(sf.crsDir)
+	if err != nil {
+		return err
+	}
+	meta.CRS = crsMeta(man, sf.crsDir)
+	return nil
+}
+
+func ensureCRS(dir string) (*crs.Manifest, error) {
+	if man, err := crs.ReadManifest(dir); err == nil {
+		return man, nil
+	}
+	man, err := crs.Export(dir, crs.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("export CRS to %s: %w", dir, err)
+	}
+	return man, nil
+}
+
+func crsMeta(man *crs.Manifest, dir string) *result.CRS {
+	c := &result.CRS{Version: man.Version, Dir: dir, SHA256: man.SHA256, RuleFiles: man.RuleFiles, Files: map[string]string{}}
+	for _, f := range man.Files {
+		c.Files[f.Name] = f.SHA256
+	}
+	for _, a := range man.Adaptations {
+		c.Adaptations = append(c.Adaptations, fmt.Sprintf("%s:%d: %s -> %s (%s)", a.File, a.Line, a.Before, a.After, a.Reason))
+	}
+	return c
+}
+
+func describeModule(dir string, m envoy.Mode) (result.Module, error) {
+	path := filepath.Join(dir, "libwafbench_"+string(m)+".so")
+	sum, err := host.FileSHA256(path)
+	if err != nil {
+		return result.Module{}, usagef("mode %s: %v", m, err)
+	}
+	mod := result.Module{Path: path, SHA256: sum}
+	switch m {
+	case envoy.ModSecurity:
+		mod.Engine = "libmodsecurity"
+		if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
+			mod.EngineVersion = strings.TrimSpace(string(out))
+		}
+		mod.Build = "g++ -std=c++17 -O2 -fPIC -fvisibility=hidden (filters/modsecurity/Makefile)"
+	case envoy.Coraza:
+		mod.Engine = "coraza/v3"
+		mod.EngineVersion, mod.Build = goModuleInfo(path)
+	}
+	return mod, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,328 @@
+// Package runner executes a planned run: it starts the upstream and a fresh,
+// pinned Envoy per trial, drives every workload through the load engine,
+// samples Envoy from procfs around the measured window, verifies affinity and
+// appends one result.Record per trial × workload to the run directory.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/load"
+	"wafbench/driver/plan"
+	"wafbench/driver/procstat"
+	"wafbench/driver/profile"
+	"wafbench/driver/result"
+	"wafbench/envoy"
+)
+
+// Config is a fully resolved run. Build it with the CLI's flag parsing; Run
+// does not re-validate what the CLI already checked.
+type Config struct {
+	Dir         string // run directory, created by Prepare
+	Self        string // path of the wafbench executable (for the upstream child)
+	Set         *profile.Set
+	Cases       []profile.Case
+	Trials      []plan.Trial
+	TrialWarmup time.Duration // once per fresh Envoy
+	Warmup      time.Duration // per workload, before the measured window
+	Duration    time.Duration // measured window per workload
+	MaxRequests int64         // cap per measured window; 0 = none
+	Rate        float64       // open-loop req/s; 0 = closed loop
+	Envoy       EnvoySpec
+	ClientCPUs  []int
+	UpstreamCPU []int
+	Progress    *Progress
+	Log         io.Writer // one line per finished workload (may be nil)
+}
+
+// ErrTrialsFailed reports that some trials failed but the run finished.
+var ErrTrialsFailed = errors.New("some trials failed")
+
+// Run executes every trial of cfg and appends records to cfg.Dir. It returns
+// ctx.Err() when interrupted; every finished record is already on disk.
+func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
+	tmp, err := os.MkdirTemp("", "wafbench-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	up, err := StartUpstream(ctx, cfg.Self, cfg.UpstreamCPU, tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer up.Stop()
+
+	failed := 0
+	for _, tr := range cfg.Trials {
+		if ctx.Err() != nil {
+			return recs, ctx.Err()
+		}
+		got, err := runTrial(ctx, cfg, tr, up, tmp)
+		recs = append(recs, got...)
+		if ctx.Err() != nil {
+			return recs, ctx.Err()
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(os.Stderr, "wafbench: trial %d (%s, repeat %d) failed: %v\n", tr.Index, tr.Mode, tr.Repeat, err)
+		}
+	}
+	cfg.Progress.Done()
+	if failed > 0 {
+		return recs, fmt.Errorf("%w: %d of %d", ErrTrialsFailed, failed, len(cfg.Trials))
+	}
+	return recs, nil
+}
+
+func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp string) ([]result.Record, error) {
+	tag := fmt.Sprintf("t%02d-r%d-%s", tr.Index, tr.Repeat, tr.Mode)
+	if len(tr.Cases) == 1 {
+		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
+	}
+	cfg.Progress.Trial(tr, "starting envoy")
+	spawn := time.Now()
+	p, err := StartEnvoy(ctx, cfg.Envoy, envoy.Mode(tr.Mode), up.Addr, cfg.Dir, tmp, tag)
+	if err != nil {
+		return failTrial(cfg, tr, err), err
+	}
+	defer p.Stop(5 * time.Second)
+	startup := &result.Startup{
+		AdminReadyMs:    ms(p.AdminReady),
+		ListenerReadyMs: ms(p.ListenerReady),
+	}
+	_ = spawn
+
+	statsRel := filepath.Join("stats", tag+".json")
+	var recs []result.Record
+	if cfg.TrialWarmup > 0 {
+		cfg.Progress.Trial(tr, "warming up")
+		wc := cfg.Cases[tr.Cases[0]]
+		if _, err := load.Run(ctx, load.Options{Target: p.ListenerAddr, Conns: wc.Conns, Duration: cfg.TrialWarmup}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
+			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
+		}
+	}
+	var trialErr error
+	for i, ci := range tr.Cases {
+		c := cfg.Cases[ci]
+		cfg.Progress.Case(tr, c, i)
+		rec := measure(ctx, cfg, tr, c, p, up)
+		rec.StatsFile = statsRel
+		if i == 0 {
+			rec.Startup = startup
+		}
+		if err := result.Append(cfg.Dir, &rec); err != nil {
+			return recs, err
+		}
+		recs = append(recs, rec)
+		if cfg.Log != nil {
+			fmt.Fprintln(cfg.Log, logLine(&rec))
+		}
+		if rec.Error != "" {
+			trialErr = errors.New(rec.Error)
+			break
+		}
+		if rec.Interrupted {
+			break
+		}
+	}
+	if err := saveStats(ctx, cfg.Dir, statsRel, p); err != nil && trialErr == nil && ctx.Err() == nil {
+		trialErr = err
+	}
+	return recs, trialErr
+}
+
+func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *envoy.Process, up *Upstream) result.Record {
+	rec := result.Record{
+		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
+		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed",
+		RateRequestedPerS: cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
+		ExpectStatus: c.Workload.Expected(tr.Mode),
+	}
+	if cfg.Rate > 0 {
+		rec.Load = "open"
+	}
+	var before, after procstat.Snapshot
+	var sampleErr error
+	check := func(when string) {
+		threads, err := verifyAffinity(cfg, p.PID, up.PID(), when)
+		rec.Affinity = append(rec.Affinity, threads...)
+		if err != nil && sampleErr == nil {
+			sampleErr = err
+		}
+	}
+	opts := load.Options{
+		Target:      p.ListenerAddr,
+		Conns:       c.Conns,
+		Warmup:      cfg.Warmup,
+		Duration:    cfg.Duration,
+		MaxRequests: cfg.MaxRequests,
+		Rate:        cfg.Rate,
+		OnWarmupEnd: func() {
+			var err error
+			if before, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
+				sampleErr = err
+			}
+			check("after_warmup")
+		},
+		OnMeasureEnd: func() {
+			var err error
+			if after, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
+				sampleErr = err
+			}
+		},
+	}
+	res, err := load.Run(ctx, opts, buildRequest(cfg.Set, c, tr.Mode))
+	if res != nil {
+		fillLoad(&rec, res)
+	}
+	check("end")
+	switch {
+	case ctx.Err() != nil:
+		rec.Interrupted = true
+	case err != nil:
+		rec.Error = err.Error()
+	case sampleErr != nil:
+		rec.Error = sampleErr.Error()
+	case rec.Requests == 0:
+		rec.Error = "no request completed in the measured window"
+	}
+	if !before.At.IsZero() && !after.At.IsZero() {
+		d := procstat.Delta(before, after)
+		rec.CPU.SchedstatNs = d.SchedstatNs
+		rec.CPU.TicksNs = d.TicksNs
+		if rec.Requests > 0 {
+			rec.CPU.UsPerRequest = float64(d.SchedstatNs) / 1e3 / float64(rec.Requests)
+		}
+		if wall := after.At.Sub(before.At); wall > 0 {
+			rec.CPU.Utilization = float64(d.SchedstatNs) / float64(wall.Nanoseconds())
+		}
+		rec.Memory = result.Memory{RSSAfterWarmupKiB: before.RSSKiB, RSSEndKiB: after.RSSKiB, PeakKiB: after.HWMKiB}
+	}
+	return rec
+}
+
+func fillLoad(rec *result.Record, res *load.Result) {
+	rec.Requests = res.Requests
+	rec.DurationS = res.Elapsed.Seconds()
+	rec.ReqPerS = res.ReqPerS()
+	rec.RateAchievedPerS = res.RateAchieved
+	if rec.RateAchievedPerS == 0 {
+		rec.RateAchievedPerS = rec.ReqPerS
+	}
+	rec.PerSecond = res.PerSecond
+	if len(res.Errors) > 0 {
+		rec.Errors = res.Errors
+	}
+	if len(res.Statuses) > 0 {
+		rec.Statuses = map[string]int64{}
+		for k, v := range res.Statuses {
+			rec.Statuses[fmt.Sprint(k)] = v
+		}
+	}
+	if res.Hist != nil && res.Hist.TotalCount() > 0 {
+		h := res.Hist
+		rec.Latency = result.Latency{
+			P50Us: float64(h.ValueAtQuantile(50)), P90Us: float64(h.ValueAtQuantile(90)),
+			P95Us: float64(h.ValueAtQuantile(95)), P99Us: float64(h.ValueAtQuantile(99)),
+			P999Us: float64(h.ValueAtQuantile(99.9)), MaxUs: float64(h.Max()), MeanUs: h.Mean(),
+		}
+		if s, err := res.EncodeHist(); err == nil {
+			rec.HistBase64 = s
+		}
+	}
+}
+
+// verifyAffinity reads the affinity of every thread of Envoy, the upstream
+// and this driver, and fails on the first thread outside its set.
+func verifyAffinity(cfg *Config, envoyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
+	var out []result.ThreadAffinity
+	var firstErr error
+	for _, p := range []struct {
+		name string
+		pid  int
+		want []int
+	}{
+		{"envoy", envoyPID, cfg.Envoy.CPUs},
+		{"upstream", upstreamPID, cfg.UpstreamCPU},
+		{"client", os.Getpid(), cfg.ClientCPUs},
+	} {
+		threads, err := cpu.Verify(p.pid, p.want)
+		for _, t := range threads {
+			out = append(out, result.ThreadAffinity{Process: p.name, TID: t.TID, Name: t.Name, CPUs: t.CPUs, When: when})
+		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	return out, firstErr
+}
+
+func saveStats(ctx context.Context, dir, rel string, p *envoy.Process) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	b, err := p.Stats(sctx)
+	if err != nil {
+		return fmt.Errorf("admin /stats: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "stats"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+}
+
+func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
+	var recs []result.Record
+	for _, ci := range tr.Cases {
+		c := cfg.Cases[ci]
+		rec := result.Record{Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
+			Workload: c.Workload.Name, Conns: c.Conns, ExpectStatus: c.Workload.Expected(tr.Mode), Error: err.Error()}
+		if errors.Is(err, context.Canceled) {
+			rec.Error, rec.Interrupted = "", true
+		}
+		if result.Append(cfg.Dir, &rec) == nil {
+			recs = append(recs, rec)
+		}
+	}
+	return recs
+}
+
+// BuildRequest serializes a workload's request once.
+func buildRequest(set *profile.Set, c profile.Case, mode string) load.Request {
+	w := c.Workload
+	var host string
+	var hs [][2]string
+	for _, h := range set.HeaderPairs(w) {
+		if strings.EqualFold(h[0], "Host") {
+			host = h[1]
+			continue
+		}
+		hs = append(hs, h)
+	}
+	r := load.Build(w.Method, w.FullPath(), hs, w.BodyBytes(), host)
+	r.Name = c.Key()
+	r.ExpectStatus = w.Expected(mode)
+	return r
+}
+
+func logLine(r *result.Record) string {
+	s := fmt.Sprintf("trial %d %-11s %-16s c=%-3d %9.0f req/s %8.1f µs-cpu/req p99 %8.0f µs",
+		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, r.CPU.UsPerRequest, r.Latency.P99Us)
+	if r.Error != "" {
+		s += "  ERROR " + r.Error
+	}
+	if r.Interrupted {
+		s += "  interrupted"
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
