@@ -1,0 +1,58 @@
+# wafbench — the two entry points a fresh Debian 12 x86_64 machine needs:
+#   make bench   set up everything, then run the default (seed) suite
+#   make test    set up everything, then run every test
+# Every target installs what it needs through scripts/setup.sh (idempotent).
+
+GO        ?= go
+BUILD     := build
+WAFBENCH  := $(BUILD)/wafbench
+MODULES   := $(BUILD)/filters/libwafbench_modsecurity.so $(BUILD)/filters/libwafbench_coraza.so
+SUITE     ?= seed
+RUN_FLAGS ?=
+# Go build settings of the Coraza module; recorded in every run's meta.json
+# (read back from the module's embedded build info).
+CORAZA_GOFLAGS := -buildmode=c-shared -trimpath
+
+.PHONY: all setup build modules crs bench quick test test-go test-cc asan fuzz lint clean FORCE
+
+all: build modules
+
+setup: $(BUILD)/.setup-done
+
+$(BUILD)/.setup-done: scripts/setup.sh go.mod
+	./scripts/setup.sh
+	@mkdir -p $(BUILD) && touch $@
+
+build: setup
+	$(GO) build -o $(WAFBENCH) ./driver/cmd/wafbench
+
+modules: setup
+	$(MAKE) -C filters/modsecurity
+	$(GO) build $(CORAZA_GOFLAGS) -o $(BUILD)/filters/libwafbench_coraza.so ./filters/coraza
+
+crs: build
+	$(WAFBENCH) crs --out $(BUILD)/crs
+
+bench: build modules crs
+	$(WAFBENCH) run --suite $(SUITE) $(RUN_FLAGS)
+
+quick: SUITE = quick
+quick: bench
+
+# The test runner: gotestsum prints one line per test and a closing summary.
+test: build modules crs
+	$(MAKE) -C filters/modsecurity test
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
+	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
+
+asan: setup
+	$(MAKE) -C filters/modsecurity asan
+
+# Runs the Go request-mapping fuzzer of the Coraza module (not part of CI).
+FUZZTIME ?= 2m
+fuzz: setup
+	$(GO) test -run '^$$' -fuzz FuzzMapRequest -fuzztime $(FUZZTIME) ./filters/coraza/engine
+
+clean:
+	rm -rf $(BUILD)
