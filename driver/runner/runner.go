@@ -199,11 +199,12 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		d := procstat.Delta(before, after)
 		rec.CPU.SchedstatNs = d.SchedstatNs
 		rec.CPU.TicksNs = d.TicksNs
+		rec.CPU.ClockNs = d.ClockNs
 		if rec.Requests > 0 {
 			rec.CPU.UsPerRequest = float64(d.SchedstatNs) / 1e3 / float64(rec.Requests)
 		}
-		if wall := after.At.Sub(before.At); wall > 0 {
-			rec.CPU.Utilization = float64(d.SchedstatNs) / float64(wall.Nanoseconds())
+		if d.Wall > 0 {
+			rec.CPU.Utilization = float64(d.SchedstatNs) / float64(d.Wall.Nanoseconds())
 		}
 		rec.Memory = result.Memory{RSSAfterWarmupKiB: before.RSSKiB, RSSEndKiB: after.RSSKiB, PeakKiB: after.HWMKiB}
 	}

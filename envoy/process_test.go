@@ -1,0 +1,146 @@
+package envoy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wafbench/driver/cpu"
+)
+
+func writePassthrough(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "envoy.yaml")
+	// Nothing listens upstream: only the direct_response route is used.
+	if err := WriteYAML(Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestStartStop(t *testing.T) {
+	bin := envoyBinary(t)
+	dir := t.TempDir()
+	online, err := cpu.Online()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := online[len(online)-1:]
+	p, err := Start(context.Background(), Options{
+		Binary:     bin,
+		ConfigPath: writePassthrough(t, dir),
+		WorkDir:    dir,
+		CPUs:       pin,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pid %d admin %s listener %s: admin ready %v, listener ready %v",
+		p.PID, p.AdminAddr, p.ListenerAddr, p.AdminReady, p.ListenerReady)
+	stopped := false
+	defer func() {
+		if !stopped {
+			p.Stop(time.Second)
+		}
+	}()
+
+	if p.AdminReady <= 0 || p.ListenerReady < p.AdminReady {
+		t.Errorf("AdminReady %v, ListenerReady %v: want 0 < admin <= listener", p.AdminReady, p.ListenerReady)
+	}
+	threads, err := cpu.Verify(p.PID, pin)
+	if err != nil {
+		t.Error(err)
+	}
+	if len(threads) < 3 { // main, worker, and Envoy's helper threads
+		t.Errorf("envoy threads %v, want several", threads)
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, "http://"+p.ListenerAddr+"/safe", nil)
+	req.Header.Set(BlockHeader, BlockValue)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Proto != "HTTP/1.1" {
+		t.Errorf("phase1-block request: %s %d, want HTTP/1.1 403", resp.Proto, resp.StatusCode)
+	}
+	client.CloseIdleConnections()
+
+	ctx := context.Background()
+	stats, err := p.Stats(ctx)
+	if err != nil || !strings.Contains(string(stats), `"stats"`) {
+		t.Errorf("Stats: %v, %.80q", err, stats)
+	}
+	info, err := p.ServerInfo(ctx)
+	if err != nil || !strings.Contains(string(info), `"LIVE"`) {
+		t.Errorf("ServerInfo: %v, %.80q", err, info)
+	}
+
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	stopped = true
+	if _, err := os.Stat("/proc/" + strconv.Itoa(p.PID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("/proc/%d still present after Stop (err %v)", p.PID, err)
+	}
+	if err := syscall.Kill(-p.PID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process group %d still has members after Stop (kill 0: %v)", p.PID, err)
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Error("Done not closed after Stop")
+	}
+}
+
+func TestStartBadConfig(t *testing.T) {
+	bin := envoyBinary(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "envoy.yaml")
+	if err := os.WriteFile(cfg, []byte("static_resources: {clusters: [{name: x, type: NOPE}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Start(context.Background(), Options{Binary: bin, ConfigPath: cfg, WorkDir: dir})
+	if err == nil {
+		t.Fatal("Start with a bad config succeeded")
+	}
+	for _, want := range []string{"exited during startup", "exit status", "envoy log"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestStartTimeout(t *testing.T) {
+	dir := t.TempDir()
+	// A stand-in that never writes the admin address file.
+	fake := filepath.Join(dir, "fake-envoy")
+	script := "#!/bin/sh\necho starting fake envoy >&2\nexec sleep 30\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	_, err := Start(context.Background(), Options{
+		Binary: fake, ConfigPath: "unused.yaml", WorkDir: dir, StartTimeout: 300 * time.Millisecond,
+	})
+	if err == nil {
+		t.Fatal("Start of a process that never becomes ready succeeded")
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("Start took %v to give up, want about 300ms", d)
+	}
+	for _, want := range []string{"not ready after", "starting fake envoy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package envoy
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// minimalRules is a rule set both engines parse: enough for Envoy's
+// validation to load the module and create its filter config.
+const minimalRules = `SecRuleEngine On
+SecRequestBodyAccess On
+SecRule REQUEST_HEADERS:X-WAF-Benchmark "@streq phase1-block" "id:1,phase:1,deny,status:403,log"
+`
+
+// modulesDir is where `make modules` puts libwafbench_*.so.
+func modulesDir(t *testing.T) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "build", "filters")
+}
+
+// TestEnvoyValidate runs `envoy --mode validate` on the generated config of
+// every mode. Each mode is a subtest, so passthrough alone runs without the
+// modules: go test ./envoy -run 'TestEnvoyValidate/passthrough'.
+func TestEnvoyValidate(t *testing.T) {
+	bin := envoyBinary(t)
+	for _, m := range Modes {
+		t.Run(string(m), func(t *testing.T) {
+			dir := t.TempDir()
+			c := Config{Mode: m, UpstreamAddr: "127.0.0.1:18080"}
+			if m.IsWAF() {
+				c.ModuleSearchPath = modulesDir(t)
+				mod := filepath.Join(c.ModuleSearchPath, m.ModuleFile())
+				if _, err := os.Stat(mod); err != nil {
+					t.Fatalf("%s: %v: `make modules` builds it (run only passthrough with -run 'TestEnvoyValidate/passthrough')", m, err)
+				}
+				c.RulesFile = filepath.Join(dir, "rules.conf")
+				c.MaxBodyBytes = 1 << 20
+				if err := os.WriteFile(c.RulesFile, []byte(minimalRules), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := filepath.Join(dir, "envoy.yaml")
+			if err := WriteYAML(c, cfg); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", cfg, "--log-level", "warn")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), Env(c)...)
+			out, err := cmd.CombinedOutput()
+			text := strings.TrimSpace(string(out))
+			if err != nil {
+				t.Fatalf("envoy --mode validate (%s): %v\n%s", m, err, text)
+			}
+			if !strings.Contains(text, "configuration '"+cfg+"' OK") {
+				t.Fatalf("envoy --mode validate (%s) did not say OK:\n%s", m, text)
+			}
+			t.Logf("envoy --mode validate: %s", text)
+		})
+	}
+}
