@@ -1,0 +1,443 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// EnvDifferencePrefix starts a meta note that Merge writes when it pooled
+// runs from differing environments with force; the report lists such notes
+// under limitations.
+const EnvDifferencePrefix = "environment difference: "
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// f formats v with d decimals; NaN is "–" and an infinite value "∞".
+func f(v float64, d int) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case math.IsInf(v, 1):
+		return "∞"
+	case math.IsInf(v, -1):
+		return "−∞"
+	}
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	if strings.Trim(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-")
+	}
+	return s
+}
+
+// p formats a p-value.
+func p(v float64) string {
+	if v < 0.0001 {
+		return "<0.0001"
+	}
+	return f(v, 4)
+}
+
+func pct(e stats.Estimate) string {
+	h := e.HalfWidthPct()
+	if math.IsInf(h, 1) {
+		return "±∞"
+	}
+	return "±" + f(h, 1) + "%"
+}
+
+func ci(lo, hi float64, d int) string {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return "n/a"
+	}
+	return "[" + f(lo, d) + ", " + f(hi, d) + "]"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return orNone(h)
+}
+
+func ints(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func floats(v []float64, d int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = f(x, d)
+	}
+	return strings.Join(s, ", ")
+}
+
+type md struct {
+	b strings.Builder
+}
+
+func (m *md) p(format string, a ...any) { fmt.Fprintf(&m.b, format, a...); m.b.WriteByte('\n') }
+func (m *md) nl()                       { m.b.WriteByte('\n') }
+func (m *md) row(cells ...string)       { m.b.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
+func (m *md) head(cells ...string) {
+	m.row(cells...)
+	sep := make([]string, len(cells))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	m.row(sep...)
+}
+
+// WriteMarkdown writes report.md: method, environment, versions and
+// hashes, results per workload, paired ratios with CIs and verdicts,
+// baseline-adjusted CPU, precision achieved, steady-state flags, excluded
+// trials, limitations and the charts. charts are file names under charts/.
+// The output depends only on its arguments.
+func WriteMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string) error {
+	m := &md{}
+	name := orNone(meta.Name)
+	m.p("# wafbench report: %s", name)
+	m.nl()
+	m.p("Status **%s**; started %s, finished %s; suite `%s`; %d valid records, %d excluded.",
+		orNone(meta.Status), orNone(meta.StartedUTC), orNone(meta.FinishedUTC), orNone(meta.Suite),
+		len(recs)-len(s.Excluded), len(s.Excluded))
+	m.nl()
+
+	writeMethod(m, meta, recs, s)
+	writeEnvironment(m, meta, recs)
+	writeVersions(m, meta)
+	writeResults(m, s)
+	writeRatios(m, s)
+	writeBaseline(m, s)
+	writePrecision(m, s)
+	writeSteady(m, s)
+	writeExcluded(m, meta, s)
+	writeLimitations(m, meta, s)
+	if len(charts) > 0 {
+		m.p("## Charts")
+		m.nl()
+		for _, c := range charts {
+			m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
+		}
+		m.nl()
+	}
+	_, err := io.WriteString(w, m.b.String())
+	return err
+}
+
+func writeMethod(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+	m.p("## Method")
+	m.nl()
+	m.p("- Modes: %s. Workloads: %s. Repeats: %d, mode order `%s` (seed %d), trial scope `%s`.",
+		strings.Join(meta.Modes, ", "), strings.Join(meta.Workloads, ", "), meta.Repeats, orNone(meta.Order), meta.Seed, orNone(meta.TrialScope))
+	if len(meta.ModeOrder) > 0 {
+		var parts []string
+		for i, o := range meta.ModeOrder {
+			parts = append(parts, fmt.Sprintf("%d: %s", i+1, strings.Join(o, " → ")))
+		}
+		m.p("- Mode order per repeat: %s.", strings.Join(parts, "; "))
+	}
+	loads, warm, dur := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i := range recs {
+		loads[recs[i].Load] = true
+		warm[f(recs[i].WarmupS, 1)] = true
+		dur[f(recs[i].DurationS, 1)] = true
+	}
+	m.p("- Load model: %s; warmup %s s; measured window %s s per workload.", keys(loads), keys(warm), keys(dur))
+	m.p("- Each group (mode × workload × conns) is summarized by its median over repeats with a %g%% order-statistic confidence interval (golang.org/x/perf benchmath, `AssumeNothing`; needs n ≥ 6 for a finite 95%% interval).", 100*stats.Confidence)
+	m.p("- Paired ratios: within each repeat, mode ÷ passthrough (req/s, CPU µs/req, p99) and modsecurity ÷ coraza (also baseline-adjusted CPU). Reported: per-repeat ratios, their median, a percentile bootstrap CI of the median (%d resamples, seed %d) and the order-statistic CI when n allows.", stats.BootstrapResamples, stats.BootstrapSeed)
+	nc := len(s.Comparisons)
+	m.p("- Test: two-sided Mann–Whitney U between the two modes' per-repeat values (benchmath `Compare`); Holm correction over all %d comparisons in this report (family-wise α = %g).", nc, stats.Alpha)
+	m.p("- Verdict rule: **not established** when n < %d per side, or the bootstrap CI includes 1, or the order-statistic CI (when finite) includes 1, or the Holm-adjusted p ≥ %g. Otherwise req/s ratios read `%s`/`%s` and CPU or latency ratios `%s`/`%s` (above/below 1).",
+		stats.MinSamples, stats.Alpha, stats.Faster, stats.Slower, stats.Higher, stats.Lower)
+	m.p("- Precision target: 95%% CI half-width ≤ ±%g%% of the median. Steady state: mean completions/s of the first half of each window vs the second half (a trailing partial second dropped); |change| > %g%% is flagged.", stats.PrecisionTargetPct, 100*stats.DriftLimit)
+	m.nl()
+}
+
+func keys(m map[string]bool) string {
+	var k []string
+	for x := range m {
+		if x == "" {
+			x = "—"
+		}
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return strings.Join(k, ", ")
+}
+
+func cpus(v []int) string {
+	if len(v) == 0 {
+		return "—"
+	}
+	return ints(v)
+}
+
+func writeEnvironment(m *md, meta *result.Meta, recs []result.Record) {
+	m.p("## Environment")
+	m.nl()
+	m.head("item", "value")
+	m.row("CPU", fmt.Sprintf("%s (%d CPUs)", orNone(meta.CPUModel), meta.NumCPU))
+	m.row("kernel", orNone(meta.Kernel))
+	m.row("governor / SMT", orNone(meta.Governor)+" / "+orNone(meta.SMT))
+	m.row("Envoy concurrency", itoa(meta.Concurrency))
+	m.row("CPUs envoy / client / upstream", cpus(meta.EnvoyCPUs)+" / "+cpus(meta.ClientCPUs)+" / "+cpus(meta.UpstreamCPUs))
+	checked, off := 0, 0
+	for i := range recs {
+		for _, a := range recs[i].Affinity {
+			if a.Process != "envoy" {
+				continue
+			}
+			checked++
+			if !slices.Equal(a.CPUs, meta.EnvoyCPUs) {
+				off++
+			}
+		}
+	}
+	if checked > 0 {
+		m.row("observed Envoy thread affinity", fmt.Sprintf("%d of %d thread observations off the Envoy CPU set", off, checked))
+	} else {
+		m.row("observed Envoy thread affinity", "not recorded")
+	}
+	m.row("Go", orNone(meta.GoVersion))
+	dirty := ""
+	if meta.GitDirty {
+		dirty = " (dirty)"
+	}
+	m.row("git", "`"+orNone(meta.GitSHA)+"`"+dirty)
+	if len(meta.Command) > 0 {
+		m.row("command", "`"+strings.Join(meta.Command, " ")+"`")
+	}
+	m.nl()
+}
+
+func writeVersions(m *md, meta *result.Meta) {
+	m.p("## Versions and hashes")
+	m.nl()
+	m.head("component", "version", "sha256", "build / path")
+	m.row("Envoy", orNone(meta.EnvoyVersion), "`"+orNone(meta.EnvoySHA256)+"`", "`"+orNone(meta.EnvoyPath)+"`")
+	var modes []string
+	for k := range meta.Modules {
+		modes = append(modes, k)
+	}
+	sort.Slice(modes, func(i, j int) bool {
+		return stats.ModeRank(modes[i]) < stats.ModeRank(modes[j]) || stats.ModeRank(modes[i]) == stats.ModeRank(modes[j]) && modes[i] < modes[j]
+	})
+	for _, k := range modes {
+		mod := meta.Modules[k]
+		m.row(k+" module ("+orNone(mod.Engine)+")", orNone(mod.EngineVersion), "`"+orNone(mod.SHA256)+"`", orNone(mod.Build))
+	}
+	if c := meta.CRS; c != nil {
+		m.row("CRS", orNone(c.Version), "`"+orNone(c.SHA256)+"`", fmt.Sprintf("%d rule files", c.RuleFiles))
+	}
+	m.nl()
+	if c := meta.CRS; c != nil && len(c.Adaptations) > 0 {
+		m.p("CRS adaptations applied to both engines:")
+		m.nl()
+		for _, a := range c.Adaptations {
+			m.p("- %s", a)
+		}
+		m.nl()
+	}
+}
+
+func writeResults(m *md, s *stats.Summary) {
+	m.p("## Results")
+	m.nl()
+	m.p("Medians over repeats; ± is the 95%% CI half-width relative to the median (∞: too few repeats for an interval). Latency in µs, RSS at the end of the window in MiB.")
+	m.nl()
+	for _, wl := range s.Workloads {
+		m.p("### %s", wl)
+		m.nl()
+		m.head("mode", "n", "req/s", "±", "CPU µs/req", "±", "p50", "p95", "p99", "p99.9", "max", "RSS MiB", "errors")
+		for _, mode := range s.Modes {
+			g := s.Group(stats.Key{Mode: mode, Workload: wl.Workload, Conns: wl.Conns})
+			if g == nil {
+				continue
+			}
+			m.row(mode, itoa(g.N), f(g.ReqPerS.Median, 0), pct(g.ReqPerS), f(g.CPUUsPerReq.Median, 1), pct(g.CPUUsPerReq),
+				f(g.P50Us.Median, 0), f(g.P95Us.Median, 0), f(g.P99Us.Median, 0), f(g.P999Us.Median, 0), f(g.MaxUs.Median, 0),
+				f(g.RSSEndKiB.Median/1024, 1), strconv.FormatInt(g.Errors, 10))
+		}
+		m.nl()
+	}
+}
+
+func writeRatios(m *md, s *stats.Summary) {
+	m.p("## Paired ratios")
+	m.nl()
+	if len(s.Comparisons) == 0 {
+		m.p("No paired comparisons: a run needs passthrough and at least one WAF mode in the same repeats.")
+		m.nl()
+		return
+	}
+	for _, wl := range s.Workloads {
+		m.p("### %s", wl)
+		m.nl()
+		m.head("ratio", "metric", "n", "per-repeat ratios", "median", "bootstrap 95% CI", "order-stat CI", "p (U)", "Holm p", "verdict")
+		for _, c := range s.Comparisons {
+			if c.WorkloadKey != wl {
+				continue
+			}
+			v := "**" + c.Verdict + "**"
+			if c.Reason != "" {
+				v = c.Verdict + " (" + c.Reason + ")"
+			}
+			m.row(c.Name(), c.Metric.Label(), itoa(c.N()), floats(c.Ratios, 3), f(c.MedianRatio, 3),
+				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), p(c.P), p(c.PHolm), v)
+		}
+		m.nl()
+	}
+}
+
+func writeBaseline(m *md, s *stats.Summary) {
+	if len(s.Baseline) == 0 {
+		return
+	}
+	m.p("## Baseline-adjusted CPU")
+	m.nl()
+	m.p("CPU µs per request a WAF mode adds over passthrough in the same repeat.")
+	m.nl()
+	m.head("workload", "mode", "n", "per repeat µs/req", "median", "bootstrap 95% CI", "order-stat CI")
+	for _, b := range s.Baseline {
+		m.row(b.WorkloadKey.String(), b.Mode, itoa(len(b.Values)), floats(b.Values, 1), f(b.Median.Median, 1),
+			ci(b.BootLo, b.BootHi, 1), ci(b.Median.Lo, b.Median.Hi, 1))
+	}
+	m.nl()
+}
+
+func writePrecision(m *md, s *stats.Summary) {
+	m.p("## Precision achieved")
+	m.nl()
+	met := func(e stats.Estimate) string {
+		if e.PrecisionMet() {
+			return pct(e) + " met"
+		}
+		return pct(e) + " not met"
+	}
+	nReq, nCPU := 0, 0
+	for _, g := range s.Groups {
+		if g.ReqPerS.PrecisionMet() {
+			nReq++
+		}
+		if g.CPUUsPerReq.PrecisionMet() {
+			nCPU++
+		}
+	}
+	m.p("Target ±%g%% (95%% CI half-width / median): met by %d of %d groups for req/s and %d of %d for CPU µs/req.",
+		stats.PrecisionTargetPct, nReq, len(s.Groups), nCPU, len(s.Groups))
+	m.nl()
+	m.head("workload", "mode", "n", "req/s", "CPU µs/req")
+	for _, g := range s.Groups {
+		m.row(g.WorkloadKey().String(), g.Mode, itoa(g.N), met(g.ReqPerS), met(g.CPUUsPerReq))
+	}
+	m.nl()
+}
+
+func writeSteady(m *md, s *stats.Summary) {
+	m.p("## Steady state")
+	m.nl()
+	flagged, short := 0, 0
+	for _, d := range s.Drift {
+		if d.Flagged {
+			flagged++
+		}
+		if d.TooShort {
+			short++
+		}
+	}
+	m.p("%d records checked: %d flagged (first vs second half differs by more than %g%%), %d too short to check.",
+		len(s.Drift), flagged, 100*stats.DriftLimit, short)
+	m.nl()
+	if flagged == 0 {
+		return
+	}
+	m.head("trial", "repeat", "mode", "workload", "first half req/s", "second half req/s", "change")
+	for _, d := range s.Drift {
+		if d.Flagged {
+			m.row(itoa(d.Trial), itoa(d.Repeat), d.Mode, d.WorkloadKey().String(), f(d.FirstMean, 0), f(d.SecondMean, 0), fmt.Sprintf("%+.1f%%", 100*d.Change))
+		}
+	}
+	m.nl()
+}
+
+func writeExcluded(m *md, meta *result.Meta, s *stats.Summary) {
+	m.p("## Interrupted and failed trials")
+	m.nl()
+	if meta.Status != "" && meta.Status != "complete" {
+		m.p("The run's status is **%s**.", meta.Status)
+		m.nl()
+	}
+	if len(s.Excluded) == 0 {
+		m.p("None.")
+		m.nl()
+		return
+	}
+	m.p("Excluded from all statistics above:")
+	m.nl()
+	m.head("trial", "repeat", "mode", "workload", "reason")
+	for _, e := range s.Excluded {
+		m.row(itoa(e.Trial), itoa(e.Repeat), e.Mode, e.WorkloadKey().String(), strings.ReplaceAll(e.Reason, "|", "\\|"))
+	}
+	m.nl()
+}
+
+func writeLimitations(m *md, meta *result.Meta, s *stats.Summary) {
+	m.p("## Limitations")
+	m.nl()
+	nc := len(s.Comparisons)
+	if nc > 0 {
+		minN := math.MaxInt
+		established := 0
+		for _, c := range s.Comparisons {
+			minN = min(minN, c.N())
+			if c.Verdict != stats.NotEstablished {
+				established++
+			}
+		}
+		m.p("- %d of %d comparisons reached a verdict. With n=%d paired repeats the smallest attainable two-sided Mann–Whitney p is %s; Holm over %d comparisons needs at least %d repeats per mode before even a complete separation can be established.",
+			established, nc, minN, p(stats.MinP(minN, minN)), nc, stats.RepeatsNeeded(nc))
+	}
+	m.p("- The Mann–Whitney U test treats the two modes' per-repeat values as independent samples; the pairing within repeats enters only through the ratio intervals.")
+	m.p("- A percentile bootstrap of a median from few repeats is optimistic (too narrow); it is shown beside the order-statistic interval, which is exact but needs n ≥ 6.")
+	m.p("- Timing on shared VMs varies about ±30%% run to run; only differences established across interleaved repeats should be trusted, and only for this machine.")
+	if meta.GitDirty {
+		m.p("- The tree was dirty when the run started (git `%s`).", orNone(meta.GitSHA))
+	}
+	for _, n := range meta.Notes {
+		if strings.HasPrefix(n, EnvDifferencePrefix) {
+			m.p("- Pooled despite an environment difference: %s", strings.TrimPrefix(n, EnvDifferencePrefix))
+		}
+	}
+	var other []string
+	for _, n := range meta.Notes {
+		if !strings.HasPrefix(n, EnvDifferencePrefix) {
+			other = append(other, n)
+		}
+	}
+	if len(other) > 0 {
+		m.p("- Run notes:")
+		for _, n := range other {
+			m.p("  - %s", n)
+		}
+	}
+	m.nl()
+}

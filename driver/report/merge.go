@@ -1,0 +1,172 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"wafbench/driver/result"
+)
+
+// EnvDiffs lists how the environments of runs differ in what makes their
+// numbers comparable: Envoy SHA-256, each module's SHA-256, CRS SHA-256
+// and CPU model. Each run is compared with the first; names label the runs.
+func EnvDiffs(names []string, metas []*result.Meta) []string {
+	var diffs []string
+	check := func(field string, get func(*result.Meta) string) {
+		show := short // hashes are abbreviated
+		if !strings.HasSuffix(field, "sha256") {
+			show = orNone
+		}
+		a := get(metas[0])
+		for i := 1; i < len(metas); i++ {
+			if b := get(metas[i]); b != a {
+				diffs = append(diffs, fmt.Sprintf("%s differs: run %s %s, run %s %s", field, names[0], show(a), names[i], show(b)))
+			}
+		}
+	}
+	check("envoy_sha256", func(m *result.Meta) string { return m.EnvoySHA256 })
+	modes := map[string]bool{}
+	for _, m := range metas {
+		for k := range m.Modules {
+			modes[k] = true
+		}
+	}
+	var ms []string
+	for k := range modes {
+		ms = append(ms, k)
+	}
+	sort.Strings(ms)
+	for _, k := range ms {
+		check("modules."+k+".sha256", func(m *result.Meta) string { return m.Modules[k].SHA256 })
+	}
+	check("crs.sha256", func(m *result.Meta) string {
+		if m.CRS == nil {
+			return ""
+		}
+		return m.CRS.SHA256
+	})
+	check("cpu_model", func(m *result.Meta) string { return m.CPUModel })
+	return diffs
+}
+
+// Merge pools the run directories dirs into a new run directory out and
+// builds its report. It refuses runs whose environments differ (see
+// EnvDiffs), listing every difference, unless force is set; then the
+// differences are recorded in the merged meta's notes and reported as
+// limitations. Repeats and trials are renumbered run after run, so pairing
+// stays within a run. out must not already hold raw data, and the input
+// directories are only read.
+func Merge(dirs []string, out string, force bool) error {
+	if len(dirs) < 2 {
+		return errors.New("merge: need at least two run directories")
+	}
+	absOut, _ := filepath.Abs(out)
+	names := make([]string, len(dirs))
+	metas := make([]*result.Meta, len(dirs))
+	recs := make([][]result.Record, len(dirs))
+	for i, d := range dirs {
+		if a, _ := filepath.Abs(d); a == absOut {
+			return fmt.Errorf("merge: output %s is also an input", out)
+		}
+		m, err := result.ReadMeta(d)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		r, err := result.ReadRecords(d)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		metas[i], recs[i] = m, r
+		names[i] = filepath.Base(filepath.Clean(d))
+		if m.Name != "" {
+			names[i] = m.Name
+		}
+	}
+	diffs := EnvDiffs(names, metas)
+	if len(diffs) > 0 && !force {
+		return fmt.Errorf("merge: environments differ (use force to pool anyway):\n  %s", strings.Join(diffs, "\n  "))
+	}
+	if _, err := os.Stat(filepath.Join(out, result.RawFile)); err == nil {
+		return fmt.Errorf("merge: %s already holds %s; choose a new directory", out, result.RawFile)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+
+	merged := *metas[0]
+	merged.Name = "merge of " + strings.Join(names, ", ")
+	merged.Modes, merged.Workloads, merged.ModeOrder, merged.Notes = nil, nil, nil, nil
+	merged.Repeats = 0
+	merged.Status = "complete"
+	var raw bytes.Buffer
+	repOff, trialOff := 0, 0
+	for i, m := range metas {
+		merged.Modes = appendNew(merged.Modes, m.Modes...)
+		merged.Workloads = appendNew(merged.Workloads, m.Workloads...)
+		merged.ModeOrder = append(merged.ModeOrder, m.ModeOrder...)
+		if m.StartedUTC < merged.StartedUTC {
+			merged.StartedUTC = m.StartedUTC
+		}
+		if m.FinishedUTC > merged.FinishedUTC {
+			merged.FinishedUTC = m.FinishedUTC
+		}
+		if m.Status != "complete" {
+			merged.Status = m.Status
+		}
+		merged.GitDirty = merged.GitDirty || m.GitDirty
+		maxRep, maxTrial := m.Repeats, 0
+		for _, r := range recs[i] {
+			maxRep, maxTrial = max(maxRep, r.Repeat), max(maxTrial, r.Trial)
+			r.Repeat += repOff
+			r.Trial += trialOff
+			b, err := json.Marshal(&r)
+			if err != nil {
+				return fmt.Errorf("merge: %w", err)
+			}
+			raw.Write(b)
+			raw.WriteByte('\n')
+		}
+		merged.Notes = append(merged.Notes, fmt.Sprintf("merged: run %s (%s, git %s, seed %d) as repeats %d–%d",
+			names[i], dirs[i], orNone(m.GitSHA), m.Seed, repOff+1, repOff+maxRep))
+		for _, n := range m.Notes {
+			merged.Notes = append(merged.Notes, "run "+names[i]+": "+n)
+		}
+		merged.Repeats += maxRep
+		repOff += maxRep
+		trialOff += maxTrial
+	}
+	for _, d := range diffs {
+		merged.Notes = append(merged.Notes, EnvDifferencePrefix+d)
+	}
+	if err := os.WriteFile(filepath.Join(out, result.RawFile), raw.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := result.WriteMeta(out, &merged); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	return Build(out)
+}
+
+func appendNew(dst []string, vs ...string) []string {
+	for _, v := range vs {
+		if !contains(dst, v) {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+// Package report rebuilds every derived output of a run directory from its
+// raw files (meta.json, raw.jsonl): summary.json, bench.txt in the Go
+// benchmark format for benchstat, report.md and the SVG charts. It never
+// writes to the raw files. Merge pools several runs into a new directory.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"wafbench/driver/chart"
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// Output names inside a run directory.
+const (
+	SummaryFile = "summary.json"
+	BenchFile   = "bench.txt"
+	ReportFile  = "report.md"
+	ChartsDir   = "charts"
+)
+
+// Build reads dir/meta.json and dir/raw.jsonl and (re)writes summary.json,
+// bench.txt, report.md and charts/*.svg in dir. The same raw files always
+// give byte-identical outputs.
+func Build(dir string) error {
+	meta, err := result.ReadMeta(dir)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	recs, err := result.ReadRecords(dir)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	sum := stats.Summarize(recs)
+
+	charts, err := chart.WriteAll(filepath.Join(dir, ChartsDir), sum, recs)
+	if err != nil {
+		return fmt.Errorf("report %s: charts: %w", dir, err)
+	}
+	outs := []struct {
+		name string
+		f    func(io.Writer) error
+	}{
+		{SummaryFile, func(w io.Writer) error { return WriteSummary(w, meta, sum) }},
+		{BenchFile, func(w io.Writer) error { return WriteBench(w, meta, recs) }},
+		{ReportFile, func(w io.Writer) error { return WriteMarkdown(w, meta, recs, sum, charts) }},
+	}
+	for _, o := range outs {
+		var buf bytes.Buffer
+		if err := o.f(&buf); err != nil {
+			return fmt.Errorf("report %s: %s: %w", dir, o.name, err)
+		}
+		if err := writeFileAtomic(filepath.Join(dir, o.name), buf.Bytes()); err != nil {
+			return fmt.Errorf("report %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Table writes one fixed-width row per record to w, for a terminal: trial,
+// repeat, mode, workload, conns, req/s, CPU µs/req, p50 and p99 in ms,
+// errors, and a note for interrupted or failed trials.
+func Table(w io.Writer, recs []result.Record) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "trial\trepeat\tmode\tworkload\tconns\treq/s\tCPU µs/req\tp50 ms\tp99 ms\terrors\t  note")
+	for i := range recs {
+		r := &recs[i]
+		note := ""
+		if r.Interrupted {
+			note = "  interrupted"
+		}
+		if r.Error != "" {
+			note = "  failed"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.3f\t%.3f\t%d\t%s\n",
+			r.Trial, r.Repeat, r.Mode, r.Workload, r.Conns, r.ReqPerS, r.CPU.UsPerRequest,
+			r.Latency.P50Us/1000, r.Latency.P99Us/1000, stats.ErrorCount(r), note)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,211 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// SummarySchema names the layout of summary.json.
+const SummarySchema = "wafbench.summary/v1"
+
+// num is a float64 written with 10 significant digits; NaN and ±Inf (an
+// interval too wide to state) are written as null.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	v := float64(n)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	if v == 0 {
+		return []byte("0"), nil // no "-0"
+	}
+	return strconv.AppendFloat(nil, v, 'g', 10, 64), nil
+}
+
+func nums(v []float64) []num {
+	out := make([]num, len(v))
+	for i, x := range v {
+		out[i] = num(x)
+	}
+	return out
+}
+
+type estimateJSON struct {
+	Median       num `json:"median"`
+	CILo         num `json:"ci_lo"`
+	CIHi         num `json:"ci_hi"`
+	CIConfidence num `json:"ci_confidence"`
+	HalfWidthPct num `json:"ci_half_width_pct"`
+}
+
+func est(e stats.Estimate) estimateJSON {
+	return estimateJSON{num(e.Median), num(e.Lo), num(e.Hi), num(e.Confidence), num(e.HalfWidthPct())}
+}
+
+type groupJSON struct {
+	Mode         string       `json:"mode"`
+	Workload     string       `json:"workload"`
+	Conns        int          `json:"conns"`
+	N            int          `json:"n"`
+	Errors       int64        `json:"errors"`
+	ReqPerS      estimateJSON `json:"req_per_s"`
+	CPUUsPerReq  estimateJSON `json:"envoy_cpu_us_per_req"`
+	P50Us        estimateJSON `json:"latency_p50_us"`
+	P95Us        estimateJSON `json:"latency_p95_us"`
+	P99Us        estimateJSON `json:"latency_p99_us"`
+	P999Us       estimateJSON `json:"latency_p999_us"`
+	MaxUs        estimateJSON `json:"latency_max_us"`
+	RSSEndKiB    estimateJSON `json:"envoy_rss_end_kib"`
+	ReqPrecision bool         `json:"req_per_s_precision_met"`
+	CPUPrecision bool         `json:"cpu_precision_met"`
+}
+
+type comparisonJSON struct {
+	Workload    string `json:"workload"`
+	Conns       int    `json:"conns"`
+	Num         string `json:"numerator"`
+	Den         string `json:"denominator"`
+	Metric      string `json:"metric"`
+	N           int    `json:"n"`
+	Repeats     []int  `json:"repeats"`
+	NumValues   []num  `json:"numerator_values"`
+	DenValues   []num  `json:"denominator_values"`
+	Ratios      []num  `json:"ratios"`
+	MedianRatio num    `json:"median_ratio"`
+	BootLo      num    `json:"bootstrap_ci_lo"`
+	BootHi      num    `json:"bootstrap_ci_hi"`
+	OrderLo     num    `json:"order_ci_lo"`
+	OrderHi     num    `json:"order_ci_hi"`
+	P           num    `json:"p_mann_whitney"`
+	PHolm       num    `json:"p_holm"`
+	Verdict     string `json:"verdict"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+type baselineJSON struct {
+	Workload string       `json:"workload"`
+	Conns    int          `json:"conns"`
+	Mode     string       `json:"mode"`
+	Repeats  []int        `json:"repeats"`
+	ValuesUs []num        `json:"added_cpu_us_per_req"`
+	Median   estimateJSON `json:"median_added_cpu_us_per_req"`
+	BootLo   num          `json:"bootstrap_ci_lo"`
+	BootHi   num          `json:"bootstrap_ci_hi"`
+}
+
+type driftJSON struct {
+	Trial      int    `json:"trial"`
+	Repeat     int    `json:"repeat"`
+	Mode       string `json:"mode"`
+	Workload   string `json:"workload"`
+	Conns      int    `json:"conns"`
+	Seconds    int    `json:"seconds_used"`
+	FirstMean  num    `json:"first_half_req_per_s"`
+	SecondMean num    `json:"second_half_req_per_s"`
+	ChangePct  num    `json:"change_pct"`
+	Flagged    bool   `json:"flagged"`
+	TooShort   bool   `json:"too_short,omitempty"`
+}
+
+type excludedJSON struct {
+	Trial    int    `json:"trial"`
+	Repeat   int    `json:"repeat"`
+	Mode     string `json:"mode"`
+	Workload string `json:"workload"`
+	Conns    int    `json:"conns"`
+	Reason   string `json:"reason"`
+}
+
+type methodJSON struct {
+	Confidence         num    `json:"confidence"`
+	Alpha              num    `json:"alpha"`
+	MinSamplesPerSide  int    `json:"min_samples_per_side"`
+	BootstrapSeed      int    `json:"bootstrap_seed"`
+	BootstrapResamples int    `json:"bootstrap_resamples"`
+	DriftLimitPct      num    `json:"drift_limit_pct"`
+	PrecisionTargetPct num    `json:"precision_target_pct"`
+	HolmFamilySize     int    `json:"holm_family_size"`
+	Center             string `json:"center"`
+	Interval           string `json:"interval"`
+	Test               string `json:"test"`
+}
+
+type summaryJSON struct {
+	Schema      string           `json:"schema"`
+	Meta        *result.Meta     `json:"meta"`
+	Method      methodJSON       `json:"method"`
+	Groups      []groupJSON      `json:"groups"`
+	Comparisons []comparisonJSON `json:"comparisons"`
+	BaselineCPU []baselineJSON   `json:"baseline_adjusted_cpu"`
+	SteadyState []driftJSON      `json:"steady_state"`
+	Excluded    []excludedJSON   `json:"excluded"`
+}
+
+// WriteSummary writes the normalized summary as indented JSON. Units are in
+// field names; key order follows the struct layout (maps in meta are
+// sorted by encoding/json); floats have 10 significant digits and an
+// unbounded interval is null.
+func WriteSummary(w io.Writer, meta *result.Meta, s *stats.Summary) error {
+	out := summaryJSON{
+		Schema: SummarySchema,
+		Meta:   meta,
+		Method: methodJSON{
+			Confidence: stats.Confidence, Alpha: stats.Alpha, MinSamplesPerSide: stats.MinSamples,
+			BootstrapSeed: stats.BootstrapSeed, BootstrapResamples: stats.BootstrapResamples,
+			DriftLimitPct: 100 * stats.DriftLimit, PrecisionTargetPct: stats.PrecisionTargetPct,
+			HolmFamilySize: len(s.Comparisons),
+			Center:         "median over repeats",
+			Interval:       "order-statistic CI of the median (x/perf benchmath AssumeNothing); ratios also seeded percentile bootstrap",
+			Test:           "two-sided Mann-Whitney U (benchmath), Holm-adjusted over all comparisons",
+		},
+		Groups:      []groupJSON{},
+		Comparisons: []comparisonJSON{},
+		BaselineCPU: []baselineJSON{},
+		SteadyState: []driftJSON{},
+		Excluded:    []excludedJSON{},
+	}
+	for _, g := range s.Groups {
+		out.Groups = append(out.Groups, groupJSON{
+			Mode: g.Mode, Workload: g.Workload, Conns: g.Conns, N: g.N, Errors: g.Errors,
+			ReqPerS: est(g.ReqPerS), CPUUsPerReq: est(g.CPUUsPerReq),
+			P50Us: est(g.P50Us), P95Us: est(g.P95Us), P99Us: est(g.P99Us), P999Us: est(g.P999Us), MaxUs: est(g.MaxUs),
+			RSSEndKiB:    est(g.RSSEndKiB),
+			ReqPrecision: g.ReqPerS.PrecisionMet(), CPUPrecision: g.CPUUsPerReq.PrecisionMet(),
+		})
+	}
+	for _, c := range s.Comparisons {
+		out.Comparisons = append(out.Comparisons, comparisonJSON{
+			Workload: c.Workload, Conns: c.Conns, Num: c.Num, Den: c.Den, Metric: string(c.Metric), N: c.N(),
+			Repeats: c.Repeats, NumValues: nums(c.NumValues), DenValues: nums(c.DenValues), Ratios: nums(c.Ratios),
+			MedianRatio: num(c.MedianRatio), BootLo: num(c.BootLo), BootHi: num(c.BootHi),
+			OrderLo: num(c.OrderLo), OrderHi: num(c.OrderHi), P: num(c.P), PHolm: num(c.PHolm),
+			Verdict: c.Verdict, Reason: c.Reason,
+		})
+	}
+	for _, b := range s.Baseline {
+		out.BaselineCPU = append(out.BaselineCPU, baselineJSON{
+			Workload: b.Workload, Conns: b.Conns, Mode: b.Mode, Repeats: b.Repeats, ValuesUs: nums(b.Values),
+			Median: est(b.Median), BootLo: num(b.BootLo), BootHi: num(b.BootHi),
+		})
+	}
+	for _, d := range s.Drift {
+		out.SteadyState = append(out.SteadyState, driftJSON{
+			Trial: d.Trial, Repeat: d.Repeat, Mode: d.Mode, Workload: d.Workload, Conns: d.Conns, Seconds: d.Seconds,
+			FirstMean: num(d.FirstMean), SecondMean: num(d.SecondMean), ChangePct: num(100 * d.Change),
+			Flagged: d.Flagged, TooShort: d.TooShort,
+		})
+	}
+	for _, e := range s.Excluded {
+		out.Excluded = append(out.Excluded, excludedJSON{e.Trial, e.Repeat, e.Mode, e.Workload, e.Conns, e.Reason})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}

@@ -1,0 +1,390 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"wafbench/driver/result"
+)
+
+// Metric names a per-record quantity that comparisons are made on. The
+// string is used as-is in summary.json.
+type Metric string
+
+// Metrics compared between modes.
+const (
+	MetricReqPerS Metric = "req_per_s"
+	MetricCPU     Metric = "cpu_us_per_req"
+	MetricP99     Metric = "p99_us"
+	// MetricCPUAdj is baseline-adjusted CPU: mode CPU/req − passthrough
+	// CPU/req in the same repeat. Only compared between two WAF modes.
+	MetricCPUAdj Metric = "cpu_adj_us_per_req"
+)
+
+// Verdict words.
+const (
+	Faster         = "faster"          // req/s ratio above 1
+	Slower         = "slower"          // req/s ratio below 1
+	Lower          = "lower"           // CPU or latency ratio below 1 (better)
+	Higher         = "higher"          // CPU or latency ratio above 1 (worse)
+	NotEstablished = "not established" // see Comparison.Reason
+)
+
+// HigherIsBetter reports the direction of improvement for m.
+func (m Metric) HigherIsBetter() bool { return m == MetricReqPerS }
+
+// Label is a short human name with unit.
+func (m Metric) Label() string {
+	switch m {
+	case MetricReqPerS:
+		return "req/s"
+	case MetricCPU:
+		return "CPU µs/req"
+	case MetricP99:
+		return "p99 µs"
+	case MetricCPUAdj:
+		return "CPU µs/req over passthrough"
+	}
+	return string(m)
+}
+
+// words returns the verdicts for a ratio above and below 1.
+func (m Metric) words() (above, below string) {
+	if m == MetricReqPerS {
+		return Faster, Slower
+	}
+	return Higher, Lower
+}
+
+func metricValue(m Metric, r *result.Record) float64 {
+	switch m {
+	case MetricReqPerS:
+		return r.ReqPerS
+	case MetricCPU, MetricCPUAdj:
+		return r.CPU.UsPerRequest
+	case MetricP99:
+		return r.Latency.P99Us
+	}
+	panic("stats: unknown metric " + string(m))
+}
+
+// Comparison is the paired comparison Num/Den of one metric on one
+// workload. Pairs are formed within a repeat; only repeats where both
+// modes (and, for MetricCPUAdj, passthrough) have a valid record count.
+type Comparison struct {
+	WorkloadKey
+	Num, Den string // modes; the ratio is Num/Den
+	Metric   Metric
+
+	Repeats   []int     // paired repeat numbers, ascending
+	NumValues []float64 // per repeat, aligned with Repeats
+	DenValues []float64
+	Ratios    []float64 // NumValues[i]/DenValues[i]
+
+	MedianRatio float64
+	// BootLo, BootHi: seeded percentile bootstrap CI of the median ratio.
+	BootLo, BootHi float64
+	// OrderLo, OrderHi: order-statistic CI of the median ratio
+	// (benchmath); ±Inf when n is too small for one.
+	OrderLo, OrderHi float64
+
+	P       float64 // two-sided Mann–Whitney U, NumValues vs DenValues
+	PHolm   float64 // Holm-adjusted across Summary.Comparisons
+	Verdict string
+	Reason  string // why NotEstablished; empty otherwise
+}
+
+// N is the number of paired repeats.
+func (c *Comparison) N() int { return len(c.Ratios) }
+
+// Name is e.g. "modsecurity/passthrough".
+func (c *Comparison) Name() string { return c.Num + "/" + c.Den }
+
+// WAFModes returns the modes compared against passthrough: every mode in
+// modes except passthrough and reference modes (prefix "ref-").
+func WAFModes(modes []string) []string {
+	var out []string
+	for _, m := range modes {
+		if m != Baseline && !strings.HasPrefix(m, "ref-") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+type pairSpec struct {
+	num, den string
+	metrics  []Metric
+}
+
+func pairSpecs(modes []string) []pairSpec {
+	has := map[string]bool{}
+	for _, m := range modes {
+		has[m] = true
+	}
+	var specs []pairSpec
+	if has[Baseline] {
+		for _, m := range WAFModes(modes) {
+			specs = append(specs, pairSpec{m, Baseline, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
+		}
+	}
+	if has["modsecurity"] && has["coraza"] {
+		ms := []Metric{MetricReqPerS, MetricCPU}
+		if has[Baseline] {
+			ms = append(ms, MetricCPUAdj)
+		}
+		specs = append(specs, pairSpec{"modsecurity", "coraza", append(ms, MetricP99)})
+	}
+	return specs
+}
+
+// byRepeat indexes valid records of one workload by mode and repeat. If a
+// repeat holds two records of one mode (it should not), the first is used.
+func byRepeat(s *Summary, byKey map[Key][]*result.Record, w WorkloadKey) map[string]map[int]*result.Record {
+	out := map[string]map[int]*result.Record{}
+	for _, m := range s.Modes {
+		rs := byKey[Key{m, w.Workload, w.Conns}]
+		if len(rs) == 0 {
+			continue
+		}
+		out[m] = map[int]*result.Record{}
+		for _, r := range rs {
+			if _, dup := out[m][r.Repeat]; !dup {
+				out[m][r.Repeat] = r
+			}
+		}
+	}
+	return out
+}
+
+func sortedRepeats(m map[int]*result.Record) []int {
+	var rs []int
+	for r := range m {
+		rs = append(rs, r)
+	}
+	sort.Ints(rs)
+	return rs
+}
+
+func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
+	var out []Comparison
+	specs := pairSpecs(s.Modes)
+	for _, w := range s.Workloads {
+		idx := byRepeat(s, byKey, w)
+		for _, sp := range specs {
+			num, den := idx[sp.num], idx[sp.den]
+			if num == nil || den == nil {
+				continue
+			}
+			for _, m := range sp.metrics {
+				c := Comparison{WorkloadKey: w, Num: sp.num, Den: sp.den, Metric: m}
+				for _, rep := range sortedRepeats(num) {
+					a, b := num[rep], den[rep]
+					if b == nil {
+						continue
+					}
+					x, y := metricValue(m, a), metricValue(m, b)
+					if m == MetricCPUAdj {
+						base := idx[Baseline][rep]
+						if base == nil {
+							continue
+						}
+						x -= base.CPU.UsPerRequest
+						y -= base.CPU.UsPerRequest
+					}
+					if y <= 0 || x < 0 {
+						continue // a ratio needs a positive denominator
+					}
+					c.Repeats = append(c.Repeats, rep)
+					c.NumValues = append(c.NumValues, x)
+					c.DenValues = append(c.DenValues, y)
+					c.Ratios = append(c.Ratios, x/y)
+				}
+				if len(c.Ratios) == 0 {
+					continue
+				}
+				fillRatio(&c)
+				out = append(out, c)
+			}
+		}
+	}
+	p := make([]float64, len(out))
+	for i := range out {
+		p[i] = out[i].P
+	}
+	for i, ph := range Holm(p) {
+		out[i].PHolm = ph
+		out[i].Verdict, out[i].Reason = verdict(&out[i])
+	}
+	return out
+}
+
+func fillRatio(c *Comparison) {
+	e := Median(c.Ratios)
+	c.MedianRatio, c.OrderLo, c.OrderHi = e.Median, e.Lo, e.Hi
+	c.BootLo, c.BootHi = BootstrapMedianCI(c.Ratios, BootstrapSeed, BootstrapResamples, Confidence)
+	c.P = MannWhitneyP(c.NumValues, c.DenValues)
+}
+
+// MannWhitneyP is the two-sided Mann–Whitney U p-value of a against b, as
+// benchmath.AssumeNothing.Compare computes it. Identical samples give 1.
+func MannWhitneyP(a, b []float64) float64 {
+	t := &benchmath.DefaultThresholds
+	sa := benchmath.NewSample(slices.Clone(a), t)
+	sb := benchmath.NewSample(slices.Clone(b), t)
+	return benchmath.AssumeNothing.Compare(sa, sb).P
+}
+
+// verdict applies the rule, in this order: n < MinSamples; bootstrap CI
+// includes 1; order-statistic CI (when finite) includes 1; Holm-adjusted
+// p ≥ Alpha. Any of them makes the result NotEstablished.
+func verdict(c *Comparison) (string, string) {
+	switch {
+	case c.N() < MinSamples:
+		return NotEstablished, fmt.Sprintf("n=%d < %d per side", c.N(), MinSamples)
+	case c.BootLo <= 1 && 1 <= c.BootHi:
+		return NotEstablished, "bootstrap CI includes 1"
+	case !math.IsInf(c.OrderLo, 0) && !math.IsInf(c.OrderHi, 0) && c.OrderLo <= 1 && 1 <= c.OrderHi:
+		return NotEstablished, "order-statistic CI includes 1"
+	case !(c.PHolm < Alpha):
+		return NotEstablished, fmt.Sprintf("Holm p=%.3g ≥ %g", c.PHolm, Alpha)
+	}
+	above, below := c.Metric.words()
+	if c.MedianRatio > 1 {
+		return above, ""
+	}
+	return below, ""
+}
+
+// Holm returns Holm–Bonferroni adjusted p-values, in the order of p:
+// sorting ascending, adj(i) = max over j ≤ i of min(1, (m−j+1)·p(j)).
+// A hypothesis is rejected at family-wise level α when adj < α. Written by
+// hand: x/perf has no multiple-comparison correction.
+func Holm(p []float64) []float64 {
+	m := len(p)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	adj := make([]float64, m)
+	run := 0.0
+	for rank, i := range idx {
+		v := math.Min(1, float64(m-rank)*p[i])
+		run = math.Max(run, v)
+		adj[i] = run
+	}
+	return adj
+}
+
+// BootstrapMedianCI is the percentile bootstrap confidence interval of the
+// median of values: resamples draws of len(values) with replacement from a
+// PCG generator seeded with seed, the median of each, and the
+// (1−confidence)/2 and (1+confidence)/2 quantiles of those medians. The
+// same inputs always give the same interval. Written by hand: benchmath
+// only offers order-statistic intervals.
+func BootstrapMedianCI(values []float64, seed uint64, resamples int, confidence float64) (lo, hi float64) {
+	n := len(values)
+	if n == 0 || resamples <= 0 {
+		return math.NaN(), math.NaN()
+	}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	meds := make([]float64, resamples)
+	buf := make([]float64, n)
+	for b := range meds {
+		for i := range buf {
+			buf[i] = values[rng.IntN(n)]
+		}
+		meds[b] = sortedMedian(buf)
+	}
+	sort.Float64s(meds)
+	a := (1 - confidence) / 2
+	li := int(math.Floor(a * float64(resamples)))
+	hi_ := int(math.Ceil((1-a)*float64(resamples))) - 1
+	li = min(max(li, 0), resamples-1)
+	hi_ = min(max(hi_, 0), resamples-1)
+	return meds[li], meds[hi_]
+}
+
+// sortedMedian sorts v in place and returns its median.
+func sortedMedian(v []float64) float64 {
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// MinP is the smallest two-sided Mann–Whitney p-value attainable with n1
+// and n2 samples and no ties: 2 / C(n1+n2, n1).
+func MinP(n1, n2 int) float64 {
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}
+
+// RepeatsNeeded is the smallest n per side for which even a complete
+// separation of the samples could survive Holm over m comparisons, i.e.
+// MinP(n, n)·m < Alpha. It is a floor, not a power calculation.
+func RepeatsNeeded(m int) int {
+	if m < 1 {
+		m = 1
+	}
+	n := MinSamples
+	for MinP(n, n)*float64(m) >= Alpha {
+		n++
+	}
+	return n
+}
+
+// BaselineCPU is a WAF mode's CPU per request minus passthrough's, paired
+// within each repeat: what the engine itself adds, in µs per request.
+type BaselineCPU struct {
+	WorkloadKey
+	Mode    string
+	Repeats []int
+	Values  []float64 // µs/req added, per repeat
+	Median  Estimate  // order-statistic CI (benchmath)
+	BootLo  float64   // seeded bootstrap CI of the median
+	BootHi  float64
+}
+
+func baselineAll(s *Summary, byKey map[Key][]*result.Record) []BaselineCPU {
+	var out []BaselineCPU
+	for _, w := range s.Workloads {
+		idx := byRepeat(s, byKey, w)
+		base := idx[Baseline]
+		if base == nil {
+			continue
+		}
+		for _, m := range WAFModes(s.Modes) {
+			recs := idx[m]
+			if recs == nil {
+				continue
+			}
+			b := BaselineCPU{WorkloadKey: w, Mode: m}
+			for _, rep := range sortedRepeats(recs) {
+				if p := base[rep]; p != nil {
+					b.Repeats = append(b.Repeats, rep)
+					b.Values = append(b.Values, recs[rep].CPU.UsPerRequest-p.CPU.UsPerRequest)
+				}
+			}
+			if len(b.Values) == 0 {
+				continue
+			}
+			b.Median = Median(b.Values)
+			b.BootLo, b.BootHi = BootstrapMedianCI(b.Values, BootstrapSeed, BootstrapResamples, Confidence)
+			out = append(out, b)
+		}
+	}
+	return out
+}
