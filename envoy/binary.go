@@ -69,20 +69,26 @@ func checkExecutable(p, from string) (string, error) {
 // RepoRoot returns the nearest directory at or above the working directory
 // that holds a go.mod file.
 func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
 	}
+	for _, dir := range starts {
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module wafbench\n")) {
+				return dir, nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", errors.New("no wafbench checkout above the working directory or the executable")
 }
 
 // versionRE matches the tail of `envoy --version`, e.g.

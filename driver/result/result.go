@@ -64,7 +64,8 @@ type Latency struct {
 // CPU is Envoy's CPU use over the measured window.
 type CPU struct {
 	SchedstatNs  int64   `json:"schedstat_ns"`   // summed over all threads
-	TicksNs      int64   `json:"ticks_ns"`       // utime+stime from /proc, cross-check
+	TicksNs      int64   `json:"ticks_ns"`       // utime+stime from /proc, cross-check (10 ms resolution)
+	ClockNs      int64   `json:"clock_ns"`       // process CPU clock (clock_gettime), includes exited threads
 	UsPerRequest float64 `json:"us_per_request"` // schedstat based
 	Utilization  float64 `json:"utilization"`    // CPU seconds per wall second
 }
@@ -112,6 +113,7 @@ type Meta struct {
 	GitDirty     bool   `json:"git_dirty"`
 	GoVersion    string `json:"go_version"`
 	Kernel       string `json:"kernel"`
+	Arch         string `json:"arch"` // GOARCH of the driver
 	CPUModel     string `json:"cpu_model"`
 	NumCPU       int    `json:"num_cpu"`
 	Governor     string `json:"governor"`

@@ -35,27 +35,8 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) erro
 	return nil
 }
 
-// repoRoot walks up from the working directory to the wafbench checkout, or
-// returns "" outside one.
-func repoRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module wafbench\n")) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
 func inRepo(rel string) string {
-	if root := repoRoot(); root != "" {
+	if root, err := envoy.RepoRoot(); err == nil {
 		return filepath.Join(root, rel)
 	}
 	return rel

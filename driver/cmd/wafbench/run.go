@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -218,7 +219,7 @@ func finish(dir string, meta *result.Meta, runErr error) error {
 // exports the CRS first if a WAF mode needs it.
 func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode) error {
 	f := host.Collect(inRepo("."))
-	meta.GitSHA, meta.GitDirty, meta.GoVersion = f.GitSHA, f.GitDirty, f.GoVersion
+	meta.GitSHA, meta.GitDirty, meta.GoVersion, meta.Arch = f.GitSHA, f.GitDirty, f.GoVersion, runtime.GOARCH
 	meta.Kernel, meta.CPUModel, meta.NumCPU, meta.Governor, meta.SMT = f.Kernel, f.CPUModel, f.NumCPU, f.Governor, f.SMT
 	sum, err := host.FileSHA256(st.spec.Binary)
 	if err != nil {

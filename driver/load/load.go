@@ -1,0 +1,163 @@
+// Package load is wafbench's load engine: it holds persistent HTTP/1.1
+// connections to one target, sends one pre-serialized request over and over,
+// validates every response, and reports throughput, status and error counts,
+// a per-second series and a latency histogram for a measured window that
+// follows a warmup. It emits results only; it knows nothing about Envoy.
+//
+// Two load models:
+//
+//   - Closed loop (Options.Rate == 0): each connection sends its next request
+//     as soon as the previous response is read, like wrk. Latency is measured
+//     from the write to the end of the response.
+//   - Open loop (Options.Rate > 0): requests are due at fixed intended times,
+//     start + i/Rate, dealt round-robin to the connections. A connection still
+//     busy with an earlier request sends late, and latency is measured from
+//     the intended time, so a stall shows up in the histogram instead of
+//     being hidden (coordinated omission). HTTP/1.1 without pipelining
+//     carries one request per connection at a time, so an open-loop run needs
+//     enough connections: at least Rate × (expected worst latency) of them,
+//     or sends fall behind. Result.Late counts sends more than 1 ms behind
+//     their intended time; a large count means the run did not hold its rate.
+//
+// One goroutine per connection, a reused read buffer, a hand-written
+// response parser and per-connection histograms keep the steady state free
+// of allocations and shared writes (see BenchmarkClosedLoop).
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Request is what every connection sends, serialized once.
+type Request struct {
+	Name         string // workload name, for messages only
+	Raw          []byte // the whole HTTP/1.1 request: request line, headers and body
+	ExpectStatus int    // status a valid response has; others count as errors
+}
+
+// Build serializes a request once: the request line, Host (unless headers
+// has one), headers in order, Content-Length when body is non-nil (unless
+// headers sets Content-Length or Transfer-Encoding), a blank line and body.
+// It never adds "Connection: close". The result has ExpectStatus 200 and no
+// Name; set both as needed.
+func Build(method, path string, headers [][2]string, body []byte, host string) Request {
+	var b bytes.Buffer
+	b.Grow(len(method) + len(path) + len(host) + 64 + len(body))
+	b.WriteString(method + " " + path + " HTTP/1.1\r\n")
+	hasHost, hasLength := false, false
+	for _, h := range headers {
+		switch {
+		case equalFold([]byte(h[0]), "host"):
+			hasHost = true
+		case equalFold([]byte(h[0]), "content-length"), equalFold([]byte(h[0]), "transfer-encoding"):
+			hasLength = true
+		}
+	}
+	if !hasHost {
+		b.WriteString("Host: " + host + "\r\n")
+	}
+	for _, h := range headers {
+		b.WriteString(h[0] + ": " + h[1] + "\r\n")
+	}
+	if body != nil && !hasLength {
+		b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	return Request{Raw: b.Bytes(), ExpectStatus: 200}
+}
+
+// Options describe one trial. They are not modified by Run.
+type Options struct {
+	Target      string        // host:port to connect to
+	Conns       int           // persistent connections, 1..1024
+	Warmup      time.Duration // unmeasured time before the window; 0 = none
+	Duration    time.Duration // measured window; must be > 0
+	MaxRequests int64         // end the window after this many responses; 0 = no cap
+	Rate        float64       // 0 = closed loop; > 0 = open loop at this many req/s in total
+	Timeout     time.Duration // per request and per connect; 0 = 5 s
+
+	// OnWarmupEnd and OnMeasureEnd are called synchronously, from Run's
+	// goroutine, when the measured window starts and when it ends (the
+	// caller samples procfs there). Both may be nil. OnWarmupEnd is called
+	// even when Warmup is 0. Neither is called once ctx is done.
+	OnWarmupEnd, OnMeasureEnd func()
+}
+
+// Default and limits of Options.
+const (
+	DefaultTimeout = 5 * time.Second
+	MaxConns       = 1024
+)
+
+// Validate reports the first invalid field, by name.
+func (o *Options) Validate() error {
+	if _, port, err := net.SplitHostPort(o.Target); err != nil || port == "" {
+		return fmt.Errorf("target: want host:port, got %q", o.Target)
+	}
+	if o.Conns < 1 || o.Conns > MaxConns {
+		return fmt.Errorf("conns: want 1..%d, got %d", MaxConns, o.Conns)
+	}
+	if o.Warmup < 0 {
+		return fmt.Errorf("warmup: want >= 0, got %v", o.Warmup)
+	}
+	if o.Duration <= 0 {
+		return fmt.Errorf("duration: want > 0, got %v", o.Duration)
+	}
+	if o.MaxRequests < 0 {
+		return fmt.Errorf("max_requests: want >= 0 (0 = no cap), got %d", o.MaxRequests)
+	}
+	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
+		return fmt.Errorf("rate: want >= 0 req/s (0 = closed loop), got %v", o.Rate)
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("timeout: want >= 0 (0 = %v), got %v", DefaultTimeout, o.Timeout)
+	}
+	return nil
+}
+
+// Result is what a trial measured. Everything but WarmupErrors covers the
+// measured window only: a response counts if it completed inside it.
+type Result struct {
+	Requests int64            // valid responses (status == ExpectStatus)
+	Errors   map[string]int64 // by kind: connect, write, read, parse, timeout, closed, status_NNN
+	Statuses map[int]int64    // every status received, valid or not
+	Hist     *hdrhistogram.Histogram
+	// PerSecond counts valid responses in each second of the window, the
+	// first element starting at the window's start; the last may cover a
+	// partial second. It sums to Requests.
+	PerSecond []int64
+	Elapsed   time.Duration // length of the measured window actually run
+	Warmup    time.Duration // length of the warmup actually run
+
+	RateRequested float64 // Options.Rate; 0 for closed loop
+	RateAchieved  float64 // responses of any status per second of the window
+	Late          int64   // open loop: sends more than 1 ms behind their intended time
+
+	WarmupErrors int64 // errors of any kind during warmup (not in Errors)
+	Interrupted  bool  // ctx ended the trial early
+}
+
+// ReqPerS returns valid responses per second of the measured window.
+func (r *Result) ReqPerS() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Requests) / r.Elapsed.Seconds()
+}
+
+// Percentile returns the latency, in microseconds, below which p percent
+// (0..100) of the valid responses completed; 0 if there were none.
+func (r *Result) Percentile(p float64) float64 {
+	if r.Hist == nil {
+		return 0
+	}
+	return float64(r.Hist.ValueAtQuantile(p))
+}

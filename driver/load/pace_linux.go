@@ -1,0 +1,64 @@
+package load
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pacer waits until an open-loop send is due.
+//
+// time.Sleep is not precise enough here: when the Go runtime is idle it
+// waits in epoll with a millisecond timeout, so short sleeps overshoot by
+// up to a millisecond, and open-loop latency (measured from the intended
+// send time) would include that overshoot. A timerfd wakes the netpoller
+// when it expires, with hrtimer precision, without spinning.
+type pacer struct {
+	f    *os.File // the timerfd, registered with the netpoller
+	fd   int
+	spec unix.ItimerSpec
+	buf  [8]byte
+}
+
+// minWait is the shortest wait worth a timer; shorter ones are not waited.
+const minWait = 5 * time.Microsecond
+
+func newPacer() *pacer {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return &pacer{fd: -1} // fall back to time.Sleep
+	}
+	return &pacer{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd}
+}
+
+// wait blocks for d and reports false if interrupted.
+func (p *pacer) wait(d time.Duration) bool {
+	if d < minWait {
+		return true
+	}
+	if p.f == nil {
+		time.Sleep(d)
+		return true
+	}
+	p.spec.Value = unix.NsecToTimespec(int64(d))
+	if err := unix.TimerfdSettime(p.fd, 0, &p.spec, nil); err != nil {
+		time.Sleep(d)
+		return true
+	}
+	_, err := p.f.Read(p.buf[:])
+	return err == nil
+}
+
+// interrupt makes the current and every later wait return false.
+func (p *pacer) interrupt() {
+	if p.f != nil {
+		p.f.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+func (p *pacer) close() {
+	if p.f != nil {
+		p.f.Close()
+	}
+}

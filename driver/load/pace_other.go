@@ -1,0 +1,29 @@
+//go:build !linux
+
+package load
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// pacer waits until an open-loop send is due. Outside Linux it sleeps,
+// which may overshoot short waits by up to a millisecond.
+type pacer struct{ stopped atomic.Bool }
+
+func newPacer() *pacer { return new(pacer) }
+
+// wait blocks for d and reports false if interrupted.
+func (p *pacer) wait(d time.Duration) bool {
+	for d > 0 && !p.stopped.Load() {
+		step := min(d, 10*time.Millisecond)
+		time.Sleep(step)
+		d -= step
+	}
+	return !p.stopped.Load()
+}
+
+// interrupt makes the current and every later wait return false.
+func (p *pacer) interrupt() { p.stopped.Store(true) }
+
+func (p *pacer) close() {}

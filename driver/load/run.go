@@ -1,0 +1,222 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+const (
+	readBufSize   = 32 << 10         // per connection; also the longest response head
+	lateThreshold = time.Millisecond // open loop: a send this far behind is late
+	retryDelay    = 10 * time.Millisecond
+)
+
+// trial is the state shared by the connections of one Run. Its fields are
+// read-only once the workers start, except the atomics.
+type trial struct {
+	opts    Options
+	raw     []byte
+	head    bool // the request is HEAD: responses have no body
+	expect  int
+	timeout time.Duration
+	refresh time.Duration // how stale a connection deadline may get
+	base    time.Time     // trial start; all offsets below are from here
+	wStart  time.Duration // measured window [wStart, wEnd)
+	wEnd    time.Duration
+	every   float64 // open loop: ns between intended sends; 0 = closed loop
+	dialer  net.Dialer
+	ctx     context.Context // canceled when the trial stops
+
+	stop    atomic.Bool
+	done    atomic.Int64 // responses counted in the window, for MaxRequests
+	capAt   atomic.Int64 // offset at which MaxRequests was reached
+	capOnce sync.Once
+	capped  chan struct{}
+}
+
+// Run drives one trial: it opens opts.Conns connections to opts.Target (a
+// failure is returned before any load is sent), runs warmup and the measured
+// window, and returns what the window measured. If ctx ends first, Run
+// returns the partial Result, marked Interrupted, together with ctx's error.
+func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if len(req.Raw) == 0 {
+		return nil, fmt.Errorf("request %q: raw: empty", req.Name)
+	}
+	if req.ExpectStatus < 100 || req.ExpectStatus > 599 {
+		return nil, fmt.Errorf("request %q: expect_status: want 100..599, got %d", req.Name, req.ExpectStatus)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := &trial{
+		opts:    opts,
+		raw:     req.Raw,
+		head:    bytes.HasPrefix(req.Raw, []byte("HEAD ")),
+		expect:  req.ExpectStatus,
+		timeout: opts.Timeout,
+		ctx:     runCtx,
+		capped:  make(chan struct{}),
+	}
+	if t.timeout == 0 {
+		t.timeout = DefaultTimeout
+	}
+	t.refresh = t.timeout / 16
+	t.dialer.Timeout = t.timeout
+	if opts.Rate > 0 {
+		t.every = 1e9 / opts.Rate
+	}
+
+	workers := make([]*worker, opts.Conns)
+	for i := range workers {
+		c, err := t.dial()
+		if err != nil {
+			for _, w := range workers[:i] {
+				w.conn.Close()
+			}
+			return nil, fmt.Errorf("connect %s: %w", opts.Target, dialCause(err))
+		}
+		workers[i] = newWorker(t, i, c)
+	}
+	defer func() {
+		for _, w := range workers {
+			w.close()
+		}
+	}()
+
+	t.base = time.Now()
+	t.wStart = opts.Warmup
+	t.wEnd = opts.Warmup + opts.Duration
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run()
+		}()
+	}
+
+	res := &Result{RateRequested: opts.Rate}
+	timer := time.NewTimer(opts.Warmup)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		res.Warmup = time.Since(t.base)
+		if opts.OnWarmupEnd != nil {
+			opts.OnWarmupEnd()
+		}
+		timer.Reset(time.Until(t.base.Add(t.wEnd)))
+		select {
+		case <-timer.C:
+			res.Elapsed = time.Since(t.base) - t.wStart
+		case <-t.capped:
+			res.Elapsed = time.Duration(t.capAt.Load()) - t.wStart
+		case <-ctx.Done():
+			res.Elapsed = time.Since(t.base) - t.wStart
+			res.Interrupted = true
+		}
+		if !res.Interrupted && opts.OnMeasureEnd != nil {
+			opts.OnMeasureEnd()
+		}
+	case <-ctx.Done():
+		res.Warmup = time.Since(t.base)
+		res.Interrupted = true
+	}
+	// Workers stop by themselves at wEnd; wake those blocked in I/O or in
+	// their pacer after a cap or cancel.
+	t.stop.Store(true)
+	cancel()
+	for _, w := range workers {
+		w.interrupt()
+	}
+	wg.Wait()
+
+	res.Elapsed = min(max(res.Elapsed, 0), opts.Duration)
+	collect(res, t, workers)
+	if res.Interrupted {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+func (t *trial) dial() (*net.TCPConn, error) {
+	c, err := t.dialer.DialContext(t.ctx, "tcp", t.opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	tc := c.(*net.TCPConn)
+	tc.SetNoDelay(true)
+	return tc, nil
+}
+
+// dialCause strips "dial tcp ADDR: connect:" from a dial error, keeping the
+// cause (e.g. "connection refused") and its identity for errors.Is.
+func dialCause(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// since returns the offset of now from the trial start.
+func (t *trial) since() time.Duration { return time.Since(t.base) }
+
+// collect merges the workers' counters into res.
+func collect(res *Result, t *trial, workers []*worker) {
+	res.Errors = map[string]int64{}
+	res.Statuses = map[int]int64{}
+	nsec := int((res.Elapsed + time.Second - 1) / time.Second)
+	res.PerSecond = make([]int64, nsec)
+	hists := make([]*hdrhistogram.Histogram, len(workers))
+	var responses int64
+	for i, w := range workers {
+		hists[i] = w.hist
+		res.Requests += w.requests
+		res.Late += w.late
+		res.WarmupErrors += w.warmupErrors
+		for k := kind(1); k < numKinds; k++ {
+			if w.kinds[k] > 0 {
+				res.Errors[kindNames[k]] += w.kinds[k]
+			}
+		}
+		for code, n := range w.statuses {
+			if n > 0 {
+				res.Statuses[code] += n
+				responses += n
+				if code != t.expect {
+					res.Errors["status_"+strconv.Itoa(code)] += n
+				}
+			}
+		}
+		for s, n := range w.perSec {
+			if s < nsec {
+				res.PerSecond[s] += n
+			} else if nsec > 0 {
+				res.PerSecond[nsec-1] += n // rounding at the very end
+			}
+		}
+	}
+	res.Hist = Merge(hists...)
+	if res.Elapsed > 0 {
+		res.RateAchieved = float64(responses) / res.Elapsed.Seconds()
+	}
+}

@@ -1,0 +1,226 @@
+package load
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// worker drives one connection. All its counters are its own, merged after
+// the trial, so the hot path shares nothing but two read-mostly atomics.
+type worker struct {
+	t     *trial
+	id    int
+	rr    respReader
+	pacer *pacer // open loop only
+
+	mu   sync.Mutex // guards conn against interrupt
+	conn *net.TCPConn
+
+	deadlineAt   time.Duration // when the connection deadline was last moved
+	needDeadline bool
+
+	hist         *hdrhistogram.Histogram
+	perSec       []int64
+	statuses     [600]int64
+	kinds        [numKinds]int64
+	requests     int64
+	late         int64
+	warmupErrors int64
+}
+
+func newWorker(t *trial, id int, c *net.TCPConn) *worker {
+	w := &worker{
+		t:            t,
+		id:           id,
+		conn:         c,
+		needDeadline: true,
+		hist:         NewHistogram(),
+		perSec:       make([]int64, int((t.opts.Duration+time.Second-1)/time.Second)),
+	}
+	w.rr.buf = make([]byte, readBufSize)
+	w.rr.reset(c)
+	if t.every > 0 {
+		w.pacer = newPacer()
+	}
+	return w
+}
+
+// run sends requests until the window ends, the trial stops, or the cap is
+// reached. It always returns by itself: every blocking call is bounded by
+// the connection deadline (at most Timeout, and never past the window end)
+// or by the pacer's deadline.
+func (w *worker) run() {
+	t := w.t
+	var seq int64 // open loop: this connection's next slot
+	for !t.stop.Load() {
+		now := t.since()
+		if now >= t.wEnd {
+			return
+		}
+		start := now
+		if t.every > 0 {
+			// Slots are dealt round-robin: this connection owns slots
+			// id, id+Conns, id+2·Conns, … of the whole schedule.
+			intended := time.Duration(float64(seq*int64(t.opts.Conns)+int64(w.id)) * t.every)
+			seq++
+			if intended >= t.wEnd {
+				return
+			}
+			if d := intended - now; d > 0 {
+				if !w.pacer.wait(d) {
+					return // interrupted
+				}
+				now = t.since()
+			}
+			if now-intended > lateThreshold && intended >= t.wStart {
+				w.late++
+			}
+			start = intended
+		}
+		if w.conn == nil && !w.connect() {
+			continue
+		}
+		if w.needDeadline || now-w.deadlineAt >= t.refresh {
+			// Moving a deadline costs a runtime timer update, so it is
+			// moved at most every Timeout/16: each request then gets
+			// between 15/16 and all of Timeout.
+			w.conn.SetDeadline(t.base.Add(min(now+t.timeout, t.wEnd)))
+			w.deadlineAt, w.needDeadline = now, false
+			if t.stop.Load() {
+				return // interrupt may have run before the line above
+			}
+		}
+		if _, err := w.conn.Write(t.raw); err != nil {
+			w.fail(classify(err, kindWrite))
+			continue
+		}
+		status, closeConn, k := w.rr.read(t.head)
+		end := t.since()
+		if k != kindOK {
+			w.fail(k)
+			continue
+		}
+		if !w.complete(status, end, end-start) {
+			return
+		}
+		if closeConn {
+			w.count(kindClosed, end)
+			w.dropConn()
+		}
+	}
+}
+
+// complete accounts for one response that ended at offset at. It reports
+// false when the worker must stop (window over or cap reached).
+func (w *worker) complete(status int, at, latency time.Duration) bool {
+	t := w.t
+	if at < t.wStart {
+		if status != t.expect {
+			w.warmupErrors++
+		}
+		return true
+	}
+	if at >= t.wEnd {
+		return false
+	}
+	last := false
+	if max := t.opts.MaxRequests; max > 0 {
+		n := t.done.Add(1)
+		if n > max {
+			return false
+		}
+		if n == max {
+			last = true
+			t.capAt.Store(int64(at))
+			t.capOnce.Do(func() { close(t.capped) })
+		}
+	}
+	w.statuses[status]++
+	if status == t.expect {
+		w.requests++
+		us := min(max(int64(latency/time.Microsecond), histMinUs), histMaxUs)
+		w.hist.RecordValue(us)
+		s := int((at - t.wStart) / time.Second)
+		w.perSec[min(s, len(w.perSec)-1)]++
+	}
+	return !last
+}
+
+// fail accounts for a failed request and drops the connection, which is
+// reopened on the next iteration. Failures caused by the trial stopping
+// are not errors.
+func (w *worker) fail(k kind) {
+	now := w.t.since()
+	if !w.t.stop.Load() {
+		w.count(k, now)
+	}
+	w.dropConn()
+}
+
+// count records an error of kind k that happened at offset at.
+func (w *worker) count(k kind, at time.Duration) {
+	switch {
+	case at < w.t.wStart:
+		w.warmupErrors++
+	case at < w.t.wEnd:
+		w.kinds[k]++
+	}
+}
+
+// connect opens a replacement connection. On failure it counts the error
+// and waits a little before the caller retries.
+func (w *worker) connect() bool {
+	t := w.t
+	c, err := t.dial()
+	if err != nil {
+		if t.stop.Load() {
+			return false
+		}
+		w.count(kindConnect, t.since())
+		timer := time.NewTimer(min(retryDelay, max(t.wEnd-t.since(), 0)))
+		select {
+		case <-t.ctx.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+		return false
+	}
+	w.mu.Lock()
+	w.conn = c
+	w.mu.Unlock()
+	w.rr.reset(c)
+	w.needDeadline = true
+	return true
+}
+
+func (w *worker) dropConn() {
+	w.mu.Lock()
+	if w.conn != nil {
+		w.conn.Close()
+		w.conn = nil
+	}
+	w.mu.Unlock()
+}
+
+// interrupt wakes the worker from blocking I/O or pacing once the trial's
+// stop flag is set.
+func (w *worker) interrupt() {
+	w.mu.Lock()
+	if w.conn != nil {
+		w.conn.SetDeadline(time.Unix(1, 0))
+	}
+	w.mu.Unlock()
+	if w.pacer != nil {
+		w.pacer.interrupt()
+	}
+}
+
+func (w *worker) close() {
+	w.dropConn()
+	if w.pacer != nil {
+		w.pacer.close()
+	}
+}

@@ -1,0 +1,145 @@
+// Package-level overview: the libmodsecurity engine wrapper of the wafbench
+// ModSecurity filter. Nothing here depends on Envoy, so it is unit-tested and
+// benchmarked on its own (engine_test.cc, engine_c.h).
+#ifndef WAFBENCH_FILTERS_MODSECURITY_ENGINE_H_
+#define WAFBENCH_FILTERS_MODSECURITY_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace modsecurity {
+class ModSecurity;
+class RulesSet;
+class Transaction;
+}  // namespace modsecurity
+
+namespace wafbench {
+namespace modsec {
+
+// Config is the filter configuration, parsed from the filter_config JSON.
+struct Config {
+  std::string rules_file;
+  bool inspect_response = false;
+  uint64_t max_body_bytes = 1048576;
+};
+
+// ParseConfig parses a flat JSON object with the keys rules_file (string,
+// required), inspect_response (bool) and max_body_bytes (non-negative
+// integer). Unknown keys are errors. On failure it returns false and sets
+// *error to a message naming the offending key or position.
+bool ParseConfig(std::string_view json, Config* config, std::string* error);
+
+// Verdict is the outcome of one processing step. status == 0 means "no
+// intervention, continue"; otherwise it is the HTTP status to answer with.
+struct Verdict {
+  int status = 0;
+  bool blocked() const { return status != 0; }
+};
+
+// LogFn receives ModSecurity's server log lines (rule matches etc.).
+using LogFn = std::function<void(const char* line)>;
+
+class Transaction;
+
+// Engine owns one ModSecurity instance and one loaded rule set. It is created
+// once per filter configuration and shared (read-only) by all transactions.
+class Engine {
+ public:
+  // Create loads rules_file. On failure returns nullptr and sets *error to the
+  // libmodsecurity parser error.
+  static std::unique_ptr<Engine> Create(const std::string& rules_file, std::string* error, LogFn log = nullptr);
+  ~Engine();
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // NewTransaction starts the processing of one request.
+  std::unique_ptr<Transaction> NewTransaction();
+
+  // NumRules is the number of rules loaded over all phases.
+  size_t NumRules() const { return num_rules_; }
+
+ private:
+  Engine() = default;
+  static void ServerLogCallback(void* data, const void* message);
+
+  std::unique_ptr<modsecurity::ModSecurity> modsec_;
+  std::unique_ptr<modsecurity::RulesSet> rules_;
+  LogFn log_;
+  size_t num_rules_ = 0;
+};
+
+// Transaction wraps one modsecurity::Transaction. Methods that run a
+// ModSecurity phase return the resulting Verdict; exceptions from the engine
+// are caught and reported as status 500 with engine_error() set.
+class Transaction {
+ public:
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  // ProcessConnection records the client and server endpoints.
+  Verdict ProcessConnection(const std::string& client_ip, int client_port, const std::string& server_ip,
+                            int server_port);
+  // ProcessUri records the request line; http_version is e.g. "1.1".
+  Verdict ProcessUri(const std::string& uri, const std::string& method, const std::string& http_version);
+  void AddRequestHeader(std::string_view name, std::string_view value);
+  // ProcessRequestHeaders runs phase 1.
+  Verdict ProcessRequestHeaders();
+  // AppendRequestBody feeds body bytes (libmodsecurity may intervene when its
+  // own SecRequestBodyLimit is exceeded).
+  Verdict AppendRequestBody(const char* data, size_t len);
+  // ProcessRequestBody runs phase 2; call it even for requests without body.
+  Verdict ProcessRequestBody();
+  void AddResponseHeader(std::string_view name, std::string_view value);
+  // ProcessResponseHeaders runs phase 3.
+  Verdict ProcessResponseHeaders(int status, const std::string& protocol);
+  // ProcessLogging runs phase 5.
+  void ProcessLogging();
+
+  // engine_error reports whether any step threw inside libmodsecurity.
+  bool engine_error() const { return engine_error_; }
+
+ private:
+  friend class Engine;
+  explicit Transaction(std::unique_ptr<modsecurity::Transaction> txn);
+  Verdict CheckIntervention();
+  template <typename F>
+  Verdict Run(F&& step);
+
+  std::unique_ptr<modsecurity::Transaction> txn_;
+  bool engine_error_ = false;
+};
+
+// Request is a complete request for one-shot evaluation.
+struct Request {
+  std::string method = "GET";
+  std::string uri = "/";
+  std::string http_version = "1.1";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string client_ip = "127.0.0.1";
+  int client_port = 40000;
+  std::string server_ip = "127.0.0.1";
+  int server_port = 10000;
+};
+
+// Evaluate runs a whole request (phases 1, 2 and logging) the way the Envoy
+// filter does and returns the final status: 200 when allowed, otherwise the
+// intervention status (500 on engine error).
+int Evaluate(Engine& engine, const Request& request);
+
+// SplitHostPort splits "1.2.3.4:80" or "[::1]:80" into host and port. Without
+// a port, *port is left unchanged and host is the whole input.
+void SplitHostPort(std::string_view address, std::string* host, int* port);
+
+}  // namespace modsec
+}  // namespace wafbench
+
+#endif  // WAFBENCH_FILTERS_MODSECURITY_ENGINE_H_
