@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// children lists the pids whose parent is pid.
+func children(t *testing.T, pid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the ")" of comm: state ppid …
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestNoOrphans starts `wafbench serve` (real Envoy, real upstream), checks a
+// request flows, then ends the driver by SIGINT and by SIGKILL and requires
+// that neither Envoy nor the upstream outlives it.
+func TestNoOrphans(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(self, "serve", "--mode", "passthrough")
+			cmd.Env = append(os.Environ(), "WAFBENCH_AS_MAIN=1")
+			cmd.Dir = "../../.."
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			lines := make(chan string, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				if sc.Scan() {
+					lines <- sc.Text()
+				}
+				close(lines)
+			}()
+			var url string
+			select {
+			case url = <-lines:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("serve printed no URL in 30s; stderr: %s", stderr.String())
+			}
+			if !strings.HasPrefix(url, "http://127.0.0.1:") {
+				t.Fatalf("serve printed %q, want http://127.0.0.1:PORT; stderr: %s", url, stderr.String())
+			}
+			resp, err := http.Get(url + "/safe")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("GET /safe through envoy: got %d, want 200", resp.StatusCode)
+			}
+			kids := children(t, cmd.Process.Pid)
+			if len(kids) < 2 {
+				t.Fatalf("serve has %d children (%v), want envoy and upstream", len(kids), kids)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			deadline := time.Now().Add(10 * time.Second)
+			for _, k := range kids {
+				for alive(k) && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				if alive(k) {
+					syscall.Kill(k, syscall.SIGKILL)
+					t.Errorf("child %d survived the driver's %v", k, sig)
+				}
+			}
+		})
+	}
+}
