@@ -1,0 +1,212 @@
+// Package engine wraps a Coraza v3 WAF for wafbench: it loads one rule set,
+// maps an HTTP request as Envoy presents it onto a Coraza transaction, and
+// reports the first intervention as a Verdict. It has no Envoy or cgo
+// dependency, so it can be tested and benchmarked on its own.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/corazawaf/coraza/v3"
+	"github.com/corazawaf/coraza/v3/types"
+)
+
+// DefaultMaxBodyBytes is the request-body buffering limit used when
+// Config.MaxBodyBytes is zero (1 MiB, the same as SecRequestBodyLimit).
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config describes one WAF instance. It mirrors the filter_config JSON of
+// both wafbench Envoy modules.
+type Config struct {
+	// RulesFile is the absolute path of the rule entry point, e.g. the
+	// main.conf written by crs.Export.
+	RulesFile string `json:"rules_file"`
+	// InspectResponse runs phases 3 and 4 on responses.
+	InspectResponse bool `json:"inspect_response"`
+	// MaxBodyBytes caps the request body the filter buffers and feeds to the
+	// engine; a larger body is rejected with 413. 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int `json:"max_body_bytes"`
+}
+
+// Validate reports whether c can build a WAF.
+func (c Config) Validate() error {
+	if c.RulesFile == "" {
+		return errors.New("engine config: rules_file: want an absolute path, got empty")
+	}
+	if !filepath.IsAbs(c.RulesFile) {
+		return fmt.Errorf("engine config: rules_file: want an absolute path, got %q", c.RulesFile)
+	}
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("engine config: max_body_bytes: want >= 0 (0 means %d), got %d", DefaultMaxBodyBytes, c.MaxBodyBytes)
+	}
+	return nil
+}
+
+// WAF is a loaded rule set. It is safe for concurrent use; each request gets
+// its own Tx.
+type WAF struct {
+	cfg Config
+	waf coraza.WAF
+}
+
+// New loads cfg.RulesFile (Include directives resolve relative to the file's
+// directory; absolute paths are used as given).
+func New(cfg Config) (*WAF, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if _, err := os.Stat(cfg.RulesFile); err != nil {
+		return nil, fmt.Errorf("engine config: rules_file: %w", err)
+	}
+	w, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectivesFromFile(cfg.RulesFile))
+	if err != nil {
+		return nil, fmt.Errorf("engine: load rules %s: %w", cfg.RulesFile, err)
+	}
+	return &WAF{cfg: cfg, waf: w}, nil
+}
+
+// Config returns the configuration the WAF was built with (defaults applied).
+func (w *WAF) Config() Config { return w.cfg }
+
+// Verdict is an intervention: the HTTP status to answer with, the rule that
+// decided it (0 when the filter itself decided, e.g. body too large) and the
+// phase (1 request headers, 2 request body, 3 response headers, 4 response
+// body). Evaluate reports a request that passes as Status 200, Phase 0.
+type Verdict struct {
+	Status int
+	RuleID int
+	Phase  int
+}
+
+// Blocked reports whether v stops the request.
+func (v Verdict) Blocked() bool { return v.Phase != 0 }
+
+// Tx is one request's transaction. It is not safe for concurrent use; an
+// Envoy stream uses it from its worker thread only.
+type Tx struct {
+	w       *WAF
+	tx      types.Transaction
+	body    int
+	verdict *Verdict
+	err     error
+}
+
+// NewTx starts a transaction.
+func (w *WAF) NewTx() *Tx {
+	return &Tx{w: w, tx: w.waf.NewTransaction()}
+}
+
+// ProcessConnection records the client and server endpoints.
+func (t *Tx) ProcessConnection(clientIP string, clientPort int, serverIP string, serverPort int) {
+	t.tx.ProcessConnection(clientIP, clientPort, serverIP, serverPort)
+}
+
+// ProcessURI records the request line; path includes the query string and
+// proto is e.g. "HTTP/1.1".
+func (t *Tx) ProcessURI(path, method, proto string) {
+	t.tx.ProcessURI(path, method, proto)
+}
+
+// AddHeader adds one request header (no pseudo-headers; map :authority to
+// Host first, see MapHeaders).
+func (t *Tx) AddHeader(k, v string) { t.tx.AddRequestHeader(k, v) }
+
+// ProcessRequestHeaders runs phase 1.
+func (t *Tx) ProcessRequestHeaders() *Verdict {
+	if t.verdict != nil {
+		return t.verdict
+	}
+	return t.interrupted(t.tx.ProcessRequestHeaders(), 1)
+}
+
+// WriteBody feeds one request-body chunk. A body beyond MaxBodyBytes is
+// rejected with 413 without being fed; the engine's own
+// SecRequestBodyLimitAction Reject also yields 413.
+func (t *Tx) WriteBody(b []byte) (*Verdict, error) {
+	if t.verdict != nil {
+		return t.verdict, nil
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	t.body += len(b)
+	if t.body > t.w.cfg.MaxBodyBytes {
+		t.verdict = &Verdict{Status: http.StatusRequestEntityTooLarge, Phase: 2}
+		return t.verdict, nil
+	}
+	it, _, err := t.tx.WriteRequestBody(b)
+	if err != nil {
+		t.err = fmt.Errorf("engine: write request body: %w", err)
+		return nil, t.err
+	}
+	return t.interrupted(it, 2), nil
+}
+
+// ProcessRequestBody runs phase 2. Call it once the whole body was written,
+// also for requests without a body (CRS evaluates its anomaly score in
+// phase 2). An engine error is kept in Err and yields no verdict.
+func (t *Tx) ProcessRequestBody() *Verdict {
+	if t.verdict != nil {
+		return t.verdict
+	}
+	it, err := t.tx.ProcessRequestBody()
+	if err != nil {
+		t.err = fmt.Errorf("engine: process request body: %w", err)
+		return nil
+	}
+	return t.interrupted(it, 2)
+}
+
+// AddResponseHeader adds one response header (no pseudo-headers).
+func (t *Tx) AddResponseHeader(k, v string) { t.tx.AddResponseHeader(k, v) }
+
+// ProcessResponse runs phases 3 and 4 (response body access is off in the
+// common configuration, so phase 4 sees no body). It does nothing unless
+// Config.InspectResponse is set.
+func (t *Tx) ProcessResponse(status int, proto string) *Verdict {
+	if t.verdict != nil || !t.w.cfg.InspectResponse {
+		return t.verdict
+	}
+	if v := t.interrupted(t.tx.ProcessResponseHeaders(status, proto), 3); v != nil {
+		return v
+	}
+	it, err := t.tx.ProcessResponseBody()
+	if err != nil {
+		t.err = fmt.Errorf("engine: process response body: %w", err)
+		return nil
+	}
+	return t.interrupted(it, 4)
+}
+
+// Err returns the last engine error, if any.
+func (t *Tx) Err() error { return t.err }
+
+// ProcessLogging runs phase 5.
+func (t *Tx) ProcessLogging() { t.tx.ProcessLogging() }
+
+// Close releases the transaction. The Tx must not be used afterwards.
+func (t *Tx) Close() {
+	if t.tx != nil {
+		_ = t.tx.Close()
+		t.tx = nil
+	}
+}
+
+func (t *Tx) interrupted(it *types.Interruption, phase int) *Verdict {
+	if it == nil {
+		return nil
+	}
+	status := it.Status
+	if status == 0 {
+		status = http.StatusForbidden // deny/drop without status:
+	}
+	t.verdict = &Verdict{Status: status, RuleID: it.RuleID, Phase: phase}
+	return t.verdict
+}
