@@ -126,9 +126,14 @@ func (o *Options) Validate() error {
 // Result is what a trial measured. Everything but WarmupErrors covers the
 // measured window only: a response counts if it completed inside it.
 type Result struct {
-	Requests int64            // valid responses (status == ExpectStatus)
-	Errors   map[string]int64 // by kind: connect, write, read, parse, timeout, closed, status_NNN
-	Statuses map[int]int64    // every status received, valid or not
+	Requests int64 // valid responses (status == ExpectStatus)
+	// Errors counts failures by kind: connect, write, read, parse (a
+	// response that is not HTTP/1.x), timeout, closed (the server closed the
+	// connection: EOF, reset, or "Connection: close" on a response, which
+	// itself still counts) and status_NNN (a status other than
+	// ExpectStatus). A failed connection is reopened.
+	Errors   map[string]int64
+	Statuses map[int]int64 // every status received, valid or not
 	Hist     *hdrhistogram.Histogram
 	// PerSecond counts valid responses in each second of the window, the
 	// first element starting at the window's start; the last may cover a

@@ -47,6 +47,7 @@ type Record struct {
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
 	Affinity  []ThreadAffinity `json:"affinity_observed,omitempty"`
 	StatsFile string           `json:"stats_file,omitempty"` // relative path of the admin /stats dump
+	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
 	Error     string           `json:"error,omitempty"`      // why the trial failed, if it did
 }
 

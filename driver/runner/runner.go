@@ -16,6 +16,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/load"
+	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/procstat"
 	"wafbench/driver/profile"
@@ -41,6 +42,7 @@ type Config struct {
 	UpstreamCPU []int
 	Progress    *Progress
 	Log         io.Writer // one line per finished workload (may be nil)
+	PerfFreqHz  int       // > 0: perf record Envoy over each measured window at this rate
 }
 
 // ErrTrialsFailed reports that some trials failed but the run finished.
@@ -152,6 +154,8 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	}
 	var before, after procstat.Snapshot
 	var sampleErr error
+	var rec0 *perf.Recording
+	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
 	check := func(when string) {
 		threads, err := verifyAffinity(cfg, p.PID, up.PID(), when)
 		rec.Affinity = append(rec.Affinity, threads...)
@@ -172,6 +176,11 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 				sampleErr = err
 			}
 			check("after_warmup")
+			if cfg.PerfFreqHz > 0 {
+				if rec0, err = perf.Start(p.PID, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
+					sampleErr = err
+				}
+			}
 		},
 		OnMeasureEnd: func() {
 			var err error
@@ -180,9 +189,25 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			}
 		},
 	}
+	if cfg.PerfFreqHz > 0 {
+		if err := os.MkdirAll(filepath.Dir(perfData), 0o755); err != nil {
+			rec.Error = err.Error()
+			return rec
+		}
+	}
 	res, err := load.Run(ctx, opts, buildRequest(cfg.Set, c, tr.Mode))
 	if res != nil {
 		fillLoad(&rec, res)
+	}
+	if rec0 != nil {
+		if perr := rec0.Stop(); perr != nil && sampleErr == nil {
+			sampleErr = perr
+		} else if perr == nil {
+			if perr := perf.Report(perfData, strings.TrimSuffix(perfData, ".data")+".txt"); perr != nil && sampleErr == nil {
+				sampleErr = perr
+			}
+			rec.PerfFile, _ = filepath.Rel(cfg.Dir, perfData)
+		}
 	}
 	check("end")
 	switch {

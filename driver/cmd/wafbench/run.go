@@ -17,6 +17,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/host"
+	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
 	"wafbench/driver/report"
@@ -49,6 +50,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		rate                     float64
 		warmup, duration, trialW time.Duration
 		noReport                 bool
+		perfHz                   int
 	)
 	sf.register(fs)
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
@@ -67,6 +69,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle (recorded in meta.json)")
 	fs.StringVar(&scope, "trial-scope", plan.PerModeRepeat, "fresh Envoy per: mode-repeat (runs all workloads, as seed B) or workload")
 	fs.StringVar(&progress, "progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
+	fs.IntVar(&perfHz, "perf", 0, "record Envoy with 'perf record -e cpu-clock -g' at this many Hz over every measured window (perf/*.data and a flat .txt report per workload); 0 = off")
 	fs.BoolVar(&noReport, "no-report", false, "skip building summary, report and charts after the run")
 	if err := parse(fs, args, stdout, runUsage); err != nil {
 		return err
@@ -123,6 +126,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if perfHz < 0 || perfHz > 10000 {
+		return usagef("--perf: want 0 (off) or 1..10000 Hz, got %d", perfHz)
+	}
+	if perfHz > 0 {
+		if err := perf.Available(); err != nil {
+			return usagef("--perf: %v", err)
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -176,7 +187,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate,
 		Envoy: st.spec, ClientCPUs: st.clientCPUs, UpstreamCPU: st.upstreamCPUs,
-		Progress: prog,
+		Progress: prog, PerfFreqHz: perfHz,
 	}
 	if prog == nil {
 		cfg.Log = stderr

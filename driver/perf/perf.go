@@ -1,0 +1,81 @@
+// Package perf records Linux perf profiles of a running process over the
+// measured window, on request (wafbench run --perf). Sampling uses the
+// cpu-clock software event, which works where hardware counters are absent.
+package perf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"wafbench/driver/cpu"
+)
+
+// Recording is a perf record process attached to one pid.
+type Recording struct {
+	cmd    *exec.Cmd
+	out    string
+	stderr bytes.Buffer
+	done   chan error
+}
+
+// Available reports whether perf can be run, with a reason when not.
+func Available() error {
+	if _, err := exec.LookPath("perf"); err != nil {
+		return errors.New("perf not found: install linux-perf (./scripts/setup.sh does)")
+	}
+	return nil
+}
+
+// Start attaches `perf record -e cpu-clock -g` at freqHz to pid, writing to
+// out. perf itself runs on cpus so it does not steal the profiled CPU.
+func Start(pid int, out string, freqHz int, cpus []int) (*Recording, error) {
+	r := &Recording{out: out, done: make(chan error, 1)}
+	r.cmd = exec.Command("perf", "record", "-e", "cpu-clock", "-F", fmt.Sprint(freqHz), "-g",
+		"-p", fmt.Sprint(pid), "-o", out, "--quiet")
+	r.cmd.Stderr = &r.stderr
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cpu.StartPinned(r.cmd, cpus); err != nil {
+		return nil, fmt.Errorf("perf record: %w", err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	return r, nil
+}
+
+// Stop ends the recording (SIGINT, as perf expects) and waits for the data
+// file to be complete.
+func (r *Recording) Stop() error {
+	_ = r.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		return fmt.Errorf("perf record did not stop within 30s: %s", r.stderr.String())
+	}
+	if st, err := os.Stat(r.out); err != nil || st.Size() == 0 {
+		return fmt.Errorf("perf record wrote no data: %s", bytes.TrimSpace(r.stderr.Bytes()))
+	}
+	return nil
+}
+
+// Report writes `perf report --stdio --no-children` sorted by symbol, the
+// top of the flat profile, next to the data file.
+func Report(data, out string) error {
+	cmd := exec.Command("perf", "report", "--stdio", "--no-children", "--sort", "dso,symbol",
+		"--percent-limit", "0.5", "-g", "none", "-i", data)
+	b, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("perf report %s: %w", data, err)
+	}
+	// perf pads every row to the terminal-less default width; keep the text.
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " -")
+	}
+	return os.WriteFile(out, bytes.Join(lines, []byte("\n")), 0o644)
+}
