@@ -83,14 +83,14 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 
 	workers := make([]*worker, opts.Conns)
 	for i := range workers {
-		c, err := t.dial()
+		c, sock, err := t.dial()
 		if err != nil {
 			for _, w := range workers[:i] {
-				w.conn.Close()
+				w.close()
 			}
 			return nil, fmt.Errorf("connect %s: %w", opts.Target, dialCause(err))
 		}
-		workers[i] = newWorker(t, i, c)
+		workers[i] = newWorker(t, i, c, sock)
 	}
 	defer func() {
 		for _, w := range workers {
@@ -153,14 +153,19 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 	return res, nil
 }
 
-func (t *trial) dial() (*net.TCPConn, error) {
+func (t *trial) dial() (*net.TCPConn, *sockIO, error) {
 	c, err := t.dialer.DialContext(t.ctx, "tcp", t.opts.Target)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tc := c.(*net.TCPConn)
 	tc.SetNoDelay(true)
-	return tc, nil
+	sock, err := newSockIO(tc)
+	if err != nil {
+		tc.Close()
+		return nil, nil, err
+	}
+	return tc, sock, nil
 }
 
 // dialCause strips "dial tcp ADDR: connect:" from a dial error, keeping the

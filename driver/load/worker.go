@@ -18,6 +18,7 @@ type worker struct {
 
 	mu   sync.Mutex // guards conn against interrupt
 	conn *net.TCPConn
+	sock *sockIO // I/O on conn
 
 	deadlineAt   time.Duration // when the connection deadline was last moved
 	needDeadline bool
@@ -31,17 +32,18 @@ type worker struct {
 	warmupErrors int64
 }
 
-func newWorker(t *trial, id int, c *net.TCPConn) *worker {
+func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 	w := &worker{
 		t:            t,
 		id:           id,
 		conn:         c,
+		sock:         sock,
 		needDeadline: true,
 		hist:         NewHistogram(),
 		perSec:       make([]int64, int((t.opts.Duration+time.Second-1)/time.Second)),
 	}
 	w.rr.buf = make([]byte, readBufSize)
-	w.rr.reset(c)
+	w.rr.reset(sock)
 	if t.every > 0 {
 		w.pacer = newPacer()
 	}
@@ -93,7 +95,7 @@ func (w *worker) run() {
 				return // interrupt may have run before the line above
 			}
 		}
-		if _, err := w.conn.Write(t.raw); err != nil {
+		if err := w.sock.Write(t.raw); err != nil {
 			w.fail(classify(err, kindWrite))
 			continue
 		}
@@ -174,7 +176,7 @@ func (w *worker) count(k kind, at time.Duration) {
 // and waits a little before the caller retries.
 func (w *worker) connect() bool {
 	t := w.t
-	c, err := t.dial()
+	c, sock, err := t.dial()
 	if err != nil {
 		if t.stop.Load() {
 			return false
@@ -189,9 +191,9 @@ func (w *worker) connect() bool {
 		return false
 	}
 	w.mu.Lock()
-	w.conn = c
+	w.conn, w.sock = c, sock
 	w.mu.Unlock()
-	w.rr.reset(c)
+	w.rr.reset(sock)
 	w.needDeadline = true
 	return true
 }
@@ -200,7 +202,7 @@ func (w *worker) dropConn() {
 	w.mu.Lock()
 	if w.conn != nil {
 		w.conn.Close()
-		w.conn = nil
+		w.conn, w.sock = nil, nil
 	}
 	w.mu.Unlock()
 }
