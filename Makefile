@@ -9,9 +9,6 @@ WAFBENCH  := $(BUILD)/wafbench
 MODULES   := $(BUILD)/filters/libwafbench_modsecurity.so $(BUILD)/filters/libwafbench_coraza.so
 SUITE     ?= seed
 RUN_FLAGS ?=
-# Go build settings of the Coraza module; recorded in every run's meta.json
-# (read back from the module's embedded build info).
-CORAZA_GOFLAGS := -buildmode=c-shared -trimpath
 
 .PHONY: all setup build modules crs bench quick test test-go test-cc asan fuzz lint clean FORCE
 
@@ -28,7 +25,7 @@ build: setup
 
 modules: setup
 	$(MAKE) -C filters/modsecurity
-	$(GO) build $(CORAZA_GOFLAGS) -o $(BUILD)/filters/libwafbench_coraza.so ./filters/coraza
+	$(MAKE) -C filters/coraza build
 
 crs: build
 	$(WAFBENCH) crs --out $(BUILD)/crs
@@ -41,7 +38,8 @@ quick: bench
 
 # The test runner: gotestsum prints one line per test and a closing summary.
 test: build modules crs
-	$(MAKE) -C filters/modsecurity test
+	$(MAKE) -C filters/modsecurity test asan check-exports format-check
+	$(MAKE) -C filters/coraza symbols
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ENVOY_VERSION=1.40.0
-APT_PACKAGES=(pkg-config libmodsecurity-dev g++ clang clang-format wrk nginx libnginx-mod-http-modsecurity
+APT_PACKAGES=(pkg-config libmodsecurity-dev libgtest-dev g++ clang clang-format wrk nginx libnginx-mod-http-modsecurity
   linux-perf valgrind python3-venv)
 
 log() { printf 'setup: %s\n' "$*" >&2; }
