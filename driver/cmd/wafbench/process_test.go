@@ -117,3 +117,65 @@ func TestNoOrphans(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptKeepsRows sends SIGINT to a running `wafbench run` and checks
+// that finished rows stay, the run is marked interrupted and the exit status
+// is 130.
+func TestInterruptKeepsRows(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := t.TempDir()
+	cmd := exec.Command(self, "run", "--suite", "quick", "--modes", "passthrough", "--workloads", "headers@1,phase1_block@1,headers@16",
+		"--duration", "700ms", "--warmup", "0s", "--trial-warmup", "0s", "--results", res, "--name", "intr", "--progress", "never")
+	cmd.Env = append(os.Environ(), "WAFBENCH_AS_MAIN=1")
+	cmd.Dir = "../../.."
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first row is on disk, then interrupt mid-run.
+	var raw string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		m, _ := filepath.Glob(filepath.Join(res, "*-intr", "raw.jsonl"))
+		if len(m) == 1 {
+			if b, _ := os.ReadFile(m[0]); strings.Count(string(b), "\n") >= 1 {
+				raw = m[0]
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if raw == "" {
+		cmd.Process.Kill()
+		t.Fatalf("no row written in 30s; stderr: %s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit: got %v, want status 130; stderr: %s", err, stderr.String())
+	}
+	b, err := os.ReadFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.Contains(lines[0], `"workload":"headers"`) || strings.Contains(lines[0], `"interrupted"`) {
+		t.Errorf("first row damaged or marked interrupted: %s", lines[0])
+	}
+	if len(lines) == 3 && !strings.Contains(lines[2], `"interrupted":true`) {
+		t.Errorf("run finished all rows despite SIGINT: %d rows", len(lines))
+	}
+	meta, err := os.ReadFile(filepath.Join(filepath.Dir(raw), "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(meta), `"status": "interrupted"`) {
+		t.Errorf("meta.json status is not interrupted:\n%s", meta)
+	}
+}
