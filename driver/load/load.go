@@ -33,6 +33,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"wafbench/driver/http1"
 )
 
 // Request is what every connection sends, serialized once.
@@ -54,9 +56,9 @@ func Build(method, path string, headers [][2]string, body []byte, host string) R
 	hasHost, hasLength := false, false
 	for _, h := range headers {
 		switch {
-		case equalFold([]byte(h[0]), "host"):
+		case http1.EqualFold([]byte(h[0]), "host"):
 			hasHost = true
-		case equalFold([]byte(h[0]), "content-length"), equalFold([]byte(h[0]), "transfer-encoding"):
+		case http1.EqualFold([]byte(h[0]), "content-length"), http1.EqualFold([]byte(h[0]), "transfer-encoding"):
 			hasLength = true
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"wafbench/driver/http1"
 )
 
 // kind classifies what went wrong with one request.
@@ -177,27 +179,27 @@ func parseHead(b []byte, h *header) kind {
 		if colon <= 0 || line[0] == ' ' || line[0] == '\t' {
 			return kindParse
 		}
-		name, value := line[:colon], trimOWS(line[colon+1:])
+		name, value := line[:colon], http1.TrimOWS(line[colon+1:])
 		switch len(name) {
 		case 10:
-			if equalFold(name, "connection") {
+			if http1.EqualFold(name, "connection") {
 				for len(value) > 0 {
 					var t []byte
 					t, value = nextToken(value)
-					h.close = h.close || equalFold(t, "close")
-					keepAlive = keepAlive || equalFold(t, "keep-alive")
+					h.close = h.close || http1.EqualFold(t, "close")
+					keepAlive = keepAlive || http1.EqualFold(t, "keep-alive")
 				}
 			}
 		case 14:
-			if equalFold(name, "content-length") {
-				n, ok := parseDecimal(value)
+			if http1.EqualFold(name, "content-length") {
+				n, ok := http1.ParseDecimal(value)
 				if !ok || h.length >= 0 && n != h.length {
 					return kindParse
 				}
 				h.length = n
 			}
 		case 17:
-			if equalFold(name, "transfer-encoding") {
+			if http1.EqualFold(name, "transfer-encoding") {
 				var last []byte
 				for len(value) > 0 {
 					var t []byte
@@ -205,7 +207,7 @@ func parseHead(b []byte, h *header) kind {
 						last = t
 					}
 				}
-				h.chunked = equalFold(last, "chunked")
+				h.chunked = http1.EqualFold(last, "chunked")
 				if !h.chunked {
 					h.length = -1 // RFC 9112 §6.3: read until close
 				}
@@ -272,7 +274,7 @@ func (p *respReader) skipChunked() kind {
 		if k != kindOK {
 			return k
 		}
-		size, ok := parseChunkSize(l)
+		size, ok := http1.ParseChunkSize(l)
 		if !ok {
 			return kindParse
 		}
@@ -300,78 +302,11 @@ func (p *respReader) skipChunked() kind {
 	}
 }
 
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
 // nextToken splits a comma-separated list: the first element, trimmed, and
 // the rest.
 func nextToken(v []byte) (tok, rest []byte) {
 	if i := bytes.IndexByte(v, ','); i >= 0 {
-		return trimOWS(v[:i]), v[i+1:]
+		return http1.TrimOWS(v[:i]), v[i+1:]
 	}
-	return trimOWS(v), nil
-}
-
-// equalFold compares b with the lower-case ASCII string s, ignoring case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func parseDecimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
-// parseChunkSize parses "hex[;ext]" from a chunk-size line.
-func parseChunkSize(line []byte) (int64, bool) {
-	if i := bytes.IndexByte(line, ';'); i >= 0 {
-		line = line[:i]
-	}
-	line = trimOWS(line)
-	if len(line) == 0 || len(line) > 15 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range line {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		n = n<<4 | int64(c)
-	}
-	return n, true
+	return http1.TrimOWS(v), nil
 }

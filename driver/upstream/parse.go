@@ -3,6 +3,8 @@ package upstream
 import (
 	"bytes"
 	"io"
+
+	"wafbench/driver/http1"
 )
 
 // event is what one parser step produced.
@@ -129,7 +131,7 @@ func (p *parser) step() event {
 				}
 				continue
 			}
-			size, ok := parseChunkSize(line)
+			size, ok := http1.ParseChunkSize(line)
 			if !ok {
 				return evBad
 			}
@@ -169,38 +171,38 @@ func (p *parser) head(h []byte) event {
 		if colon <= 0 || !isToken(line[:colon]) {
 			return evBad // also rejects obsolete line folding
 		}
-		name, value := line[:colon], trimOWS(line[colon+1:])
+		name, value := line[:colon], http1.TrimOWS(line[colon+1:])
 		if !validValue(value) {
 			return evBad
 		}
 		switch len(name) {
 		case 4:
-			haveHost = haveHost || equalFold(name, "host")
+			haveHost = haveHost || http1.EqualFold(name, "host")
 		case 6:
-			if equalFold(name, "expect") && equalFold(value, "100-continue") {
+			if http1.EqualFold(name, "expect") && http1.EqualFold(value, "100-continue") {
 				expect100 = true
 			}
 		case 10:
-			if equalFold(name, "connection") {
+			if http1.EqualFold(name, "connection") {
 				forEachToken(value, func(t []byte) {
-					closeConn = closeConn || equalFold(t, "close")
-					keep = keep || equalFold(t, "keep-alive")
+					closeConn = closeConn || http1.EqualFold(t, "close")
+					keep = keep || http1.EqualFold(t, "keep-alive")
 				})
 			}
 		case 14:
-			if equalFold(name, "content-length") {
-				n, ok := parseDecimal(value)
+			if http1.EqualFold(name, "content-length") {
+				n, ok := http1.ParseDecimal(value)
 				if !ok || contentLength >= 0 && n != contentLength {
 					return evBad
 				}
 				contentLength = n
 			}
 		case 17:
-			if equalFold(name, "transfer-encoding") {
+			if http1.EqualFold(name, "transfer-encoding") {
 				te = true
 				var last []byte
 				forEachToken(value, func(t []byte) { last = t })
-				chunked = equalFold(last, "chunked")
+				chunked = http1.EqualFold(last, "chunked")
 			}
 		}
 	}
@@ -285,33 +287,6 @@ func validValue(b []byte) bool {
 	return true
 }
 
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// equalFold compares b with the lower-case ASCII string s, ignoring case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // forEachToken calls f with each trimmed, non-empty element of a
 // comma-separated list.
 func forEachToken(v []byte, f func([]byte)) {
@@ -322,48 +297,8 @@ func forEachToken(v []byte, f func([]byte)) {
 		} else {
 			t, v = v, nil
 		}
-		if t = trimOWS(t); len(t) > 0 {
+		if t = http1.TrimOWS(t); len(t) > 0 {
 			f(t)
 		}
 	}
-}
-
-func parseDecimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
-// parseChunkSize parses "hex[;ext]" from a chunk-size line.
-func parseChunkSize(line []byte) (int64, bool) {
-	if i := bytes.IndexByte(line, ';'); i >= 0 {
-		line = line[:i]
-	}
-	line = trimOWS(line)
-	if len(line) == 0 || len(line) > 15 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range line {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		n = n<<4 | int64(c)
-	}
-	return n, true
 }

@@ -1,0 +1,76 @@
+// Package http1 holds the allocation-free HTTP/1.1 syntax helpers shared by
+// the load engine's response parser and the upstream's request parser. They
+// are hand-written because net/textproto and strconv work on strings and
+// would allocate per message on the hot path.
+package http1
+
+import "bytes"
+
+// TrimOWS trims optional whitespace (SP, HTAB) from both ends.
+func TrimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// EqualFold compares b with the lower-case ASCII string s, ignoring case.
+func EqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseDecimal parses a non-empty run of at most 18 ASCII digits.
+func ParseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// ParseChunkSize parses "hex[;ext]" from a chunk-size line.
+func ParseChunkSize(line []byte) (int64, bool) {
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i]
+	}
+	line = TrimOWS(line)
+	if len(line) == 0 || len(line) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range line {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | int64(c)
+	}
+	return n, true
+}
