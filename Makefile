@@ -10,7 +10,7 @@ MODULES   := $(BUILD)/filters/libwafbench_modsecurity.so $(BUILD)/filters/libwaf
 SUITE     ?= seed
 RUN_FLAGS ?=
 
-.PHONY: all setup build modules crs bench quick test test-go test-cc asan fuzz lint clean FORCE
+.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE
 
 all: build modules
 
@@ -36,11 +36,19 @@ bench: build modules crs
 quick: SUITE = quick
 quick: bench
 
+# Integration overhead: modes on headers@16 and json_4k@1 plus the in-process
+# engine benchmarks pinned to the Envoy CPU (scripts/overhead.sh builds what
+# it needs). OVERHEAD_REPEATS repeats (default 3).
+OVERHEAD_REPEATS ?= 3
+overhead:
+	./scripts/overhead.sh $(OVERHEAD_REPEATS)
+
 # The test runner: gotestsum prints one line per test and a closing summary.
 test: build modules crs
 	$(MAKE) -C filters/modsecurity test asan check-exports format-check
 	$(MAKE) -C filters/coraza symbols
 	$(GO) vet ./...
+	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
 

@@ -112,6 +112,10 @@ func (m *md) head(cells ...string) {
 // trials, limitations and the charts. charts are file names under charts/.
 // The output depends only on its arguments.
 func WriteMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string) error {
+	return writeMarkdown(w, meta, recs, s, charts, nil)
+}
+
+func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string, ov *Overhead) error {
 	m := &md{}
 	name := orNone(meta.Name)
 	m.p("# wafbench report: %s", name)
@@ -127,6 +131,7 @@ func WriteMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeResults(m, s)
 	writeRatios(m, s)
 	writeBaseline(m, s)
+	writeOverhead(m, ov)
 	writePrecision(m, s)
 	writeSteady(m, s)
 	writeExcluded(m, meta, s)

@@ -26,8 +26,10 @@ const (
 )
 
 // Build reads dir/meta.json and dir/raw.jsonl and (re)writes summary.json,
-// bench.txt, report.md and charts/*.svg in dir. The same raw files always
-// give byte-identical outputs.
+// bench.txt, report.md and charts/*.svg in dir. When dir holds
+// engine-bench.txt (scripts/overhead.sh), summary.json and report.md gain
+// an integration-overhead section. The same input files always give
+// byte-identical outputs.
 func Build(dir string) error {
 	meta, err := result.ReadMeta(dir)
 	if err != nil {
@@ -38,6 +40,10 @@ func Build(dir string) error {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
 	sum := stats.Summarize(recs)
+	ov, err := ReadOverhead(dir, sum)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
 
 	charts, err := chart.WriteAll(filepath.Join(dir, ChartsDir), sum, recs)
 	if err != nil {
@@ -47,9 +53,9 @@ func Build(dir string) error {
 		name string
 		f    func(io.Writer) error
 	}{
-		{SummaryFile, func(w io.Writer) error { return WriteSummary(w, meta, sum) }},
+		{SummaryFile, func(w io.Writer) error { return writeSummary(w, meta, sum, ov) }},
 		{BenchFile, func(w io.Writer) error { return WriteBench(w, meta, recs) }},
-		{ReportFile, func(w io.Writer) error { return WriteMarkdown(w, meta, recs, sum, charts) }},
+		{ReportFile, func(w io.Writer) error { return writeMarkdown(w, meta, recs, sum, charts, ov) }},
 	}
 	for _, o := range outs {
 		var buf bytes.Buffer

@@ -145,6 +145,7 @@ type summaryJSON struct {
 	BaselineCPU []baselineJSON   `json:"baseline_adjusted_cpu"`
 	SteadyState []driftJSON      `json:"steady_state"`
 	Excluded    []excludedJSON   `json:"excluded"`
+	Overhead    *overheadJSON    `json:"integration_overhead,omitempty"` // only with engine-bench.txt
 }
 
 // WriteSummary writes the normalized summary as indented JSON. Units are in
@@ -152,6 +153,10 @@ type summaryJSON struct {
 // sorted by encoding/json); floats have 10 significant digits and an
 // unbounded interval is null.
 func WriteSummary(w io.Writer, meta *result.Meta, s *stats.Summary) error {
+	return writeSummary(w, meta, s, nil)
+}
+
+func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead) error {
 	out := summaryJSON{
 		Schema: SummarySchema,
 		Meta:   meta,
@@ -169,6 +174,7 @@ func WriteSummary(w io.Writer, meta *result.Meta, s *stats.Summary) error {
 		BaselineCPU: []baselineJSON{},
 		SteadyState: []driftJSON{},
 		Excluded:    []excludedJSON{},
+		Overhead:    overheadSummary(ov),
 	}
 	for _, g := range s.Groups {
 		out.Groups = append(out.Groups, groupJSON{

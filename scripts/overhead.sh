@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Integration overhead: what each WAF module costs inside Envoy beyond its
+# engine alone. Runs the modes on headers@16 and json_4k@1, then the
+# in-process engine benchmarks (BenchmarkEngine/<engine>/<workload>) pinned to
+# the Envoy CPU into the run directory as engine-bench.txt, then rebuilds the
+# report, whose "Integration overhead" section gives
+#   (mode CPU/req − passthrough CPU/req) ÷ engine-only CPU/req   (goal ≤ 1.10).
+#
+# Usage: scripts/overhead.sh [repeats=3]
+# Environment: OVERHEAD_WORKLOADS (default headers@16,json_4k@1),
+#   OVERHEAD_ENVOY_CPU (default 0; Envoy and the benchmarks run on it),
+#   OVERHEAD_BENCHTIME (default 2s), OVERHEAD_COUNT (default 5),
+#   WAFBENCH_RULES (default build/crs/main.conf), RUN_FLAGS (extra run flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+repeats=${1:-3}
+workloads=${OVERHEAD_WORKLOADS:-headers@16,json_4k@1}
+cpu=${OVERHEAD_ENVOY_CPU:-0}
+benchtime=${OVERHEAD_BENCHTIME:-2s}
+count=${OVERHEAD_COUNT:-5}
+rules=${WAFBENCH_RULES:-$root/build/crs/main.conf}
+go=${GO:-go}
+case $repeats in '' | *[!0-9]* | 0)
+  echo "overhead: repeats: want a positive integer, got '$repeats'" >&2
+  exit 2
+  ;;
+esac
+
+# Everything the run and the benchmarks need: driver, both modules, the
+# static ModSecurity engine library (make -C filters/modsecurity, part of
+# modules) and the CRS export.
+make build modules crs
+[ -f "$rules" ] || { echo "overhead: rules $rules missing: run make crs or set WAFBENCH_RULES" >&2; exit 2; }
+mkdir -p build/bench
+"$go" test -c -o build/bench/coraza-engine.test ./filters/coraza/engine
+"$go" test -c -tags modsecurity_engine -o build/bench/modsecurity-engine.test ./filters/modsecurity/bench
+
+# 1. The run; it creates the run directory and names it on stdout.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# shellcheck disable=SC2086 # RUN_FLAGS is a list of flags
+build/wafbench run --suite seed --workloads "$workloads" --repeats "$repeats" --name overhead \
+  --envoy-cpus "$cpu" ${RUN_FLAGS:-} | tee "$log"
+dir=$(sed -n 's/^results: //p' "$log" | tail -1)
+if [ -z "$dir" ] || [ ! -d "$dir" ]; then
+  echo "overhead: no 'results: DIR' line from wafbench run" >&2
+  exit 1
+fi
+
+# 2. Engine-only benchmarks of the same workloads, pinned to the Envoy CPU;
+# GOMAXPROCS=1 keeps Go's GC workers on that CPU too, as inside Envoy.
+names=$(tr ',' '\n' <<<"$workloads" | sed 's/@.*//' | sort -u | paste -sd'|')
+out=$dir/engine-bench.txt
+{
+  echo "wafbench-rules: $rules"
+  echo "pinned-cpu: $cpu"
+  echo "gomaxprocs: 1"
+  echo "benchtime: $benchtime"
+  echo "git: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+} >"$out"
+for engine in modsecurity coraza; do
+  case $engine in
+    modsecurity) pkg=filters/modsecurity/bench ;;
+    coraza) pkg=filters/coraza/engine ;;
+  esac
+  # go test runs a test binary in its package directory; so do we.
+  (cd "$pkg" && WAFBENCH_RULES=$rules GOMAXPROCS=1 taskset -c "$cpu" "$root/build/bench/$engine-engine.test" \
+    -test.run '^$' -test.bench "^BenchmarkEngine\$/^$engine\$/^($names)\$" \
+    -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) | tee -a "$out"
+done
+grep -q "^BenchmarkEngine/" "$out" || { echo "overhead: no BenchmarkEngine results in $out" >&2; exit 1; }
+
+# 3. The report, now with the Integration overhead section.
+build/wafbench report "$dir"
+awk '/^## Integration overhead/ {p=1; print; next} p && /^## / {exit} p' "$dir/report.md"
+echo "report: $dir/report.md"
