@@ -355,6 +355,49 @@ func writePrecision(m *md, s *stats.Summary) {
 		m.row(g.WorkloadKey().String(), g.Mode, itoa(g.N), met(g.ReqPerS), met(g.CPUUsPerReq))
 	}
 	m.nl()
+	var rows [][]string
+	for i := range s.Comparisons {
+		c := &s.Comparisons[i]
+		if c.Metric != stats.MetricReqPerS && c.Metric != stats.MetricCPU {
+			continue
+		}
+		boot := ratioHalfWidth(c.MedianRatio, c.BootLo, c.BootHi)
+		verdict := "not met"
+		if c.N() < 2 {
+			verdict = "n/a"
+		} else if boot <= stats.PrecisionTargetPct {
+			verdict = "met"
+		}
+		rows = append(rows, []string{c.WorkloadKey.String(), c.Num + "/" + c.Den, c.Metric.Label(), itoa(c.N()),
+			f(c.MedianRatio, 3), halfWidth(boot), halfWidth(ratioHalfWidth(c.MedianRatio, c.OrderLo, c.OrderHi)), verdict})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.p("Paired ratios: half-width of the 95%% interval of the median ratio, relative to it (the larger side). " +
+		"The target is judged on the seeded bootstrap interval; the order-statistic interval (∞ below 6 repeats) is the more conservative check.")
+	m.nl()
+	m.head("workload", "ratio", "metric", "n", "median", "bootstrap ±", "order-stat ±", "±3% target")
+	for _, r := range rows {
+		m.row(r...)
+	}
+	m.nl()
+}
+
+// ratioHalfWidth is the larger distance from the median to an interval end,
+// in percent of the median; +Inf for an unbounded or missing interval.
+func ratioHalfWidth(median, lo, hi float64) float64 {
+	if median == 0 || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || (lo == 0 && hi == 0) {
+		return math.Inf(1)
+	}
+	return 100 * math.Max(hi-median, median-lo) / median
+}
+
+func halfWidth(v float64) string {
+	if math.IsInf(v, 1) {
+		return "±∞"
+	}
+	return "±" + f(v, 1) + "%"
 }
 
 func writeSteady(m *md, s *stats.Summary) {
