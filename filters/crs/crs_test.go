@@ -87,11 +87,15 @@ func TestExport(t *testing.T) {
 				inc = append(inc, p)
 			}
 		}
-		if got, want := len(inc), 2+WantRuleFiles; got != want {
+		if got, want := len(inc), 3+WantRuleFiles; got != want {
 			t.Errorf("Include lines: got %d, want %d", got, want)
 		}
 		if !strings.HasSuffix(inc[0], CommonFile) || !strings.HasSuffix(inc[1], SetupFile) {
 			t.Errorf("Include order: got %q, %q first; want %s then %s", inc[0], inc[1], CommonFile, SetupFile)
+		}
+		// The phase-1 block follows CRS initialization (see phase1Conf).
+		if !strings.HasSuffix(inc[2], "REQUEST-901-INITIALIZATION.conf") || !strings.HasSuffix(inc[3], Phase1File) {
+			t.Errorf("Include order: got %q, %q; want REQUEST-901-INITIALIZATION.conf then %s", inc[2], inc[3], Phase1File)
 		}
 	})
 	t.Run("common conf", func(t *testing.T) {
@@ -99,11 +103,15 @@ func TestExport(t *testing.T) {
 		for _, want := range []string{
 			"SecRuleEngine On\n", "SecRequestBodyLimit 1048576\n", "SecRequestBodyLimitAction Reject\n",
 			"SecRequestBodyJsonDepthLimit 1024\n", "SecArgumentsLimit 1000\n", "SecResponseBodyAccess Off\n",
-			"SecAuditEngine Off\n", "id:200001,", "id:100001,", "setvar:tx.blocking_paranoia_level=1",
+			"SecAuditEngine Off\n", "id:200001,", "setvar:tx.blocking_paranoia_level=1",
 		} {
 			if !bytes.Contains(b, []byte(want)) {
 				t.Errorf("%s lacks %q", CommonFile, want)
 			}
+		}
+		p1, _ := os.ReadFile(filepath.Join(dir, Phase1File))
+		if !bytes.Contains(p1, []byte(`"@streq phase1-block" "id:100001,phase:1,deny,status:403,`)) {
+			t.Errorf("%s lacks the phase-1 deny: %s", Phase1File, p1)
 		}
 	})
 	t.Run("manifest file", func(t *testing.T) {
