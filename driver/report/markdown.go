@@ -134,6 +134,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeOverhead(m, ov)
 	writePrecision(m, s)
 	writeSteady(m, s)
+	writeMemory(m, s)
 	writeExcluded(m, meta, s)
 	writeLimitations(m, meta, s)
 	if len(charts) > 0 {
@@ -423,6 +424,29 @@ func writeSteady(m *md, s *stats.Summary) {
 		if d.Flagged {
 			m.row(itoa(d.Trial), itoa(d.Repeat), d.Mode, d.WorkloadKey().String(), f(d.FirstMean, 0), f(d.SecondMean, 0), fmt.Sprintf("%+.1f%%", 100*d.Change))
 		}
+	}
+	m.nl()
+}
+
+func writeMemory(m *md, s *stats.Summary) {
+	m.p("## Memory")
+	m.nl()
+	var flagged []stats.Growth
+	for _, g := range s.Growth {
+		if g.Flagged {
+			flagged = append(flagged, g)
+		}
+	}
+	m.p("Envoy RSS at the end of each measured window vs right after its warmup: %d of %d windows grew by ≥ %d KiB and ≥ %d bytes per request (flagged as a possible per-request leak).",
+		len(flagged), len(s.Growth), stats.GrowthMinKiB, stats.GrowthMinBytesPerReq)
+	m.nl()
+	if len(flagged) == 0 {
+		return
+	}
+	m.head("trial", "repeat", "mode", "workload", "requests", "RSS after warmup MiB", "RSS at end MiB", "bytes/request")
+	for _, g := range flagged {
+		m.row(itoa(g.Trial), itoa(g.Repeat), g.Mode, g.WorkloadKey().String(), itoa(int(g.Requests)),
+			f(float64(g.BeforeKiB)/1024, 1), f(float64(g.AfterKiB)/1024, 1), f(g.BytesPerRequest, 0))
 	}
 	m.nl()
 }

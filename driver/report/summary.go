@@ -99,6 +99,19 @@ type baselineJSON struct {
 	BootHi   num          `json:"bootstrap_ci_hi"`
 }
 
+type growthJSON struct {
+	Trial           int    `json:"trial"`
+	Repeat          int    `json:"repeat"`
+	Mode            string `json:"mode"`
+	Workload        string `json:"workload"`
+	Conns           int    `json:"conns"`
+	Requests        int64  `json:"requests"`
+	BeforeKiB       int64  `json:"rss_after_warmup_kib"`
+	AfterKiB        int64  `json:"rss_end_kib"`
+	BytesPerRequest num    `json:"growth_bytes_per_request"`
+	Flagged         bool   `json:"flagged"`
+}
+
 type driftJSON struct {
 	Trial      int    `json:"trial"`
 	Repeat     int    `json:"repeat"`
@@ -144,6 +157,7 @@ type summaryJSON struct {
 	Comparisons []comparisonJSON `json:"comparisons"`
 	BaselineCPU []baselineJSON   `json:"baseline_adjusted_cpu"`
 	SteadyState []driftJSON      `json:"steady_state"`
+	Memory      []growthJSON     `json:"memory_growth"`
 	Excluded    []excludedJSON   `json:"excluded"`
 	Overhead    *overheadJSON    `json:"integration_overhead,omitempty"` // only with engine-bench.txt
 }
@@ -206,6 +220,10 @@ func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead
 			FirstMean: num(d.FirstMean), SecondMean: num(d.SecondMean), ChangePct: num(100 * d.Change),
 			Flagged: d.Flagged, TooShort: d.TooShort,
 		})
+	}
+	for _, g := range s.Growth {
+		out.Memory = append(out.Memory, growthJSON{g.Trial, g.Repeat, g.Mode, g.Workload, g.Conns, g.Requests,
+			g.BeforeKiB, g.AfterKiB, num(g.BytesPerRequest), g.Flagged})
 	}
 	for _, e := range s.Excluded {
 		out.Excluded = append(out.Excluded, excludedJSON{e.Trial, e.Repeat, e.Mode, e.Workload, e.Conns, e.Reason})

@@ -91,7 +91,6 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
 	}
 	cfg.Progress.Trial(tr, "starting envoy")
-	spawn := time.Now()
 	p, err := StartEnvoy(ctx, cfg.Envoy, envoy.Mode(tr.Mode), up.Addr, cfg.Dir, tmp, tag)
 	if err != nil {
 		return failTrial(cfg, tr, err), err
@@ -101,7 +100,6 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		AdminReadyMs:    ms(p.AdminReady),
 		ListenerReadyMs: ms(p.ListenerReady),
 	}
-	_ = spawn
 
 	statsRel := filepath.Join("stats", tag+".json")
 	var recs []result.Record
@@ -321,7 +319,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 	return recs
 }
 
-// BuildRequest serializes a workload's request once.
+// buildRequest serializes a workload's request once.
 func buildRequest(set *profile.Set, c profile.Case, mode string) load.Request {
 	w := c.Workload
 	var host string

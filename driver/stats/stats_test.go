@@ -247,3 +247,34 @@ func TestCheckDrift(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckGrowth(t *testing.T) {
+	rec := func(before, after, requests int64) *result.Record {
+		return &result.Record{Mode: "modsecurity", Workload: "phase1_block", Conns: 1, Requests: requests,
+			Memory: result.Memory{RSSAfterWarmupKiB: before, RSSEndKiB: after}}
+	}
+	tests := []struct {
+		name    string
+		r       *result.Record
+		flagged bool
+		perReq  float64
+	}{
+		{"leak seen in the seed run", rec(121856, 139162, 27296), true, 649.2},
+		{"flat", rec(115800, 115900, 100000), false, 1.0},
+		{"big step, many requests", rec(100000, 103000, 1000000), false, 3.1},
+		{"per-request but small total", rec(100000, 101000, 1000), false, 1024},
+		{"shrank", rec(130000, 128000, 5000), false, -409.6},
+		{"no memory sample", rec(0, 0, 5000), false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := CheckGrowth(tt.r)
+			if g.Flagged != tt.flagged {
+				t.Errorf("flagged: got %v, want %v (%+v)", g.Flagged, tt.flagged, g)
+			}
+			if math.Abs(g.BytesPerRequest-tt.perReq) > 0.1 {
+				t.Errorf("bytes/request: got %.1f, want %.1f", g.BytesPerRequest, tt.perReq)
+			}
+		})
+	}
+}
