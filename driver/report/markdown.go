@@ -125,6 +125,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 		len(recs)-len(s.Excluded), len(s.Excluded))
 	m.nl()
 
+	writeHeadline(m, s)
 	writeMethod(m, meta, recs, s)
 	writeEnvironment(m, meta, recs)
 	writeVersions(m, meta)
@@ -424,6 +425,65 @@ func writeSteady(m *md, s *stats.Summary) {
 		if d.Flagged {
 			m.row(itoa(d.Trial), itoa(d.Repeat), d.Mode, d.WorkloadKey().String(), f(d.FirstMean, 0), f(d.SecondMean, 0), fmt.Sprintf("%+.1f%%", 100*d.Change))
 		}
+	}
+	m.nl()
+}
+
+// writeHeadline is one row per workload: median req/s and Envoy CPU µs per
+// request of every mode side by side, and the median paired modsecurity ÷
+// coraza CPU ratio.
+func writeHeadline(m *md, s *stats.Summary) {
+	if len(s.Groups) == 0 {
+		return
+	}
+	m.p("## Headline")
+	m.nl()
+	m.p("Medians over repeats: throughput (req/s) and Envoy CPU per request (µs, all Envoy threads, schedstat). Intervals, tests and verdicts are in the sections below.")
+	m.nl()
+	cells := []string{"workload"}
+	for _, mode := range s.Modes {
+		cells = append(cells, mode+" req/s")
+	}
+	for _, mode := range s.Modes {
+		cells = append(cells, mode+" CPU µs/req")
+	}
+	cpuRatio := func(w stats.WorkloadKey) string {
+		for i := range s.Comparisons {
+			c := &s.Comparisons[i]
+			if c.WorkloadKey == w && c.Num == "modsecurity" && c.Den == "coraza" && c.Metric == stats.MetricCPU && c.N() > 0 {
+				return f(c.MedianRatio, 2)
+			}
+		}
+		return ""
+	}
+	withRatio := false
+	for _, w := range s.Workloads {
+		if cpuRatio(w) != "" {
+			withRatio = true
+		}
+	}
+	if withRatio {
+		cells = append(cells, "modsecurity/coraza CPU")
+	}
+	m.head(cells...)
+	for _, w := range s.Workloads {
+		row := []string{w.String()}
+		for _, metric := range []func(*stats.Group) string{
+			func(g *stats.Group) string { return f(g.ReqPerS.Median, 0) },
+			func(g *stats.Group) string { return f(g.CPUUsPerReq.Median, 1) },
+		} {
+			for _, mode := range s.Modes {
+				if g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns}); g != nil {
+					row = append(row, metric(g))
+				} else {
+					row = append(row, "")
+				}
+			}
+		}
+		if withRatio {
+			row = append(row, cpuRatio(w))
+		}
+		m.row(row...)
 	}
 	m.nl()
 }
