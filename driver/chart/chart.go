@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -89,97 +90,152 @@ func newPlot(title, ylabel string) *plot.Plot {
 }
 
 // newCanvas makes the canvas render draws on; tests may swap it.
-var newCanvas = func() vg.CanvasWriterTo { return vgsvg.New(Width, Height) }
+var newCanvas = func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) }
 
-func render(w io.Writer, p *plot.Plot) error {
-	c := newCanvas()
+func render(w io.Writer, p *plot.Plot) error { return renderSized(w, p, Width, Height) }
+
+func renderSized(w io.Writer, p *plot.Plot, width, height vg.Length) error {
+	c := newCanvas(width, height)
 	p.Draw(draw.New(c))
 	_, err := c.WriteTo(w)
 	return err
 }
 
-// Throughput draws median req/s per workload (groups) and mode (bars), with
-// whiskers at the 95 % CI of the median where it is finite.
+// Throughput draws median req/s per workload (rows) and mode (bars) on a log
+// scale, with whiskers at the 95 % CI of the median where it is finite.
 func Throughput(w io.Writer, s *stats.Summary) error {
-	return groupedBars(w, s, "Throughput (median, 95% CI)", "requests/s",
+	return groupedBars(w, s, "Throughput (median over repeats, 95% CI)", "requests/s",
 		func(g *stats.Group) stats.Estimate { return g.ReqPerS })
 }
 
-// CPU draws median Envoy CPU µs per request per workload and mode, with
-// whiskers at the 95 % CI of the median where it is finite.
+// CPU draws median Envoy CPU µs per request per workload and mode on a log
+// scale, with whiskers at the 95 % CI of the median where it is finite.
 func CPU(w io.Writer, s *stats.Summary) error {
-	return groupedBars(w, s, "Envoy CPU per request (median, 95% CI)", "CPU µs/request",
+	return groupedBars(w, s, "Envoy CPU per request (median over repeats, 95% CI)", "CPU µs/request",
 		func(g *stats.Group) stats.Estimate { return g.CPUUsPerReq })
 }
 
-func groupedBars(w io.Writer, s *stats.Summary, title, ylabel string, f func(*stats.Group) stats.Estimate) error {
+// groupedBars draws horizontal bars, one row per workload and one bar per
+// mode, on a log scale: the modes differ by up to four orders of magnitude,
+// which a linear axis flattens to nothing. Each bar is labelled with its
+// value. gonum's BarChart cannot sit on a log axis (it starts at 0), hence
+// the small hand-written plotter below.
+func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stats.Group) stats.Estimate) error {
 	if len(s.Workloads) == 0 {
 		return fmt.Errorf("chart %q: no valid records", title)
 	}
-	p := newPlot(title, ylabel)
-	names := make([]string, len(s.Workloads))
+	n, k := len(s.Workloads), len(s.Modes)
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = unit + " (log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	// Rows top-down in the summary's workload order.
+	names := make([]string, n)
 	for i, wl := range s.Workloads {
-		names[i] = wl.String()
+		names[n-1-i] = wl.String()
 	}
-	p.NominalX(names...)
-	k := len(s.Modes)
-	barW := vg.Length(float64(Width) * 0.7 / float64(len(s.Workloads)*k+1))
-	ymax := 0.0
+	p.NominalY(names...)
+	// Viewers without Liberation Serif substitute a wider font and gonum
+	// positions text by its own metrics, so labels can run long: keep a gap.
+	p.Y.Padding = vg.Points(28)
+	bars := &hbars{height: 0.8 / float64(k), label: p.X.Tick.Label}
+	bars.label.Font.Size = vg.Points(7)
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, m := range s.Modes {
-		vals := make(plotter.Values, len(s.Workloads))
-		var wk whiskers
+		c := modeColor(m, i)
 		for j, wl := range s.Workloads {
 			g := s.Group(stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns})
 			if g == nil {
 				continue
 			}
 			e := f(g)
-			vals[j] = e.Median
-			ymax = math.Max(ymax, e.Median)
-			if !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) {
-				wk.x = append(wk.x, float64(j))
-				wk.lo = append(wk.lo, e.Lo)
-				wk.hi = append(wk.hi, e.Hi)
-				ymax = math.Max(ymax, e.Hi)
+			if !(e.Median > 0) || math.IsInf(e.Median, 0) {
+				continue
 			}
+			b := hbar{y: float64(n-1-j) + bars.height*(float64(k-1)/2-float64(i)), v: e.Median, color: c}
+			if e.Lo > 0 && !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) {
+				b.lo, b.hi = e.Lo, e.Hi
+				lo, hi = math.Min(lo, e.Lo), math.Max(hi, e.Hi)
+			}
+			lo, hi = math.Min(lo, e.Median), math.Max(hi, e.Median)
+			bars.bars = append(bars.bars, b)
 		}
-		b, err := plotter.NewBarChart(vals, barW)
-		if err != nil {
-			return fmt.Errorf("chart %q mode %s: %w", title, m, err)
-		}
-		off := barW * vg.Length(float64(i)-float64(k-1)/2)
-		b.Offset = off
-		b.Color = modeColor(m, i)
-		b.LineStyle.Width = 0
-		wk.offset = off
-		wk.capWidth = barW / 2
-		p.Add(b, &wk)
-		p.Legend.Add(m, b)
+		p.Legend.Add(m, swatch{c})
 	}
-	p.Y.Min = 0
-	p.Y.Max = ymax * 1.3 // room for the legend above the bars
-	return render(w, p)
+	if math.IsInf(lo, 0) {
+		return fmt.Errorf("chart %q: no positive values", title)
+	}
+	p.Add(bars)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	// Whole decades, with room on the right for the value labels and legend.
+	p.X.Min = math.Pow(10, math.Floor(math.Log10(lo)))
+	p.X.Max = math.Pow(10, math.Ceil(math.Log10(hi))+1)
+	p.Legend.Top = true
+	p.Legend.Left = false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(12), -vg.Points(6)
+	height := vg.Inch + vg.Length(n*k)*0.14*vg.Inch
+	if height < Height {
+		height = Height
+	}
+	return renderSized(w, p, Width, height)
 }
 
-// whiskers draws vertical CI bars at data x plus a fixed canvas offset, so
-// they sit on the bars of a grouped bar chart (plotter.YErrorBars has no
-// offset). Hand-written for that reason.
-type whiskers struct {
-	x, lo, hi []float64
-	offset    vg.Length
-	capWidth  vg.Length
+// hbar is one horizontal bar: a value at a row position, with an optional
+// 95 % interval (lo = hi = 0 when there is none).
+type hbar struct {
+	y, v, lo, hi float64
+	color        color.Color
 }
 
-func (wk *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
+// hbars draws bars from the left edge of a log-scaled X axis to their value,
+// whiskers for their intervals and the value as text beside each bar.
+type hbars struct {
+	bars   []hbar
+	height float64 // in Y data units
+	label  text.Style
+}
+
+func (hb *hbars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
-	for i := range wk.x {
-		x := trX(wk.x[i]) + wk.offset
-		ylo, yhi := trY(wk.lo[i]), trY(wk.hi[i])
-		c.StrokeLine2(ls, x, ylo, x, yhi)
-		c.StrokeLine2(ls, x-wk.capWidth/2, ylo, x+wk.capWidth/2, ylo)
-		c.StrokeLine2(ls, x-wk.capWidth/2, yhi, x+wk.capWidth/2, yhi)
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)}
+	for _, b := range hb.bars {
+		y0, y1 := trY(b.y-hb.height*0.45), trY(b.y+hb.height*0.45)
+		x0, x1 := trX(p.X.Min), trX(b.v)
+		c.FillPolygon(b.color, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+		end := x1
+		if b.hi > 0 {
+			ym, cap := trY(b.y), (y1-y0)/3
+			xl, xh := trX(b.lo), trX(b.hi)
+			c.StrokeLine2(ls, xl, ym, xh, ym)
+			c.StrokeLine2(ls, xl, ym-cap, xl, ym+cap)
+			c.StrokeLine2(ls, xh, ym-cap, xh, ym+cap)
+			end = max(end, xh)
+		}
+		sty := hb.label
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+		c.FillText(sty, vg.Point{X: end + vg.Points(3), Y: trY(b.y)}, formatValue(b.v))
 	}
+}
+
+// formatValue prints a bar's value with three significant figures at most.
+func formatValue(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// swatch is a legend thumbnail filled with a mode's colour.
+type swatch struct{ color color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.color, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
 // percentiles drawn by Latency, in order.
@@ -204,6 +260,7 @@ func Latency(w io.Writer, s *stats.Summary, wl stats.WorkloadKey) error {
 		names[i] = pc.name
 	}
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.3, float64(len(names))-0.7 // keep the end labels inside the canvas
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, m := range s.Modes {
 		g := s.Group(stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns})
@@ -242,19 +299,23 @@ func Latency(w io.Writer, s *stats.Summary, wl stats.WorkloadKey) error {
 // Series draws the completions in each second of the measured window for
 // each record, one line per record, labelled mode workload/cN.
 func Series(w io.Writer, title string, recs []result.Record) error {
-	p := newPlot(title, "completed requests per second")
+	p := newPlot(title, "completed requests per second (log scale)")
 	p.X.Label.Text = "second of measured window"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Left = false
-	ymax := 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
 	drawn := 0
 	for i, r := range recs {
-		if len(r.PerSecond) == 0 {
-			continue
-		}
-		xys := make(plotter.XYs, len(r.PerSecond))
+		var xys plotter.XYs
 		for j, v := range r.PerSecond {
-			xys[j] = plotter.XY{X: float64(j + 1), Y: float64(v)}
-			ymax = math.Max(ymax, float64(v))
+			if v > 0 { // a log axis has no zero; an empty second is left out
+				xys = append(xys, plotter.XY{X: float64(j + 1), Y: float64(v)})
+				lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
+			}
+		}
+		if len(xys) == 0 {
+			continue
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
@@ -263,14 +324,17 @@ func Series(w io.Writer, title string, recs []result.Record) error {
 		l.Color = plotutil.Color(i)
 		l.Dashes = plotutil.Dashes(i)
 		p.Add(l)
-		p.Legend.Add(r.Mode+" "+stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), l)
+		// The title names the trial's mode; one trial has one mode.
+		p.Legend.Add(stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), l)
 		drawn++
 	}
 	if drawn == 0 {
 		return fmt.Errorf("series chart %q: no per-second data", title)
 	}
-	p.Y.Min = 0
-	p.Y.Max = ymax * 1.3
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), -vg.Points(4)
+	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi*1.5)))
 	return render(w, p)
 }
 
