@@ -232,6 +232,13 @@ func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode
 	f := host.Collect(inRepo("."))
 	meta.GitSHA, meta.GitDirty, meta.GoVersion, meta.Arch = f.GitSHA, f.GitDirty, f.GoVersion, runtime.GOARCH
 	meta.Kernel, meta.CPUModel, meta.NumCPU, meta.Governor, meta.SMT = f.Kernel, f.CPUModel, f.NumCPU, f.Governor, f.SMT
+	// Envoy inherits this process's environment; record what changes how
+	// the engines run (Go's GC in the Coraza module, the stage timers).
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "WAFBENCH_STAGE_TIMERS"} {
+		if v, ok := os.LookupEnv(k); ok {
+			meta.Notes = append(meta.Notes, fmt.Sprintf("environment passed to Envoy: %s=%s", k, v))
+		}
+	}
 	sum, err := host.FileSHA256(st.spec.Binary)
 	if err != nil {
 		return err
