@@ -90,7 +90,7 @@ func Merge(dirs []string, out string, force bool) error {
 	}
 	diffs := EnvDiffs(names, metas)
 	if len(diffs) > 0 && !force {
-		return fmt.Errorf("merge: environments differ (use force to pool anyway):\n  %s", strings.Join(diffs, "\n  "))
+		return fmt.Errorf("environments differ (pass --force to pool anyway): %s", strings.Join(diffs, "; "))
 	}
 	if _, err := os.Stat(filepath.Join(out, result.RawFile)); err == nil {
 		return fmt.Errorf("merge: %s already holds %s; choose a new directory", out, result.RawFile)

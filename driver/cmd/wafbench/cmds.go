@@ -62,7 +62,7 @@ func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 	}
 	if err := report.Merge(fs.Args(), *out, *force); err != nil {
-		return usageError{err.Error()}
+		return usagef("merge: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", *out)
 	return nil
