@@ -1,0 +1,96 @@
+// Package enginebench gives the in-process engine benchmarks of both WAF
+// modules the same inputs: the workloads of profiles/*.yaml as a module sees
+// them inside Envoy, and the CRS entry point the modules load.
+package enginebench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"wafbench/driver/profile"
+	"wafbench/envoy"
+)
+
+// RulesEnv names the rules file the benchmarks load instead of the default
+// <repo>/build/crs/main.conf.
+const RulesEnv = "WAFBENCH_RULES"
+
+// Request is one workload as the filter receives it from Envoy.
+type Request struct {
+	Name string
+	// Headers is Envoy's header map after the HTTP/1.1 codec and the
+	// connection manager: pseudo-headers first (:authority carries Host),
+	// names lower-cased, content-length whenever the driver sent a body,
+	// and the x-forwarded-proto the connection manager adds (request IDs are
+	// off in our bootstrap).
+	Headers [][2]string
+	Body    []byte
+	Want    int // status the workload expects in a WAF mode
+}
+
+// Header returns the value of the (pseudo-)header name, or "".
+func (r Request) Header(name string) string {
+	for _, h := range r.Headers {
+		if h[0] == name {
+			return h[1]
+		}
+	}
+	return ""
+}
+
+// Requests builds every workload of the repository's profiles, so that the
+// benchmarks cannot drift from what the driver sends.
+func Requests() ([]Request, error) {
+	root, err := envoy.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	set, err := profile.LoadDir(filepath.Join(root, "profiles"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Request
+	for _, name := range set.WorkloadNames() {
+		w := set.Workloads[name]
+		body := w.BodyBytes()
+		hs := [][2]string{{":authority", ""}, {":path", w.FullPath()}, {":method", w.Method}, {":scheme", "http"}}
+		for _, h := range set.HeaderPairs(w) {
+			if strings.EqualFold(h[0], "host") {
+				hs[0][1] = h[1]
+				continue
+			}
+			hs = append(hs, [2]string{strings.ToLower(h[0]), h[1]})
+		}
+		if body != nil {
+			hs = append(hs, [2]string{"content-length", strconv.Itoa(len(body))})
+		}
+		hs = append(hs, [2]string{"x-forwarded-proto", "http"})
+		out = append(out, Request{Name: name, Headers: hs, Body: body, Want: w.Expected("waf")})
+	}
+	return out, nil
+}
+
+// RulesFile is the absolute path of the CRS entry point the modules load
+// ($WAFBENCH_RULES, else <repo>/build/crs/main.conf); the error says how to
+// create it.
+func RulesFile() (string, error) {
+	path := os.Getenv(RulesEnv)
+	if path == "" {
+		root, err := envoy.RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(root, "build", "crs", "main.conf")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("engine benchmark rules: %v; run `make crs` (writes build/crs/main.conf) or set %s", err, RulesEnv)
+	}
+	return abs, nil
+}
