@@ -48,46 +48,83 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
+// startServe runs `wafbench serve --mode mode` and returns it with the URL it
+// printed. The caller ends the process (a deferred Kill is registered).
+func startServe(t *testing.T, mode string) (*exec.Cmd, string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "serve", "--mode", mode)
+	cmd.Env = append(os.Environ(), "WAFBENCH_AS_MAIN=1")
+	cmd.Dir = "../../.."
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var url string
+	select {
+	case url = <-lines:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve printed no URL in 30s; stderr: %s", stderr.String())
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("serve printed %q, want http://127.0.0.1:PORT; stderr: %s", url, stderr.String())
+	}
+	return cmd, url
+}
+
+// TestServeWAF starts `wafbench serve` in each WAF mode and sends what a user
+// would with curl: a benign GET passes, an SQL injection is blocked.
+func TestServeWAF(t *testing.T) {
+	for _, mode := range []string{"modsecurity", "coraza"} {
+		t.Run(mode, func(t *testing.T) {
+			_, url := startServe(t, mode)
+			do := func(req *http.Request) int {
+				req.Header.Set("User-Agent", "wafbench/1.0")
+				req.Header.Set("Accept", "*/*")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			get, _ := http.NewRequest("GET", url+"/safe", nil)
+			if got := do(get); got != 200 {
+				t.Errorf("benign GET: got %d, want 200", got)
+			}
+			post, _ := http.NewRequest("POST", url+"/attack", strings.NewReader("user=1234+OR+1%3D1"))
+			post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if got := do(post); got != 403 {
+				t.Errorf("SQL injection: got %d, want 403", got)
+			}
+		})
+	}
+}
+
 // TestNoOrphans starts `wafbench serve` (real Envoy, real upstream), checks a
 // request flows, then ends the driver by SIGINT and by SIGKILL and requires
 // that neither Envoy nor the upstream outlives it.
 func TestNoOrphans(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
-			self, err := os.Executable()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(self, "serve", "--mode", "passthrough")
-			cmd.Env = append(os.Environ(), "WAFBENCH_AS_MAIN=1")
-			cmd.Dir = "../../.."
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			lines := make(chan string, 1)
-			go func() {
-				sc := bufio.NewScanner(stdout)
-				if sc.Scan() {
-					lines <- sc.Text()
-				}
-				close(lines)
-			}()
-			var url string
-			select {
-			case url = <-lines:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("serve printed no URL in 30s; stderr: %s", stderr.String())
-			}
-			if !strings.HasPrefix(url, "http://127.0.0.1:") {
-				t.Fatalf("serve printed %q, want http://127.0.0.1:PORT; stderr: %s", url, stderr.String())
-			}
+			cmd, url := startServe(t, "passthrough")
 			resp, err := http.Get(url + "/safe")
 			if err != nil {
 				t.Fatal(err)
