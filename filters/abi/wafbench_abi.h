@@ -1,6 +1,6 @@
 /*
  * wafbench_abi.h: the subset of the Envoy 1.40 dynamic-module ABI (ABI version
- * "v0.1.0") that the wafbench HTTP filter modules use.
+ * "v0.2.0") that the wafbench HTTP filter modules use.
  *
  * Written for this project from the public description of
  * source/extensions/dynamic_modules/abi/abi.h in envoyproxy/envoy. Envoy resolves
@@ -25,8 +25,20 @@ extern "C" {
 #include <stdint.h>
 #endif
 
-/* ABI version string returned by envoy_dynamic_module_on_program_init. */
-#define WAFBENCH_ENVOY_ABI_VERSION "v0.1.0"
+/*
+ * ABI version string returned by envoy_dynamic_module_on_program_init. Envoy
+ * compares it with its own as a string and only logs the outcome ("matched",
+ * else "deprecated" for any other value, v9.9.9 included); it calls the hooks
+ * the same way either way. 1.40.0's own is "v0.2.0". The declarations below
+ * were written from the newest public abi.h we could read (it still said
+ * v0.1.0; the 1.40.0 tag's text was not available here) and checked against
+ * the 1.40.0 binary: the 31 hook names it looks up are exactly the hooks
+ * declared here, every callback used is exported by it (make check-exports,
+ * make -C filters/coraza symbols), and filters/e2e exercises every hook and
+ * callback the modules use through it. Re-check against the 1.40 header text
+ * when it can be had.
+ */
+#define WAFBENCH_ENVOY_ABI_VERSION "v0.2.0"
 
 /* ------------------------------------------------------------------------ */
 /* Common types                                                             */

@@ -279,3 +279,19 @@ func assertServing(t testing.TB, mode envoy.Mode, after string) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestABIVersionMatched reads each WAF Envoy's log: Envoy 1.40 says whether
+// the module's ABI version string equals its own (see filters/abi).
+func TestABIVersionMatched(t *testing.T) {
+	for _, mode := range []envoy.Mode{envoy.ModSecurity, envoy.Coraza} {
+		t.Run(string(mode), func(t *testing.T) {
+			b, err := os.ReadFile(proxy(t, mode).LogPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "Dynamic module ABI version v0.2.0 matched") {
+				t.Errorf("envoy log of %s lacks \"Dynamic module ABI version v0.2.0 matched\"", mode)
+			}
+		})
+	}
+}

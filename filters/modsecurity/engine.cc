@@ -196,7 +196,7 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
   std::unique_ptr<Engine> engine(new Engine());
   try {
     engine->modsec_ = std::make_unique<modsecurity::ModSecurity>();
-    engine->modsec_->setConnectorInformation("wafbench-envoy-dynamic-module v0.1.0");
+    engine->modsec_->setConnectorInformation("wafbench-envoy-dynamic-module");
     engine->log_ = std::move(log);
     // Always install a callback: libmodsecurity then never writes to stderr
     // itself, and the text is dropped unless a LogFn was given.
