@@ -11,7 +11,8 @@ import (
 )
 
 // Progress prints one self-overwriting status line (trial i/N, mode,
-// workload, ETA) to a terminal. A nil *Progress prints nothing.
+// workload, elapsed, ETA) to a terminal, refreshed every second. A nil
+// *Progress prints nothing.
 type Progress struct {
 	w       io.Writer
 	trials  int
@@ -19,12 +20,18 @@ type Progress struct {
 	perCase time.Duration // warmup + duration
 	perTrl  time.Duration // startup estimate + trial warmup
 	start   time.Time
-	done    int
+
 	mu      sync.Mutex
+	done    int           // cases finished
+	msg     string        // what is running now
+	at      time.Time     // when msg was set
+	leftAt  time.Duration // planned time left when msg was set
+	stop    chan struct{}
+	stopped sync.WaitGroup
 }
 
 // NewProgress returns a progress printer for the planned run, or nil when w
-// is nil.
+// is nil. Call Done to end it.
 func NewProgress(w io.Writer, trials []plan.Trial, warmup, duration, trialWarmup time.Duration) *Progress {
 	if w == nil {
 		return nil
@@ -33,8 +40,29 @@ func NewProgress(w io.Writer, trials []plan.Trial, warmup, duration, trialWarmup
 	for _, t := range trials {
 		n += len(t.Cases)
 	}
-	return &Progress{w: w, trials: len(trials), cases: n, perCase: warmup + duration,
-		perTrl: time.Second + trialWarmup, start: time.Now()}
+	p := &Progress{w: w, trials: len(trials), cases: n, perCase: warmup + duration,
+		perTrl: time.Second + trialWarmup, start: time.Now(), stop: make(chan struct{})}
+	p.stopped.Add(1)
+	go p.tick()
+	return p
+}
+
+func (p *Progress) tick() {
+	defer p.stopped.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.msg != "" {
+				p.print()
+			}
+			p.mu.Unlock()
+		}
+	}
 }
 
 // Trial reports a trial-level step (starting, warming up).
@@ -42,7 +70,7 @@ func (p *Progress) Trial(t plan.Trial, what string) {
 	if p == nil {
 		return
 	}
-	p.print(fmt.Sprintf("trial %d/%d  %s  %s", t.Index, p.trials, t.Mode, what), t)
+	p.set(t, fmt.Sprintf("trial %d/%d  %s  %s", t.Index, p.trials, t.Mode, what))
 }
 
 // Case reports the start of the i-th case of trial t.
@@ -55,7 +83,7 @@ func (p *Progress) Case(t plan.Trial, c profile.Case, i int) {
 		p.done++
 	}
 	p.mu.Unlock()
-	p.print(fmt.Sprintf("trial %d/%d  %s  %s  (%d/%d measured)", t.Index, p.trials, t.Mode, c.Key(), p.done+1, p.cases), t)
+	p.set(t, fmt.Sprintf("trial %d/%d  %s  %s  (%d/%d measured)", t.Index, p.trials, t.Mode, c.Key(), p.done+1, p.cases))
 	if i == len(t.Cases)-1 {
 		p.mu.Lock()
 		p.done++
@@ -63,11 +91,18 @@ func (p *Progress) Case(t plan.Trial, c profile.Case, i int) {
 	}
 }
 
-func (p *Progress) print(s string, t plan.Trial) {
+func (p *Progress) set(t plan.Trial, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	left := time.Duration(p.cases-p.done)*p.perCase + time.Duration(p.trials-t.Index+1)*p.perTrl
-	fmt.Fprintf(p.w, "\r\033[K%s  elapsed %s  ETA %s", s, time.Since(p.start).Round(time.Second), left.Round(time.Second))
+	p.msg, p.at = msg, time.Now()
+	p.leftAt = time.Duration(p.cases-p.done)*p.perCase + time.Duration(p.trials-t.Index+1)*p.perTrl
+	p.print()
+}
+
+// print writes the current line; p.mu is held.
+func (p *Progress) print() {
+	left := max(p.leftAt-time.Since(p.at), 0)
+	fmt.Fprintf(p.w, "\r\033[K%s  elapsed %s  ETA %s", p.msg, time.Since(p.start).Round(time.Second), left.Round(time.Second))
 }
 
 // Done ends the status line.
@@ -75,5 +110,7 @@ func (p *Progress) Done() {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\033[Kdone in %s\n", time.Since(p.start).Round(time.Second))
+	close(p.stop)
+	p.stopped.Wait()
+	fmt.Fprintf(p.w, "\r\033[K%d of %d workloads measured in %s\n", p.done, p.cases, time.Since(p.start).Round(time.Second))
 }

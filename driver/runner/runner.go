@@ -51,6 +51,7 @@ var ErrTrialsFailed = errors.New("some trials failed")
 // Run executes every trial of cfg and appends records to cfg.Dir. It returns
 // ctx.Err() when interrupted; every finished record is already on disk.
 func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
+	defer cfg.Progress.Done()
 	tmp, err := os.MkdirTemp("", "wafbench-run-")
 	if err != nil {
 		return nil, err
@@ -78,7 +79,6 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 			fmt.Fprintf(os.Stderr, "wafbench: trial %d (%s, repeat %d) failed: %v\n", tr.Index, tr.Mode, tr.Repeat, err)
 		}
 	}
-	cfg.Progress.Done()
 	if failed > 0 {
 		return recs, fmt.Errorf("%w: %d of %d", ErrTrialsFailed, failed, len(cfg.Trials))
 	}
