@@ -229,18 +229,10 @@ func Summarize(recs []result.Record) *Summary {
 	}
 	sort.Slice(s.Workloads, func(i, j int) bool { return lessWorkload(s.Workloads[i], s.Workloads[j]) })
 	sort.SliceStable(s.Drift, func(i, j int) bool {
-		a, b := s.Drift[i], s.Drift[j]
-		if a.Trial != b.Trial {
-			return a.Trial < b.Trial
-		}
-		return lessWorkload(a.WorkloadKey(), b.WorkloadKey())
+		return lessTrial(s.Drift[i].Trial, s.Drift[i].Key, s.Drift[j].Trial, s.Drift[j].Key)
 	})
 	sort.SliceStable(s.Growth, func(i, j int) bool {
-		a, b := s.Growth[i], s.Growth[j]
-		if a.Trial != b.Trial {
-			return a.Trial < b.Trial
-		}
-		return lessWorkload(a.WorkloadKey(), b.WorkloadKey())
+		return lessTrial(s.Growth[i].Trial, s.Growth[i].Key, s.Growth[j].Trial, s.Growth[j].Key)
 	})
 
 	for _, w := range s.Workloads {
@@ -288,6 +280,14 @@ func ErrorCount(r *result.Record) int64 {
 		n += v
 	}
 	return n
+}
+
+// lessTrial orders per-record checks by trial, then workload.
+func lessTrial(ta int, a Key, tb int, b Key) bool {
+	if ta != tb {
+		return ta < tb
+	}
+	return lessWorkload(a.WorkloadKey(), b.WorkloadKey())
 }
 
 // Drift is the steady-state check of one record: the mean completions per
