@@ -280,7 +280,7 @@ func writeResults(m *md, s *stats.Summary) {
 			if g == nil {
 				continue
 			}
-			m.row(mode, itoa(g.N), f(g.ReqPerS.Median, 0), pct(g.ReqPerS), f(g.CPUUsPerReq.Median, 1), pct(g.CPUUsPerReq),
+			m.row(mode, itoa(g.N), f(g.ReqPerS.Median, 0), pct(g.ReqPerS), cpuCell(g.CPUUsPerReq.Median), pct(g.CPUUsPerReq),
 				f(g.P50Us.Median, 0), f(g.P95Us.Median, 0), f(g.P99Us.Median, 0), f(g.P999Us.Median, 0), f(g.MaxUs.Median, 0),
 				f(g.RSSEndKiB.Median/1024, 1), strconv.FormatInt(g.Errors, 10))
 		}
@@ -470,7 +470,7 @@ func writeHeadline(m *md, s *stats.Summary) {
 		row := []string{w.String()}
 		for _, metric := range []func(*stats.Group) string{
 			func(g *stats.Group) string { return f(g.ReqPerS.Median, 0) },
-			func(g *stats.Group) string { return f(g.CPUUsPerReq.Median, 1) },
+			func(g *stats.Group) string { return cpuCell(g.CPUUsPerReq.Median) },
 		} {
 			for _, mode := range s.Modes {
 				if g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns}); g != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"text/tabwriter"
 
 	"wafbench/driver/chart"
@@ -77,6 +78,15 @@ func writeFileAtomic(path string, b []byte) error {
 	return os.Rename(tmp, path)
 }
 
+// cpuCell prints CPU µs per request; "–" where no proxy process was measured
+// (ref-direct has none, so its CPU is not sampled).
+func cpuCell(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
 // Table writes one fixed-width row per record to w, for a terminal: trial,
 // repeat, mode, workload, conns, req/s, CPU µs/req, p50 and p99 in ms,
 // errors, and a note for interrupted or failed trials.
@@ -92,8 +102,8 @@ func Table(w io.Writer, recs []result.Record) error {
 		if r.Error != "" {
 			note = "  failed"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.3f\t%.3f\t%d\t%s\n",
-			r.Trial, r.Repeat, r.Mode, r.Workload, r.Conns, r.ReqPerS, r.CPU.UsPerRequest,
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%.0f\t%s\t%.3f\t%.3f\t%d\t%s\n",
+			r.Trial, r.Repeat, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpuCell(r.CPU.UsPerRequest),
 			r.Latency.P50Us/1000, r.Latency.P99Us/1000, stats.ErrorCount(r), note)
 	}
 	return tw.Flush()

@@ -20,6 +20,7 @@ import (
 	"wafbench/driver/plan"
 	"wafbench/driver/procstat"
 	"wafbench/driver/profile"
+	"wafbench/driver/refhost"
 	"wafbench/driver/result"
 	"wafbench/envoy"
 )
@@ -90,23 +91,22 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if len(tr.Cases) == 1 {
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
 	}
-	cfg.Progress.Trial(tr, "starting envoy")
-	p, err := StartEnvoy(ctx, cfg.Envoy, envoy.Mode(tr.Mode), up.Addr, cfg.Dir, tmp, tag)
+	cfg.Progress.Trial(tr, "starting "+processName(tr.Mode))
+	p, err := startProxy(ctx, cfg, tr.Mode, up.Addr, tmp, tag)
 	if err != nil {
 		return failTrial(cfg, tr, err), err
 	}
-	defer p.Stop(5 * time.Second)
-	startup := &result.Startup{
-		AdminReadyMs:    ms(p.AdminReady),
-		ListenerReadyMs: ms(p.ListenerReady),
-	}
+	defer p.stop()
 
-	statsRel := filepath.Join("stats", tag+".json")
+	statsRel := ""
+	if p.stats != nil {
+		statsRel = filepath.Join("stats", tag+".json")
+	}
 	var recs []result.Record
 	if cfg.TrialWarmup > 0 {
 		cfg.Progress.Trial(tr, "warming up")
 		wc := cfg.Cases[tr.Cases[0]]
-		if _, err := load.Run(ctx, load.Options{Target: p.ListenerAddr, Conns: wc.Conns, Duration: cfg.TrialWarmup}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
+		if _, err := load.Run(ctx, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
 			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
 		}
 	}
@@ -117,7 +117,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		rec := measure(ctx, cfg, tr, c, p, up)
 		rec.StatsFile = statsRel
 		if i == 0 {
-			rec.Startup = startup
+			rec.Startup = p.startup
 		}
 		if err := result.Append(cfg.Dir, &rec); err != nil {
 			return recs, err
@@ -134,13 +134,55 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			break
 		}
 	}
-	if err := saveStats(ctx, cfg.Dir, statsRel, p); err != nil && trialErr == nil && ctx.Err() == nil {
-		trialErr = err
+	if p.stats != nil {
+		if err := saveStats(ctx, cfg.Dir, statsRel, p.stats); err != nil && trialErr == nil && ctx.Err() == nil {
+			trialErr = err
+		}
 	}
 	return recs, trialErr
 }
 
-func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *envoy.Process, up *Upstream) result.Record {
+// proxy is what a trial measures: a fresh Envoy, or a reference host.
+type proxy struct {
+	addr    string
+	pid     int // the process sampled and verified; 0 for ref-direct (no proxy)
+	startup *result.Startup
+	stats   func(context.Context) ([]byte, error) // admin stats; nil when there are none
+	stop    func()
+}
+
+func processName(mode string) string {
+	switch {
+	case mode == refhost.Direct:
+		return "no proxy"
+	case refhost.IsMode(mode):
+		return "nginx"
+	}
+	return "envoy"
+}
+
+func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
+	if refhost.IsMode(mode) {
+		h, err := refhost.Start(ctx, refhost.Spec{Mode: mode, UpstreamAddr: upstreamAddr, RulesFile: cfg.Envoy.RulesFile,
+			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
+		if err != nil {
+			return nil, err
+		}
+		p := &proxy{addr: h.Addr, pid: h.PID, stop: h.Stop}
+		if h.PID != 0 {
+			p.startup = &result.Startup{ListenerReadyMs: ms(h.Ready)}
+		}
+		return p, nil
+	}
+	e, err := StartEnvoy(ctx, cfg.Envoy, envoy.Mode(mode), upstreamAddr, cfg.Dir, tmp, tag)
+	if err != nil {
+		return nil, err
+	}
+	return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, stop: func() { e.Stop(5 * time.Second) },
+		startup: &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)}}, nil
+}
+
+func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rec := result.Record{
 		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
 		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed",
@@ -155,14 +197,14 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	var rec0 *perf.Recording
 	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
 	check := func(when string) {
-		threads, err := verifyAffinity(cfg, p.PID, up.PID(), when)
+		threads, err := verifyAffinity(cfg, processName(tr.Mode), p.pid, up.PID(), when)
 		rec.Affinity = append(rec.Affinity, threads...)
 		if err != nil && sampleErr == nil {
 			sampleErr = err
 		}
 	}
 	opts := load.Options{
-		Target:      p.ListenerAddr,
+		Target:      p.addr,
 		Conns:       c.Conns,
 		Warmup:      cfg.Warmup,
 		Duration:    cfg.Duration,
@@ -170,19 +212,24 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		Rate:        cfg.Rate,
 		OnWarmupEnd: func() {
 			var err error
-			if before, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
-				sampleErr = err
+			if p.pid != 0 {
+				if before, err = procstat.Sample(p.pid); err != nil && sampleErr == nil {
+					sampleErr = err
+				}
 			}
 			check("after_warmup")
-			if cfg.PerfFreqHz > 0 {
-				if rec0, err = perf.Start(p.PID, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
+			if cfg.PerfFreqHz > 0 && p.pid != 0 {
+				if rec0, err = perf.Start(p.pid, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
 					sampleErr = err
 				}
 			}
 		},
 		OnMeasureEnd: func() {
+			if p.pid == 0 {
+				return
+			}
 			var err error
-			if after, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
+			if after, err = procstat.Sample(p.pid); err != nil && sampleErr == nil {
 				sampleErr = err
 			}
 		},
@@ -265,9 +312,10 @@ func fillLoad(rec *result.Record, res *load.Result) {
 	}
 }
 
-// verifyAffinity reads the affinity of every thread of Envoy, the upstream
-// and this driver, and fails on the first thread outside its set.
-func verifyAffinity(cfg *Config, envoyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
+// verifyAffinity reads the affinity of every thread of the proxy (Envoy or a
+// reference host; skipped when proxyPID is 0), the upstream and this driver,
+// and fails on the first thread outside its set.
+func verifyAffinity(cfg *Config, proxyName string, proxyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
 	var out []result.ThreadAffinity
 	var firstErr error
 	for _, p := range []struct {
@@ -275,10 +323,13 @@ func verifyAffinity(cfg *Config, envoyPID, upstreamPID int, when string) ([]resu
 		pid  int
 		want []int
 	}{
-		{"envoy", envoyPID, cfg.Envoy.CPUs},
+		{proxyName, proxyPID, cfg.Envoy.CPUs},
 		{"upstream", upstreamPID, cfg.UpstreamCPU},
 		{"client", os.Getpid(), cfg.ClientCPUs},
 	} {
+		if p.pid == 0 {
+			continue
+		}
 		threads, err := cpu.Verify(p.pid, p.want)
 		for _, t := range threads {
 			out = append(out, result.ThreadAffinity{Process: p.name, TID: t.TID, Name: t.Name, CPUs: t.CPUs, When: when})
@@ -290,10 +341,10 @@ func verifyAffinity(cfg *Config, envoyPID, upstreamPID int, when string) ([]resu
 	return out, firstErr
 }
 
-func saveStats(ctx context.Context, dir, rel string, p *envoy.Process) error {
+func saveStats(ctx context.Context, dir, rel string, stats func(context.Context) ([]byte, error)) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	b, err := p.Stats(sctx)
+	b, err := stats(sctx)
 	if err != nil {
 		return fmt.Errorf("admin /stats: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/refhost"
 	"wafbench/driver/runner"
 	"wafbench/envoy"
 )
@@ -128,6 +129,12 @@ func (s *stackFlags) resolve(modes []envoy.Mode) (*resolved, error) {
 		clientCPUs: clientCPUs, upstreamCPUs: upstreamCPUs, envoyVersion: ver,
 	}
 	for _, m := range modes {
+		if refhost.IsMode(string(m)) {
+			if err := refhost.Check(string(m)); err != nil {
+				return nil, usagef("mode %s: %v", m, err)
+			}
+			continue
+		}
 		if m == envoy.Passthrough {
 			continue
 		}
@@ -155,9 +162,13 @@ func parseModes(s string) ([]envoy.Mode, error) {
 		if f == "" {
 			continue
 		}
+		if refhost.IsMode(f) {
+			out = append(out, envoy.Mode(f))
+			continue
+		}
 		m, err := envoy.ParseMode(f)
 		if err != nil {
-			return nil, usageError{err.Error()}
+			return nil, usagef("unknown mode %q (want passthrough, modsecurity, coraza, %s)", f, strings.Join(refhost.Modes, ", "))
 		}
 		out = append(out, m)
 	}

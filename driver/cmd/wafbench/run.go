@@ -20,6 +20,7 @@ import (
 	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
+	"wafbench/driver/refhost"
 	"wafbench/driver/report"
 	"wafbench/driver/result"
 	"wafbench/driver/runner"
@@ -54,7 +55,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	)
 	sf.register(fs)
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
-	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare")
+	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare; reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity (nginx + ModSecurity connector, same CRS)")
 	fs.StringVar(&workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
 	fs.StringVar(&profilesDir, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
 	fs.StringVar(&resultsDir, "results", inRepo("results"), "parent directory of run directories")
@@ -246,7 +247,7 @@ func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode
 	meta.EnvoySHA256 = sum
 	waf := false
 	for _, m := range modes {
-		if m == envoy.Passthrough {
+		if m == envoy.Passthrough || string(m) == refhost.Direct {
 			continue
 		}
 		waf = true
@@ -293,6 +294,14 @@ func crsMeta(man *crs.Manifest, dir string) *result.CRS {
 }
 
 func describeModule(dir string, m envoy.Mode) (result.Module, error) {
+	if refhost.IsMode(string(m)) {
+		mod := result.Module{Path: refhost.NginxModule, Engine: "libmodsecurity (nginx connector)", Build: refhost.Version(string(m)) + " (Debian packages)"}
+		mod.SHA256, _ = host.FileSHA256(refhost.NginxModule)
+		if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
+			mod.EngineVersion = strings.TrimSpace(string(out))
+		}
+		return mod, nil
+	}
 	path := filepath.Join(dir, "libwafbench_"+string(m)+".so")
 	sum, err := host.FileSHA256(path)
 	if err != nil {
