@@ -389,8 +389,12 @@ func buildRequest(set *profile.Set, c profile.Case, mode string) load.Request {
 }
 
 func logLine(r *result.Record) string {
-	s := fmt.Sprintf("trial %d %-11s %-16s c=%-3d %9.0f req/s %8.1f µs-cpu/req p99 %8.0f µs",
-		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, r.CPU.UsPerRequest, r.Latency.P99Us)
+	cpu := "       –"
+	if r.CPU.UsPerRequest > 0 {
+		cpu = fmt.Sprintf("%8.1f", r.CPU.UsPerRequest)
+	}
+	s := fmt.Sprintf("trial %d %-11s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
+		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
 	if r.Error != "" {
 		s += "  ERROR " + r.Error
 	}
