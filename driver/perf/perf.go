@@ -12,15 +12,14 @@ import (
 	"syscall"
 	"time"
 
-	"wafbench/driver/cpu"
+	"wafbench/driver/child"
 )
 
 // Recording is a perf record process attached to one pid.
 type Recording struct {
-	cmd    *exec.Cmd
+	proc   *child.Process
 	out    string
 	stderr bytes.Buffer
-	done   chan error
 }
 
 // Available reports whether perf can be run, with a reason when not.
@@ -34,27 +33,22 @@ func Available() error {
 // Start attaches `perf record -e cpu-clock -g` at freqHz to pid, writing to
 // out. perf itself runs on cpus so it does not steal the profiled CPU.
 func Start(pid int, out string, freqHz int, cpus []int) (*Recording, error) {
-	r := &Recording{out: out, done: make(chan error, 1)}
-	r.cmd = exec.Command("perf", "record", "-e", "cpu-clock", "-F", fmt.Sprint(freqHz), "-g",
+	r := &Recording{out: out}
+	cmd := exec.Command("perf", "record", "-e", "cpu-clock", "-F", fmt.Sprint(freqHz), "-g",
 		"-p", fmt.Sprint(pid), "-o", out, "--quiet")
-	r.cmd.Stderr = &r.stderr
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cpu.StartPinned(r.cmd, cpus); err != nil {
+	cmd.Stderr = &r.stderr
+	proc, err := child.Start(cmd, cpus)
+	if err != nil {
 		return nil, fmt.Errorf("perf record: %w", err)
 	}
-	go func() { r.done <- r.cmd.Wait() }()
+	r.proc = proc
 	return r, nil
 }
 
 // Stop ends the recording (SIGINT, as perf expects) and waits for the data
 // file to be complete.
 func (r *Recording) Stop() error {
-	_ = r.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-r.done:
-	case <-time.After(30 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
+	if killed := r.proc.Stop(syscall.SIGINT, 30*time.Second); killed {
 		return fmt.Errorf("perf record did not stop within 30s: %s", r.stderr.String())
 	}
 	if st, err := os.Stat(r.out); err != nil || st.Size() == 0 {

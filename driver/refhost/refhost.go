@@ -17,7 +17,7 @@ import (
 	"text/template"
 	"time"
 
-	"wafbench/driver/cpu"
+	"wafbench/driver/child"
 )
 
 // Reference modes.
@@ -67,13 +67,11 @@ type Spec struct {
 // Process is a running reference host. For ref-direct there is no process:
 // PID is 0 and Addr is the upstream's.
 type Process struct {
-	PID      int
-	Addr     string
-	Ready    time.Duration // spawn → accepting connections
-	LogPath  string
-	cmd      *exec.Cmd
-	done     chan error
-	stopOnce bool
+	PID     int
+	Addr    string
+	Ready   time.Duration // spawn → accepting connections
+	LogPath string
+	proc    *child.Process
 }
 
 // Start starts the host of spec.Mode and waits until it accepts connections.
@@ -160,48 +158,34 @@ func startNginx(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	spawn := time.Now()
-	if err := cpu.StartPinned(cmd, spec.CPUs); err != nil {
+	proc, err := child.Start(cmd, spec.CPUs)
+	if err != nil {
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
-	p := &Process{PID: cmd.Process.Pid, Addr: listen, LogPath: logPath, cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", listen, 200*time.Millisecond); err == nil {
-			c.Close()
-			p.Ready = time.Since(spawn)
-			return p, nil
+	p := &Process{PID: proc.PID(), Addr: listen, LogPath: logPath, proc: proc}
+	err = proc.Poll(ctx, 30*time.Second, 20*time.Millisecond, func() bool {
+		c, err := net.DialTimeout("tcp", listen, 200*time.Millisecond)
+		if err != nil {
+			return false
 		}
-		select {
-		case err := <-p.done:
-			tail, _ := os.ReadFile(logPath)
-			return nil, fmt.Errorf("nginx exited before listening (%v): %s", err, lastLines(string(tail), 5))
-		case <-ctx.Done():
-			p.Stop()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.Stop()
-			return nil, fmt.Errorf("nginx did not listen on %s within 30s; log %s", listen, logPath)
-		}
+		c.Close()
+		return true
+	})
+	if err != nil {
+		p.Stop()
+		tail, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("nginx did not listen on %s: %w; %s", listen, err, lastLines(string(tail), 5))
 	}
+	p.Ready = time.Since(spawn)
+	return p, nil
 }
 
-// Stop ends the host's process group and reaps it.
+// Stop ends the host's process group (SIGQUIT: nginx's graceful stop) and
+// reaps it. A ref-direct Process has nothing to stop.
 func (p *Process) Stop() {
-	if p == nil || p.cmd == nil || p.stopOnce {
-		return
-	}
-	p.stopOnce = true
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGQUIT)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+	if p != nil && p.proc != nil {
+		p.proc.Stop(syscall.SIGQUIT, 5*time.Second)
 	}
 }
 

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,15 +10,14 @@ import (
 	"syscall"
 	"time"
 
-	"wafbench/driver/cpu"
+	"wafbench/driver/child"
 	"wafbench/envoy"
 )
 
 // Upstream is the loopback upstream server, a child process of its own.
 type Upstream struct {
 	Addr string
-	cmd  *exec.Cmd
-	done chan error
+	proc *child.Process
 }
 
 // StartUpstream starts `self upstream` pinned to cpus and waits until it
@@ -29,47 +27,33 @@ func StartUpstream(ctx context.Context, self string, cpus []int, workDir string)
 	_ = os.Remove(addrFile)
 	cmd := exec.Command(self, "upstream", "--listen", "127.0.0.1:0", "--addr-file", addrFile)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cpu.StartPinned(cmd, cpus); err != nil {
+	proc, err := child.Start(cmd, cpus)
+	if err != nil {
 		return nil, fmt.Errorf("start upstream: %w", err)
 	}
-	u := &Upstream{cmd: cmd, done: make(chan error, 1)}
-	go func() { u.done <- cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			u.Addr = strings.TrimSpace(string(b))
-			return u, nil
+	u := &Upstream{proc: proc}
+	err = proc.Poll(ctx, 10*time.Second, 5*time.Millisecond, func() bool {
+		b, err := os.ReadFile(addrFile)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
 		}
-		select {
-		case err := <-u.done:
-			return nil, fmt.Errorf("upstream exited before listening: %v", err)
-		case <-ctx.Done():
-			u.Stop()
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			u.Stop()
-			return nil, errors.New("upstream did not report its address within 10s")
-		}
+		u.Addr = strings.TrimSpace(string(b))
+		return true
+	})
+	if err != nil {
+		u.Stop()
+		return nil, fmt.Errorf("upstream did not report its address: %w", err)
 	}
+	return u, nil
 }
 
 // PID is the upstream's process id.
-func (u *Upstream) PID() int { return u.cmd.Process.Pid }
+func (u *Upstream) PID() int { return u.proc.PID() }
 
 // Stop ends the upstream's process group and reaps it.
 func (u *Upstream) Stop() {
-	if u == nil || u.cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-u.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-u.done:
-	case <-time.After(3 * time.Second):
-		_ = syscall.Kill(-u.cmd.Process.Pid, syscall.SIGKILL)
-		<-u.done
+	if u != nil {
+		u.proc.Stop(syscall.SIGTERM, 3*time.Second)
 	}
 }
 
