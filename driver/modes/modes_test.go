@@ -1,0 +1,100 @@
+package modes
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Name
+		wantErr string
+	}{
+		{in: "passthrough", want: Name{Base: Passthrough, Host: Envoy}},
+		{in: "modsecurity", want: Name{Base: ModSecurity, Engine: ModSecurity, Host: Envoy}},
+		{in: "modsecurity@3.0.14-pgo", want: Name{Base: ModSecurity, Build: "3.0.14-pgo", Engine: ModSecurity, Host: Envoy}},
+		{in: "coraza@re2", want: Name{Base: Coraza, Build: "re2", Engine: Coraza, Host: Envoy}},
+		{in: "ref-direct", want: Name{Base: RefDirect, Host: Direct}},
+		{in: "ref-nginx-modsecurity@3.0.14-lto", want: Name{Base: RefNginxModSecurity, Build: "3.0.14-lto", Engine: ModSecurity, Host: Nginx}},
+		{in: "nginx", wantErr: `unknown mode "nginx"`},
+		{in: "coraza@", wantErr: "empty build"},
+		{in: "passthrough@x", wantErr: "has no builds"},
+		{in: "ref-direct@x", wantErr: "has no builds"},
+		{in: "coraza@a/b", wantErr: "may not contain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := Parse(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("Parse(%q) = %+v, want %+v", tt.in, got, tt.want)
+			}
+			if got.String() != tt.in {
+				t.Errorf("String() = %q, want %q", got.String(), tt.in)
+			}
+		})
+	}
+}
+
+func TestExpectKeys(t *testing.T) {
+	tests := map[string][]string{
+		"passthrough":             {"passthrough", "default"},
+		"ref-direct":              {"ref-direct", "default"},
+		"coraza":                  {"coraza", "waf", "default"},
+		"modsecurity@3.0.14-o2":   {"modsecurity@3.0.14-o2", "modsecurity", "waf", "default"},
+		"ref-nginx-modsecurity@x": {"ref-nginx-modsecurity@x", "ref-nginx-modsecurity", "waf", "default"},
+	}
+	for mode, want := range tests {
+		if got := ExpectKeys(mode); !reflect.DeepEqual(got, want) {
+			t.Errorf("ExpectKeys(%q) = %v, want %v", mode, got, want)
+		}
+	}
+}
+
+func TestSort(t *testing.T) {
+	got := []string{"ref-nginx-modsecurity", "coraza@re2", "modsecurity@3.0.14-pgo", "coraza", "ref-direct", "modsecurity", "passthrough", "modsecurity@3.0.14-o2"}
+	Sort(got)
+	want := []string{"passthrough", "modsecurity", "modsecurity@3.0.14-o2", "modsecurity@3.0.14-pgo", "coraza", "coraza@re2", "ref-direct", "ref-nginx-modsecurity"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Sort = %v, want %v", got, want)
+	}
+}
+
+func TestPalette(t *testing.T) {
+	all := []string{"coraza@re2", "modsecurity", "coraza", "passthrough", "modsecurity@3.0.14-pgo", "coraza@pgo", "mystery"}
+	p := Palette(all)
+	if len(p) != len(all) {
+		t.Fatalf("Palette gave %d colours for %d modes", len(p), len(all))
+	}
+	seen := map[[4]uint8]string{}
+	for m, c := range p {
+		k := [4]uint8{c.R, c.G, c.B, c.A}
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s and %s share colour %v", m, other, c)
+		}
+		seen[k] = m
+	}
+	// The default build keeps its engine's colour whatever else is plotted.
+	alone := Palette([]string{"coraza", "passthrough"})
+	if alone["coraza"] != p["coraza"] || alone["passthrough"] != p["passthrough"] {
+		t.Errorf("default-build colours depend on the other modes: %v vs %v", alone, p)
+	}
+	// The same set in another order gives the same colours.
+	rev := append([]string(nil), all...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	if got := Palette(rev); !reflect.DeepEqual(got, p) {
+		t.Errorf("Palette depends on input order")
+	}
+}
