@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 ENVOY_VERSION=1.40.0
 APT_PACKAGES=(pkg-config libmodsecurity-dev libgtest-dev g++ clang clang-format wrk nginx libnginx-mod-http-modsecurity
-  linux-perf valgrind python3-venv)
+  linux-perf valgrind python3-venv nlohmann-json3-dev libtcmalloc-minimal4)
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
