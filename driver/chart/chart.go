@@ -27,6 +27,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -49,19 +50,10 @@ func LatencyFile(w stats.WorkloadKey) string {
 	return "latency_" + w.Workload + "_c" + strconv.Itoa(w.Conns) + ".svg"
 }
 
-var modeColors = map[string]color.Color{
-	"passthrough": color.RGBA{R: 0x88, G: 0x88, B: 0x88, A: 0xff},
-	"modsecurity": color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
-	"coraza":      color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
-}
-
-// modeColor is fixed for the three main modes; others take plotutil's
-// palette by their index in the summary's mode list.
-func modeColor(mode string, i int) color.Color {
-	if c, ok := modeColors[mode]; ok {
-		return c
-	}
-	return plotutil.Color(i + 3)
+// modeColor is the registry's colour of mode among the modes of s: a mode
+// keeps its colour in every chart of one report.
+func modeColor(s *stats.Summary, mode string) color.Color {
+	return modes.Palette(s.Modes)[mode]
 }
 
 // plainTicks are plot.DefaultTicks labelled without trailing zeros
@@ -144,7 +136,7 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 	bars.label.Font.Size = vg.Points(7)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, m := range s.Modes {
-		c := modeColor(m, i)
+		c := modeColor(s, m)
 		for j, wl := range s.Workloads {
 			g := s.Group(stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns})
 			if g == nil {
@@ -262,7 +254,7 @@ func Latency(w io.Writer, s *stats.Summary, wl stats.WorkloadKey) error {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.3, float64(len(names))-0.7 // keep the end labels inside the canvas
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, m := range s.Modes {
+	for _, m := range s.Modes {
 		g := s.Group(stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns})
 		if g == nil {
 			continue
@@ -281,7 +273,7 @@ func Latency(w io.Writer, s *stats.Summary, wl stats.WorkloadKey) error {
 		if err != nil {
 			return fmt.Errorf("latency chart %s mode %s: %w", wl, m, err)
 		}
-		c := modeColor(m, i)
+		c := modeColor(s, m)
 		l.Color, pts.Color = c, c
 		pts.Shape = draw.CircleGlyph{}
 		p.Add(l, pts)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"wafbench/driver/modes"
 )
 
 // Duration is a time.Duration written as a Go duration string ("500ms").
@@ -229,6 +231,11 @@ func (w *Workload) validate() error {
 		return fmt.Errorf("%s: expect: want a status per mode (at least \"default\")", where)
 	}
 	for k, v := range w.Expect {
+		if k != "default" && k != "waf" {
+			if _, err := modes.Parse(k); err != nil {
+				return fmt.Errorf("%s: expect.%s: want \"default\", \"waf\" or a mode name: %v", where, k, err)
+			}
+		}
 		if v < 100 || v > 599 {
 			return fmt.Errorf("%s: expect.%s: want an HTTP status 100..599, got %d", where, k, v)
 		}
@@ -286,17 +293,16 @@ func (s *Set) Cases(keys []string) ([]Case, error) {
 	return out, nil
 }
 
-// Expected is the status the workload should get in mode.
+// Expected is the status the workload should get in mode: the first of the
+// mode's expect keys (modes.ExpectKeys: its own name, its engine's default
+// build, "waf" for any engine, "default") that the workload lists.
 func (w *Workload) Expected(mode string) int {
-	if v, ok := w.Expect[mode]; ok {
-		return v
-	}
-	if mode != "passthrough" && mode != "ref-direct" {
-		if v, ok := w.Expect["waf"]; ok {
+	for _, k := range modes.ExpectKeys(mode) {
+		if v, ok := w.Expect[k]; ok {
 			return v
 		}
 	}
-	return w.Expect["default"]
+	return 0
 }
 
 // FullPath is the path with its generated repeat appended.

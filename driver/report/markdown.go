@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -241,14 +242,12 @@ func writeVersions(m *md, meta *result.Meta) {
 	m.nl()
 	m.head("component", "version", "sha256", "build / path")
 	m.row("Envoy", orNone(meta.EnvoyVersion), "`"+orNone(meta.EnvoySHA256)+"`", "`"+orNone(meta.EnvoyPath)+"`")
-	var modes []string
+	var names []string
 	for k := range meta.Modules {
-		modes = append(modes, k)
+		names = append(names, k)
 	}
-	sort.Slice(modes, func(i, j int) bool {
-		return stats.ModeRank(modes[i]) < stats.ModeRank(modes[j]) || stats.ModeRank(modes[i]) == stats.ModeRank(modes[j]) && modes[i] < modes[j]
-	})
-	for _, k := range modes {
+	modes.Sort(names)
+	for _, k := range names {
 		mod := meta.Modules[k]
 		m.row(k+" module ("+orNone(mod.Engine)+")", orNone(mod.EngineVersion), "`"+orNone(mod.SHA256)+"`", orNone(mod.Build))
 	}
@@ -450,7 +449,7 @@ func writeHeadline(m *md, s *stats.Summary) {
 	cpuRatio := func(w stats.WorkloadKey) string {
 		for i := range s.Comparisons {
 			c := &s.Comparisons[i]
-			if c.WorkloadKey == w && c.Num == "modsecurity" && c.Den == "coraza" && c.Metric == stats.MetricCPU && c.N() > 0 {
+			if c.WorkloadKey == w && c.Num == modes.ModSecurity && c.Den == modes.Coraza && c.Metric == stats.MetricCPU && c.N() > 0 {
 				return f(c.MedianRatio, 2)
 			}
 		}

@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
 
 	"golang.org/x/perf/benchmath"
 
+	"wafbench/driver/modes"
 	"wafbench/driver/result"
 )
 
@@ -106,12 +106,12 @@ func (c *Comparison) N() int { return len(c.Ratios) }
 // Name is e.g. "modsecurity/passthrough".
 func (c *Comparison) Name() string { return c.Num + "/" + c.Den }
 
-// WAFModes returns the modes compared against passthrough: every mode in
-// modes except passthrough and reference modes (prefix "ref-").
-func WAFModes(modes []string) []string {
+// WAFModes returns the modes compared against passthrough: every Envoy mode
+// that runs a WAF engine (any build), in the order given.
+func WAFModes(ms []string) []string {
 	var out []string
-	for _, m := range modes {
-		if m != Baseline && !strings.HasPrefix(m, "ref-") {
+	for _, m := range ms {
+		if modes.IsEnvoyWAF(m) {
 			out = append(out, m)
 		}
 	}
@@ -123,23 +123,29 @@ type pairSpec struct {
 	metrics  []Metric
 }
 
-func pairSpecs(modes []string) []pairSpec {
+func pairSpecs(ms []string) []pairSpec {
 	has := map[string]bool{}
-	for _, m := range modes {
+	for _, m := range ms {
 		has[m] = true
 	}
 	var specs []pairSpec
 	if has[Baseline] {
-		for _, m := range WAFModes(modes) {
+		for _, m := range WAFModes(ms) {
 			specs = append(specs, pairSpec{m, Baseline, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
 		}
 	}
-	if has["modsecurity"] && has["coraza"] {
-		ms := []Metric{MetricReqPerS, MetricCPU}
+	if has[modes.ModSecurity] && has[modes.Coraza] {
+		mets := []Metric{MetricReqPerS, MetricCPU}
 		if has[Baseline] {
-			ms = append(ms, MetricCPUAdj)
+			mets = append(mets, MetricCPUAdj)
 		}
-		specs = append(specs, pairSpec{"modsecurity", "coraza", append(ms, MetricP99)})
+		specs = append(specs, pairSpec{modes.ModSecurity, modes.Coraza, append(mets, MetricP99)})
+	}
+	// Every other build of an engine against the engine's default build.
+	for _, m := range WAFModes(ms) {
+		if stock := modes.Engine(m); m != stock && has[stock] {
+			specs = append(specs, pairSpec{m, stock, []Metric{MetricReqPerS, MetricCPU}})
+		}
 	}
 	return specs
 }

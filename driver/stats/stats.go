@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"wafbench/driver/modes"
 	"wafbench/driver/result"
 )
 
@@ -45,7 +46,7 @@ const (
 	// the harness aims for (±3 %).
 	PrecisionTargetPct = 3.0
 	// Baseline is the mode every WAF mode is paired against.
-	Baseline = "passthrough"
+	Baseline = modes.Baseline
 )
 
 // Estimate is the median of a sample with its order-statistic confidence
@@ -169,29 +170,10 @@ func excludeReason(r *result.Record) string {
 	return strings.Join(why, "; ")
 }
 
-// ModeRank orders modes: passthrough, modsecurity, coraza, then the rest
-// (reference modes) by name.
-func ModeRank(m string) int {
-	switch m {
-	case Baseline:
-		return 0
-	case "modsecurity":
-		return 1
-	case "coraza":
-		return 2
-	}
-	return 3
-}
+// ModeRank orders modes as the registry does (modes.Rank).
+func ModeRank(m string) int { return modes.Rank(m) }
 
-func sortModes(ms []string) {
-	sort.Slice(ms, func(i, j int) bool {
-		ri, rj := ModeRank(ms[i]), ModeRank(ms[j])
-		if ri != rj {
-			return ri < rj
-		}
-		return ms[i] < ms[j]
-	})
-}
+func sortModes(ms []string) { modes.Sort(ms) }
 
 func lessWorkload(a, b WorkloadKey) bool {
 	if a.Workload != b.Workload {
