@@ -178,8 +178,8 @@ func (w *worker) connect() bool {
 	t := w.t
 	c, sock, err := t.dial()
 	if err != nil {
-		if t.stop.Load() {
-			return false
+		if t.stop.Load() || t.ctx.Err() != nil {
+			return false // the dial failed because the trial is stopping
 		}
 		w.count(kindConnect, t.since())
 		timer := time.NewTimer(min(retryDelay, max(t.wEnd-t.since(), 0)))
