@@ -39,16 +39,20 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	"sigs.k8s.io/yaml"
+
+	"wafbench/driver/modes"
 )
 
-// Mode selects what runs inside Envoy's HTTP filter chain.
+// Mode selects what runs inside Envoy's HTTP filter chain: nothing but the
+// router, or one engine's module. Every build of an engine is the same Mode
+// here; only the module search path differs (driver/modes names builds).
 type Mode string
 
-// The three Envoy modes wafbench compares.
+// The three kinds of filter chain, named as driver/modes names them.
 const (
-	Passthrough Mode = "passthrough" // router only
-	ModSecurity Mode = "modsecurity" // C++ dynamic module wrapping libmodsecurity
-	Coraza      Mode = "coraza"      // Go c-shared dynamic module wrapping coraza/v3
+	Passthrough Mode = modes.Passthrough // router only
+	ModSecurity Mode = modes.ModSecurity // C++ dynamic module wrapping libmodsecurity
+	Coraza      Mode = modes.Coraza      // Go c-shared dynamic module wrapping coraza/v3
 )
 
 // Modes lists every mode in a fixed order.
@@ -62,6 +66,15 @@ func ParseMode(s string) (Mode, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza)", s)
+}
+
+// ModeOf is the filter chain of a driver mode name (any build of an engine
+// runs its engine's module): Passthrough for a mode without an engine.
+func ModeOf(mode string) Mode {
+	if e := modes.Engine(mode); e != "" {
+		return Mode(e)
+	}
+	return Passthrough
 }
 
 // IsWAF reports whether m loads a WAF dynamic module.
@@ -173,8 +186,8 @@ func upstreamAddrPort(s string) (netip.AddrPort, error) {
 }
 
 // Env returns the environment variables Envoy needs in c's mode, as
-// KEY=value: the module search path for WAF modes, and GODEBUG=cgocheck=0 for
-// the Go (coraza) module.
+// KEY=value: the module search path for WAF modes. The Go (coraza) module
+// follows the cgo pointer rules and runs with Go's default cgo checks.
 func Env(c Config) []string {
 	if !c.Mode.IsWAF() {
 		return nil
@@ -183,11 +196,7 @@ func Env(c Config) []string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	env := []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
-	if c.Mode == Coraza {
-		env = append(env, "GODEBUG=cgocheck=0")
-	}
-	return env
+	return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
 }
 
 // Bootstrap builds the Envoy bootstrap for c.

@@ -71,6 +71,9 @@ func (o Options) Args() []string {
 		"--disable-hot-restart",
 		"--admin-address-path", o.adminAddrPath(),
 		"--log-level", "warn",
+		// The modules' one-line self-report (engine, version, build), which
+		// the driver's preflight reads, is logged at info once per config.
+		"--component-log-level", "dynamic_modules:info",
 	}
 	return append(args, o.ExtraArgs...)
 }

@@ -18,19 +18,26 @@ import (
 	"time"
 
 	"wafbench/driver/child"
+	"wafbench/driver/modes"
 )
 
-// Reference modes.
+// Reference modes (their names belong to driver/modes).
 const (
-	Direct           = "ref-direct"            // the client talks to the upstream itself
-	NginxModSecurity = "ref-nginx-modsecurity" // nginx 1.22 + libnginx-mod-http-modsecurity + libmodsecurity
+	Direct           = modes.RefDirect           // the client talks to the upstream itself
+	NginxModSecurity = modes.RefNginxModSecurity // nginx 1.22 + libnginx-mod-http-modsecurity + libmodsecurity
 )
 
-// Modes lists the reference modes.
-var Modes = []string{Direct, NginxModSecurity}
+// IsMode reports whether m is a reference mode (any build of it).
+func IsMode(m string) bool { return modes.IsReference(m) }
 
-// IsMode reports whether m is a reference mode.
-func IsMode(m string) bool { return m == Direct || m == NginxModSecurity }
+// base is the reference mode without its build.
+func base(mode string) string {
+	n, err := modes.Parse(mode)
+	if err != nil {
+		return mode
+	}
+	return n.Base
+}
 
 // NginxModule is the Debian path of the ModSecurity connector module.
 const NginxModule = "/usr/lib/nginx/modules/ngx_http_modsecurity_module.so"
@@ -38,7 +45,7 @@ const NginxModule = "/usr/lib/nginx/modules/ngx_http_modsecurity_module.so"
 // Check reports what mode needs and is missing, as a message that says how
 // to install it.
 func Check(mode string) error {
-	switch mode {
+	switch base(mode) {
 	case Direct:
 		return nil
 	case NginxModSecurity:
@@ -50,7 +57,7 @@ func Check(mode string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown reference mode %q (want %s)", mode, strings.Join(Modes, ", "))
+	return fmt.Errorf("unknown reference mode %q (want %s or %s)", mode, Direct, NginxModSecurity)
 }
 
 // Spec is what a reference host needs.
@@ -62,6 +69,9 @@ type Spec struct {
 	Dir          string // run directory: config and log go here
 	TmpDir       string // removed by the caller
 	Tag          string // names the config and log files
+	// LibDir holds the libmodsecurity.so.3 nginx's connector loads instead
+	// of Debian's (a from-source engine build's lib/); "" for Debian's.
+	LibDir string
 }
 
 // Process is a running reference host. For ref-direct there is no process:
@@ -76,7 +86,7 @@ type Process struct {
 
 // Start starts the host of spec.Mode and waits until it accepts connections.
 func Start(ctx context.Context, spec Spec) (*Process, error) {
-	switch spec.Mode {
+	switch base(spec.Mode) {
 	case Direct:
 		return &Process{Addr: spec.UpstreamAddr}, nil
 	case NginxModSecurity:
@@ -152,6 +162,12 @@ func startNginx(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, err
 	}
 	cmd := exec.Command("nginx", "-p", tmp, "-c", confPath)
+	if spec.LibDir != "" {
+		if _, err := os.Stat(filepath.Join(spec.LibDir, "libmodsecurity.so.3")); err != nil {
+			return nil, fmt.Errorf("nginx on an engine build: %w", err)
+		}
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+spec.LibDir)
+	}
 	out, err := os.Create(logPath + ".stderr")
 	if err != nil {
 		return nil, err
@@ -191,7 +207,7 @@ func (p *Process) Stop() {
 
 // Version describes the host software of mode, for meta.json.
 func Version(mode string) string {
-	switch mode {
+	switch base(mode) {
 	case NginxModSecurity:
 		v, _ := exec.Command("nginx", "-v").CombinedOutput()
 		c, _ := exec.Command("dpkg-query", "-W", "-f=${Version}", "libnginx-mod-http-modsecurity").Output()

@@ -16,6 +16,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/load"
+	"wafbench/driver/modes"
 	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/procstat"
@@ -44,6 +45,9 @@ type Config struct {
 	Progress    *Progress
 	Log         io.Writer // one line per finished workload (may be nil)
 	PerfFreqHz  int       // > 0: perf record Envoy over each measured window at this rate
+	// Modes resolves every mode name of Trials (driver/modes); a WAF mode's
+	// module comes from its build directory unless Envoy.ModuleDir is set.
+	Modes map[string]modes.Mode
 }
 
 // ErrTrialsFailed reports that some trials failed but the run finished.
@@ -87,7 +91,7 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 }
 
 func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp string) ([]result.Record, error) {
-	tag := fmt.Sprintf("t%02d-r%d-%s", tr.Index, tr.Repeat, tr.Mode)
+	tag := fmt.Sprintf("t%02d-r%d-%s", tr.Index, tr.Repeat, strings.ReplaceAll(tr.Mode, "@", "_"))
 	if len(tr.Cases) == 1 {
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
 	}
@@ -101,6 +105,11 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	statsRel := ""
 	if p.stats != nil {
 		statsRel = filepath.Join("stats", tag+".json")
+	}
+	cfg.Progress.Trial(tr, "preflight")
+	pf, err := preflight(ctx, cfg.Modes[tr.Mode], p)
+	if err != nil {
+		return failTrial(cfg, tr, err), err
 	}
 	var recs []result.Record
 	if cfg.TrialWarmup > 0 {
@@ -118,6 +127,10 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		rec.StatsFile = statsRel
 		if i == 0 {
 			rec.Startup = p.startup
+			if pf != nil {
+				rec.Preflight = &result.Preflight{Module: pf.Module, ModulePath: pf.ModulePath,
+					ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib}
+			}
 		}
 		if err := result.Append(cfg.Dir, &rec); err != nil {
 			return recs, err
@@ -149,6 +162,10 @@ type proxy struct {
 	startup *result.Startup
 	stats   func(context.Context) ([]byte, error) // admin stats; nil when there are none
 	stop    func()
+	logPath string // Envoy's log (the modules' self-report is in it)
+	// moduleOverride is set when the module came from --module-dir rather
+	// than the mode's build directory (no manifest to compare with).
+	moduleOverride bool
 }
 
 func processName(mode string) string {
@@ -163,8 +180,12 @@ func processName(mode string) string {
 
 func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
 	if refhost.IsMode(mode) {
-		h, err := refhost.Start(ctx, refhost.Spec{Mode: mode, UpstreamAddr: upstreamAddr, RulesFile: cfg.Envoy.RulesFile,
-			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
+		spec := refhost.Spec{Mode: mode, UpstreamAddr: upstreamAddr, RulesFile: cfg.Envoy.RulesFile,
+			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag}
+		if m := cfg.Modes[mode]; m.Build != nil {
+			spec.LibDir = filepath.Join(m.Dir, "lib")
+		}
+		h, err := refhost.Start(ctx, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -174,17 +195,22 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 		}
 		return p, nil
 	}
-	e, err := StartEnvoy(ctx, cfg.Envoy, envoy.Mode(mode), upstreamAddr, cfg.Dir, tmp, tag)
+	spec := cfg.Envoy
+	if m := cfg.Modes[mode]; spec.ModuleDir == "" && m.Build != nil {
+		spec.ModuleDir = m.Dir
+	}
+	e, err := StartEnvoy(ctx, spec, envoy.ModeOf(mode), upstreamAddr, cfg.Dir, tmp, tag)
 	if err != nil {
 		return nil, err
 	}
 	return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, stop: func() { e.Stop(5 * time.Second) },
-		startup: &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)}}, nil
+		startup: &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)},
+		logPath: e.LogPath, moduleOverride: cfg.Envoy.ModuleDir != ""}, nil
 }
 
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rec := result.Record{
-		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
+		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
 		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed",
 		RateRequestedPerS: cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
 		ExpectStatus: c.Workload.Expected(tr.Mode),
@@ -358,7 +384,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 	var recs []result.Record
 	for _, ci := range tr.Cases {
 		c := cfg.Cases[ci]
-		rec := result.Record{Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
+		rec := result.Record{Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
 			Workload: c.Workload.Name, Conns: c.Conns, ExpectStatus: c.Workload.Expected(tr.Mode), Error: err.Error()}
 		if errors.Is(err, context.Canceled) {
 			rec.Error, rec.Interrupted = "", true
@@ -402,6 +428,14 @@ func logLine(r *result.Record) string {
 		s += "  interrupted"
 	}
 	return s
+}
+
+// buildOf is the engine build mode runs ("" when it runs none).
+func buildOf(cfg *Config, mode string) string {
+	if b := cfg.Modes[mode].Build; b != nil {
+		return b.Mode()
+	}
+	return ""
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

