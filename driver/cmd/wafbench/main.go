@@ -33,6 +33,8 @@ Commands:
   load      drive any HTTP/1.1 endpoint with the load engine
   upstream  run the benchmark upstream server (used by run and serve)
   crs       write CRS 4.25.0 and the shared engine configuration to a directory
+  build     build engine recipes of filters/builds.yaml into build/engines/
+  pgo       train profiles and build the pgo builds of filters/builds.yaml
 
 Run 'wafbench <command> --help' for a command's flags.
 `
@@ -87,6 +89,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return upstreamCmd(ctx, rest, stdout, stderr)
 	case "crs":
 		return crsCmd(ctx, rest, stdout, stderr)
+	case "build":
+		return buildCmd(ctx, rest, stdout, stderr)
+	case "pgo":
+		return pgoCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return nil

@@ -1,0 +1,127 @@
+package builds
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ProfileInfo is the JSON file written beside a training profile
+// (build/pgo/<name>.json beside <name>.profdata or <name>.pgo): what was
+// profiled and how. A pgo build refuses a profile whose info names another
+// engine source than its own.
+type ProfileInfo struct {
+	Engine           string           `json:"engine"`
+	Profile          string           `json:"profile"` // file name beside this JSON
+	ProfileSHA256    string           `json:"profile_sha256"`
+	TrainedOn        string           `json:"trained_on"` // mode whose module ran the training
+	Training         string           `json:"training"`   // suite
+	SourceVersion    string           `json:"source_version"`
+	SourceSHA256     string           `json:"source_sha256,omitempty"` // archive SHA-256 (debian-source)
+	Requests         int64            `json:"requests"`
+	Workloads        map[string]int64 `json:"workloads,omitempty"` // requests per workload
+	FunctionsCounted int              `json:"functions_counted,omitempty"`
+	FunctionsTotal   int              `json:"functions_total,omitempty"`
+	GitSHA           string           `json:"git_sha,omitempty"`
+	CreatedUTC       string           `json:"created_utc"`
+	Seconds          float64          `json:"seconds,omitempty"` // wall time of the training loop
+}
+
+// Coverage is "counted/total functions (p%)", or "" when unknown.
+func (p *ProfileInfo) Coverage() string {
+	if p.FunctionsTotal == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d functions with non-zero counts (%.0f%%)", p.FunctionsCounted, p.FunctionsTotal,
+		100*float64(p.FunctionsCounted)/float64(p.FunctionsTotal))
+}
+
+// ProfilePath is where the profile a pgo build consumes lives, relative to
+// the repository root, and its info file: build/pgo/modsecurity-<version>.profdata
+// (clang instrumentation profile) or build/pgo/coraza-<name>.pgo (Go CPU
+// profile). Empty for builds without pgo.
+func (b *Build) ProfilePath() (profile, info string) {
+	var base string
+	switch {
+	case b.PGO == nil:
+		return "", ""
+	case b.Engine == "coraza":
+		base, profile = "build/pgo/coraza-"+b.Name, "build/pgo/coraza-"+b.Name+".pgo"
+	default:
+		base = "build/pgo/" + b.Engine + "-" + b.Version
+		profile = base + ".profdata"
+	}
+	return profile, base + ".json"
+}
+
+// ReadProfileInfo reads a profile's info file.
+func ReadProfileInfo(path string) (*ProfileInfo, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p ProfileInfo
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &p, nil
+}
+
+// WriteProfileInfo writes a profile's info file atomically.
+func WriteProfileInfo(path string, p *ProfileInfo) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// errNoProfile is wrapped by CheckProfile's errors.
+var errNoProfile = fmt.Errorf("no usable profile")
+
+// CheckProfile verifies the profile a pgo build consumes: it exists, its
+// info file matches its contents, and it was trained on this build's engine
+// source (version, archive SHA-256, instrumented build, training suite). The
+// error says how to train one. It returns the reference for the manifest.
+func (s *Set) CheckProfile(root string, b *Build) (*ProfileRef, error) {
+	if b.PGO == nil {
+		return nil, nil
+	}
+	rel, infoRel := b.ProfilePath()
+	train := "train it with 'make pgo'"
+	sum, err := FileSHA256(filepath.Join(root, rel))
+	if err != nil {
+		return nil, fmt.Errorf("build %s: profile %s missing: %s: %w", b.Mode(), rel, train, errNoProfile)
+	}
+	info, err := ReadProfileInfo(filepath.Join(root, infoRel))
+	if err != nil {
+		return nil, fmt.Errorf("build %s: profile info %s unreadable (%v): %s: %w", b.Mode(), infoRel, err, train, errNoProfile)
+	}
+	wantOn := b.Mode()
+	if b.PGO.From != "" {
+		wantOn = b.Engine + "@" + b.PGO.From
+	}
+	var bad []string
+	check := func(field, got, want string) {
+		if got != want {
+			bad = append(bad, fmt.Sprintf("%s %q, want %q", field, got, want))
+		}
+	}
+	check("profile_sha256", info.ProfileSHA256, sum)
+	check("source_version", strings.TrimPrefix(info.SourceVersion, "v"), strings.TrimPrefix(b.Version, "v"))
+	if b.Source.Kind == SourceDebianSource {
+		check("source_sha256", info.SourceSHA256, b.Source.SHA256)
+	}
+	check("trained_on", info.TrainedOn, wantOn)
+	check("training", info.Training, b.PGO.Training)
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("build %s: profile %s does not fit (%s): %s: %w", b.Mode(), rel, strings.Join(bad, "; "), train, errNoProfile)
+	}
+	return &ProfileRef{
+		File: rel, SHA256: sum, Training: info.Training, TrainedOn: info.TrainedOn,
+		SourceVersion: info.SourceVersion, SourceSHA256: info.SourceSHA256, GitSHA: info.GitSHA,
+		CreatedUTC: info.CreatedUTC, Coverage: info.Coverage(), Requests: info.Requests, Info: infoRel,
+	}, nil
+}
