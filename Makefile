@@ -19,6 +19,9 @@ setup: $(BUILD)/.setup-done
 $(BUILD)/.setup-done: scripts/setup.sh go.mod
 	./scripts/setup.sh
 	@mkdir -p $(BUILD) && touch $@
+	@# build/ holds engine sources (libmodsecurity ships Go files): a module
+	@# of its own keeps it out of `go build/vet/test ./...`.
+	@printf 'module wafbench/build\n' > $(BUILD)/go.mod
 
 build: setup
 	$(GO) build -o $(WAFBENCH) ./driver/cmd/wafbench

@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"golang.org/x/perf/benchmath"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
@@ -94,8 +96,17 @@ type Comparison struct {
 	// (benchmath); ±Inf when n is too small for one.
 	OrderLo, OrderHi float64
 
-	P       float64 // two-sided Mann–Whitney U, NumValues vs DenValues
-	PHolm   float64 // Holm-adjusted across Summary.Comparisons
+	// GeoRatio is the geometric mean of Ratios; TLo, THi its paired-t 95%
+	// interval (the t interval of the mean log-ratio, exponentiated); NaN
+	// when n < 2 or the log-ratios do not vary.
+	GeoRatio, TLo, THi float64
+	// P is the two-sided paired t-test of the per-repeat log-ratios against
+	// 0 (the test the verdict uses: repeats are paired blocks);
+	// PMannWhitney the two-sided Mann–Whitney U of NumValues vs DenValues,
+	// which ignores the pairing (kept for comparison).
+	P            float64
+	PMannWhitney float64
+	PHolm        float64 // Holm-adjusted P across Summary.Comparisons
 	Verdict string
 	Reason  string // why NotEstablished; empty otherwise
 }
@@ -235,7 +246,42 @@ func fillRatio(c *Comparison) {
 	e := Median(c.Ratios)
 	c.MedianRatio, c.OrderLo, c.OrderHi = e.Median, e.Lo, e.Hi
 	c.BootLo, c.BootHi = BootstrapMedianCI(c.Ratios, BootstrapSeed, BootstrapResamples, Confidence)
-	c.P = MannWhitneyP(c.NumValues, c.DenValues)
+	c.PMannWhitney = MannWhitneyP(c.NumValues, c.DenValues)
+	c.GeoRatio, c.TLo, c.THi, c.P = PairedLogT(c.Ratios, Confidence)
+}
+
+// PairedLogT is the paired analysis of per-repeat ratios: the geometric
+// mean ratio, its t interval at level conf, and the two-sided p-value of
+// the one-sample t-test of the log-ratios against 0. It assumes the
+// log-ratios are independent across repeats and roughly normal (the report
+// flags skewed or drifting ratios). With fewer than 2 ratios, or log-ratios
+// that do not vary, the interval is NaN and p is 1 (n < 2) or 0 (no spread,
+// every ratio ≠ 1) — the verdict rule then rests on n and the bootstrap.
+func PairedLogT(ratios []float64, conf float64) (geo, lo, hi, p float64) {
+	n := len(ratios)
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), 1
+	}
+	logs := make([]float64, n)
+	for i, r := range ratios {
+		logs[i] = math.Log(r)
+	}
+	mean, sd := stat.MeanStdDev(logs, nil)
+	geo = math.Exp(mean)
+	if n < 2 || math.IsNaN(sd) {
+		return geo, math.NaN(), math.NaN(), 1
+	}
+	if sd == 0 {
+		if mean == 0 {
+			return geo, geo, geo, 1
+		}
+		return geo, geo, geo, 0
+	}
+	se := sd / math.Sqrt(float64(n))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}
+	q := t.Quantile(1 - (1-conf)/2)
+	p = 2 * t.CDF(-math.Abs(mean/se))
+	return geo, math.Exp(mean - q*se), math.Exp(mean + q*se), p
 }
 
 // MannWhitneyP is the two-sided Mann–Whitney U p-value of a against b, as
@@ -248,14 +294,17 @@ func MannWhitneyP(a, b []float64) float64 {
 }
 
 // verdict applies the rule, in this order: n < MinSamples; bootstrap CI
-// includes 1; order-statistic CI (when finite) includes 1; Holm-adjusted
-// p ≥ Alpha. Any of them makes the result NotEstablished.
+// includes 1; paired-t CI (when defined) includes 1; order-statistic CI
+// (when finite) includes 1; Holm-adjusted paired-t p ≥ Alpha. Any of them
+// makes the result NotEstablished.
 func verdict(c *Comparison) (string, string) {
 	switch {
 	case c.N() < MinSamples:
 		return NotEstablished, fmt.Sprintf("n=%d < %d per side", c.N(), MinSamples)
 	case c.BootLo <= 1 && 1 <= c.BootHi:
 		return NotEstablished, "bootstrap CI includes 1"
+	case !math.IsNaN(c.TLo) && c.TLo <= 1 && 1 <= c.THi:
+		return NotEstablished, "paired-t CI includes 1"
 	case !math.IsInf(c.OrderLo, 0) && !math.IsInf(c.OrderHi, 0) && c.OrderLo <= 1 && 1 <= c.OrderHi:
 		return NotEstablished, "order-statistic CI includes 1"
 	case !(c.PHolm < Alpha):

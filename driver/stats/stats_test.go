@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"wafbench/driver/result"
@@ -175,18 +176,36 @@ func TestVerdicts(t *testing.T) {
 }
 
 func TestHolmMakesVerdictNotEstablished(t *testing.T) {
-	// n=5 separates completely (p=0.0079 < 0.05), but two WAF modes against
-	// passthrough (3 metrics each) plus modsecurity/coraza (4 metrics) make
-	// m=10 comparisons; Holm multiplies the smallest p by 10.
+	// modsecurity's req/s ratios vary (paired-t p ≈ 0.005 alone), but two
+	// WAF modes against passthrough (3 metrics each) plus
+	// modsecurity/coraza (4 metrics) make m=10 comparisons, and Holm
+	// multiplies the smallest p by 10.
 	s := Summarize(recs(map[string][]float64{
-		"passthrough": jitter(1000, 5), "modsecurity": jitter(500, 5), "coraza": jitter(700, 5),
+		"passthrough": {1000, 1000, 1000, 1000, 1000},
+		"modsecurity": {800, 950, 700, 900, 850},
+		"coraza":      jitter(700, 5),
 	}))
 	if len(s.Comparisons) != 10 {
 		t.Fatalf("%d comparisons, want 10", len(s.Comparisons))
 	}
 	c := findCmp(t, s, "modsecurity", Baseline, MetricReqPerS)
-	if c.Verdict != NotEstablished || c.Reason != "Holm p=0.0794 ≥ 0.05" {
-		t.Errorf("verdict %q (%q), want not established by Holm; p %v", c.Verdict, c.Reason, c.P)
+	if c.P >= Alpha || c.PHolm < Alpha || c.Verdict != NotEstablished || !strings.HasPrefix(c.Reason, "Holm p=") {
+		t.Errorf("verdict %q (%q), want not established by Holm; p %v holm %v", c.Verdict, c.Reason, c.P, c.PHolm)
+	}
+}
+
+func TestPairedLogT(t *testing.T) {
+	// log-ratios 0.1, 0.2, 0.3: mean 0.2, sd 0.1, t = 3.464 with 2 df.
+	geo, lo, hi, p := PairedLogT([]float64{math.Exp(0.1), math.Exp(0.2), math.Exp(0.3)}, 0.95)
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-3 }
+	if !near(geo, math.Exp(0.2)) || !near(p, 0.0742) || !near(lo, math.Exp(0.2-4.3027*0.1/math.Sqrt(3))) || !near(hi, math.Exp(0.2+4.3027*0.1/math.Sqrt(3))) {
+		t.Errorf("PairedLogT = %v [%v, %v] p=%v", geo, lo, hi, p)
+	}
+	if _, lo, _, p := PairedLogT([]float64{2}, 0.95); !math.IsNaN(lo) || p != 1 {
+		t.Errorf("one ratio: lo %v p %v, want NaN and 1", lo, p)
+	}
+	if geo, _, _, p := PairedLogT([]float64{0.5, 0.5, 0.5}, 0.95); geo != 0.5 || p != 0 {
+		t.Errorf("constant ratios: geo %v p %v, want 0.5 and 0", geo, p)
 	}
 }
 
