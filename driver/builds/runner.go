@@ -306,6 +306,9 @@ func (r *Runner) manifest(b *Build, st *Status, out string, start time.Time) (*M
 		RecipeHash: st.RecipeHash, GitSHA: gitSHA(r.Root), BuiltUTC: time.Now().UTC().Truncate(time.Second),
 		BuildSeconds: time.Since(start).Round(100 * time.Millisecond).Seconds(),
 	}
+	if len(m.Notes) == 0 {
+		m.Notes = nil // as read back (omitempty)
+	}
 	if mf := b.Modfile(); mf != "" {
 		m.Modfile = mf
 		if m.ModfileSHA256, err = FileSHA256(filepath.Join(r.Root, mf)); err != nil {

@@ -40,6 +40,17 @@
 #    "shared_lib_dir": "lib",        optional: dir (in WB_OUT) with the engine's
 #                                    shared library for the nginx reference host
 #    "notes": {"...": "..."}}        optional evidence (e.g. profile applied)
+#
+# Go profiles (coraza; `wafbench pgo` for a pgo build without pgo.from): the
+# driver runs the script with the same variables plus
+#   WB_ACTION=profile  write a Go CPU profile instead of a module
+#   WB_PROFILE_OUT     where to write it (absolute; a temporary path)
+#   WB_TRAINING        the training suite named by the recipe's pgo.training
+# and WB_OUT a scratch directory; the driver then moves the profile to
+# build/pgo/coraza-<name>.pgo and writes build/pgo/coraza-<name>.json beside
+# it (builds.ProfileInfo). Without WB_ACTION (or WB_ACTION=build) the script
+# builds. WB_PROFILE of a pgo build is that .pgo file.
+#
 # Progress: one line per step on stderr ("<build>: <step> … done in Ns").
 # Failure: exit non-zero; the last stderr line says what is missing or wrong
 # (for a missing tool: the Debian package and `./scripts/setup.sh`).
@@ -61,6 +72,7 @@ set -euo pipefail
 
 : "${WB_ROOT:?run through wafbench build}" "${WB_OUT:?}" "${WB_BUILD:?}"
 cd "$WB_ROOT"
+[ "${WB_ACTION:-build}" = build ] || { echo "$WB_BUILD: WB_ACTION=$WB_ACTION: modsecurity profiles come from its instrumented build" >&2; exit 2; }
 
 log() { printf '%s: %s\n' "$WB_BUILD" "$*" >&2; }
 die() { printf '%s: %s\n' "$WB_BUILD" "$*" >&2; exit 1; }
