@@ -10,7 +10,8 @@ MODULES   := $(BUILD)/filters/libwafbench_modsecurity.so $(BUILD)/filters/libwaf
 SUITE     ?= seed
 RUN_FLAGS ?=
 
-.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE
+.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE \
+	engines pgo test-builds
 
 all: build modules
 
@@ -54,6 +55,24 @@ test: build modules crs
 	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
+
+# Engine builds (filters/builds.yaml) into build/engines/<engine>[-<name>]/,
+# each with manifest.json; unchanged recipes are not rebuilt. Builds from
+# source take minutes each, so they are not part of `make test`.
+engines: build
+	$(WAFBENCH) build
+
+# PGO loop: build the instrumented builds, train them with the `train` suite
+# in Envoy, merge the profiles into build/pgo/, build the pgo builds.
+pgo: build crs
+	$(WAFBENCH) pgo
+
+# Every recipe and the PGO loop (which builds the instrumented builds), then
+# the Envoy end-to-end tests on every build (scripts/engines/test-builds.sh).
+test-builds: build modules crs
+	$(WAFBENCH) build
+	$(WAFBENCH) pgo
+	./scripts/engines/test-builds.sh
 
 asan: setup
 	$(MAKE) -C filters/modsecurity asan
