@@ -27,9 +27,13 @@ $(BUILD)/.setup-done: scripts/setup.sh go.mod
 build: setup
 	$(GO) build -o $(WAFBENCH) ./driver/cmd/wafbench
 
-modules: setup
+# The default build of each engine: the module objects and test binaries in
+# build/filters (C++ unit tests, engine benchmarks) and the modules the driver
+# loads, with manifests, in build/engines/<engine>/ (filters/builds.yaml).
+modules: build
 	$(MAKE) -C filters/modsecurity
 	$(MAKE) -C filters/coraza build
+	$(WAFBENCH) build modsecurity coraza
 
 crs: build
 	$(WAFBENCH) crs --out $(BUILD)/crs
