@@ -157,7 +157,12 @@ func (t *Trainer) trainGo(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	out := filepath.Join(work, filepath.Base(profRel))
 	env := append(r.env(b, work, filepath.Join(r.Root, "build", "src"), nil),
 		"WB_ACTION=profile", "WB_PROFILE_OUT="+out, "WB_TRAINING="+b.PGO.Training)
-	if err := r.run(ctx, b.Mode()+" training", "profiling", env, "bash", script); err != nil {
+	copied, err := copyScript(script, work)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(copied)
+	if err := r.run(ctx, b.Mode()+" training", "profiling", env, "bash", copied); err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrTraining)
 	}
 	fi, err := os.Stat(out)

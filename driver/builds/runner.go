@@ -126,6 +126,7 @@ func (r *Runner) Build(ctx context.Context, b *Build) (*Manifest, bool, error) {
 		return nil, false, err
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; removes a failed attempt
+	defer os.Remove(tmp + ".sh")
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, false, err
 	}
@@ -134,7 +135,13 @@ func (r *Runner) Build(ctx context.Context, b *Build) (*Manifest, bool, error) {
 		return nil, false, err
 	}
 	start := time.Now()
-	if err := r.run(ctx, b.Mode(), "building", r.env(b, tmp, cache, st.Profile), "bash", script); err != nil {
+	// bash reads a script while it runs: run a copy, so that an edit during
+	// a long build cannot change what the running build executes.
+	copied, err := copyScript(script, tmp)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := r.run(ctx, b.Mode(), "building", r.env(b, tmp, cache, st.Profile), "bash", copied); err != nil {
 		return nil, false, err
 	}
 	m, err := r.manifest(b, st, tmp, start)
@@ -321,6 +328,17 @@ func (r *Runner) manifest(b *Build, st *Status, out string, start time.Time) (*M
 		}
 	}
 	return m, nil
+}
+
+// copyScript copies script to dir+".sh" (beside dir, which the script
+// fills) and returns that path; the caller removes it.
+func copyScript(script, dir string) (string, error) {
+	data, err := os.ReadFile(script)
+	if err != nil {
+		return "", err
+	}
+	p := dir + ".sh"
+	return p, os.WriteFile(p, data, 0o755)
 }
 
 // replaceDir moves the finished build tmp to dir, replacing an older build.

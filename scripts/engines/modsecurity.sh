@@ -241,7 +241,7 @@ build_engine() {
   sed -n "s/^dependency_libs='\(.*\)'/\1/p" "$SRC/src/libmodsecurity.la" | tr ' ' '\n' | grep -e '^-l' -e '^-L' |
     tr '\n' ' ' >"$ENG/deps" || true
   # The exact compile line of one engine file, for the manifest.
-  grep -m1 -e ' -c .*transaction\.cc' "$ENG/logs/make.log" | sed 's/^libtool: compile: *//' >"$ENG/compile-line" || true
+  grep -m1 -e '^libtool: compile: .* -c transaction\.cc' "$ENG/logs/make.log" | sed 's/^libtool: compile: *//' >"$ENG/compile-line" || true
   date -u +%FT%TZ >"$ENG/.done"
 }
 NOTES=()
