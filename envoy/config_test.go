@@ -253,7 +253,7 @@ func TestEnv(t *testing.T) {
 	}{
 		{Passthrough, nil},
 		{ModSecurity, []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=/opt/mods"}},
-		{Coraza, []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=/opt/mods", "GODEBUG=cgocheck=0"}},
+		{Coraza, []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=/opt/mods"}},
 	}
 	for _, tt := range tests {
 		got := Env(Config{Mode: tt.mode, ModuleSearchPath: "/opt/mods"})

@@ -113,10 +113,10 @@ func (m *md) head(cells ...string) {
 // trials, limitations and the charts. charts are file names under charts/.
 // The output depends only on its arguments.
 func WriteMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string) error {
-	return writeMarkdown(w, meta, recs, s, charts, nil)
+	return writeMarkdown(w, meta, recs, s, charts, nil, &quality{})
 }
 
-func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string, ov *Overhead) error {
+func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string, ov *Overhead, q *quality) error {
 	m := &md{}
 	name := orNone(meta.Name)
 	m.p("# wafbench report: %s", name)
@@ -137,8 +137,9 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writePrecision(m, s)
 	writeSteady(m, s)
 	writeMemory(m, s)
+	writeBehind(m, q)
 	writeExcluded(m, meta, s)
-	writeLimitations(m, meta, s)
+	writeLimitations(m, meta, s, q)
 	if len(charts) > 0 {
 		m.p("## Charts")
 		m.nl()
@@ -531,9 +532,31 @@ func writeExcluded(m *md, meta *result.Meta, s *stats.Summary) {
 	m.nl()
 }
 
-func writeLimitations(m *md, meta *result.Meta, s *stats.Summary) {
+// writeBehind lists the open-loop windows that fell behind their requested
+// rate (result.FellBehind): their latencies include the queueing of sends
+// that could not go out on time, and their throughput is not the rate asked.
+func writeBehind(m *md, q *quality) {
+	if len(q.Behind) == 0 {
+		return
+	}
+	m.p("## Open-loop rate")
+	m.nl()
+	m.p("These windows fell behind their requested rate (achieved below %.0f%% of it, or more than %.0f%% of sends over 1 ms late); they stay in the statistics above, but their figures are not at the rate asked:",
+		100*result.BehindRatio, 100*result.BehindLateShare)
+	m.nl()
+	m.head("trial", "repeat", "mode", "workload", "requested req/s", "achieved req/s", "late sends")
+	for _, r := range q.Behind {
+		m.row(itoa(r.Trial), itoa(r.Repeat), r.Mode, stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), f(r.RateRequestedPerS, 0), f(r.RateAchievedPerS, 0), strconv.FormatInt(r.Late, 10))
+	}
+	m.nl()
+}
+
+func writeLimitations(m *md, meta *result.Meta, s *stats.Summary, q *quality) {
 	m.p("## Limitations")
 	m.nl()
+	for _, l := range q.lines() {
+		m.p("- %s.", strings.ToUpper(l[:1])+l[1:])
+	}
 	nc := len(s.Comparisons)
 	if nc > 0 {
 		minN := math.MaxInt

@@ -78,7 +78,7 @@ func Merge(dirs []string, out string, force bool) error {
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		r, err := result.ReadRecords(d)
+		r, _, err := result.ReadRecords(d)
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
@@ -150,7 +150,7 @@ func Merge(dirs []string, out string, force bool) error {
 	if err := result.WriteMeta(out, &merged); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	return Build(out)
+	return Build(out, nil)
 }
 
 func appendNew(dst []string, vs ...string) []string {

@@ -92,14 +92,14 @@ func section(doc, title string) string {
 // their golden files (-update rewrites them).
 func TestBuildOverhead(t *testing.T) {
 	plain := copyRun(t)
-	if err := Build(plain); err != nil {
+	if err := Build(plain, nil); err != nil {
 		t.Fatal(err)
 	}
 	dir := copyRun(t)
 	if err := os.WriteFile(filepath.Join(dir, EngineBenchFile), readFile(t, engineBenchFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Build(dir); err != nil {
+	if err := Build(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
@@ -30,15 +29,27 @@ const (
 // bench.txt, report.md and charts/*.svg in dir. When dir holds
 // engine-bench.txt (scripts/overhead.sh), summary.json and report.md gain
 // an integration-overhead section. The same input files always give
-// byte-identical outputs.
-func Build(dir string) error {
+// byte-identical outputs. Every file is written to a temporary name and
+// renamed, so a failed write leaves no empty or partial file.
+//
+// What the report had to set aside — a torn last line of raw.jsonl (a crash
+// or full disk mid-write), records with impossible values — is stated in
+// report.md and summary.json and, one line each, written to warn (may be nil).
+func Build(dir string, warn io.Writer) error {
 	meta, err := result.ReadMeta(dir)
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	recs, err := result.ReadRecords(dir)
+	recs, dropped, err := result.ReadRecords(dir)
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	q := quality{PartialDropped: dropped}
+	recs = q.check(recs)
+	if warn != nil {
+		for _, l := range q.lines() {
+			fmt.Fprintf(warn, "wafbench: report %s: %s\n", dir, l)
+		}
 	}
 	sum := stats.Summarize(recs)
 	ov, err := ReadOverhead(dir, sum)
@@ -54,28 +65,20 @@ func Build(dir string) error {
 		name string
 		f    func(io.Writer) error
 	}{
-		{SummaryFile, func(w io.Writer) error { return writeSummary(w, meta, sum, ov) }},
+		{SummaryFile, func(w io.Writer) error { return writeSummary(w, meta, sum, ov, &q) }},
 		{BenchFile, func(w io.Writer) error { return WriteBench(w, meta, recs) }},
-		{ReportFile, func(w io.Writer) error { return writeMarkdown(w, meta, recs, sum, charts, ov) }},
+		{ReportFile, func(w io.Writer) error { return writeMarkdown(w, meta, recs, sum, charts, ov, &q) }},
 	}
 	for _, o := range outs {
 		var buf bytes.Buffer
 		if err := o.f(&buf); err != nil {
 			return fmt.Errorf("report %s: %s: %w", dir, o.name, err)
 		}
-		if err := writeFileAtomic(filepath.Join(dir, o.name), buf.Bytes()); err != nil {
+		if err := result.WriteFileAtomic(filepath.Join(dir, o.name), buf.Bytes()); err != nil {
 			return fmt.Errorf("report %s: %w", dir, err)
 		}
 	}
 	return nil
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // cpuCell prints CPU µs per request; "–" where no proxy process was measured

@@ -69,7 +69,7 @@ func TestSyntheticRunCommitted(t *testing.T) {
 func TestBuildGolden(t *testing.T) {
 	dir := copyRun(t)
 	rawBefore := readFile(t, filepath.Join(dir, result.RawFile))
-	if err := Build(dir); err != nil {
+	if err := Build(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := map[string][]byte{}
@@ -98,7 +98,7 @@ func TestBuildGolden(t *testing.T) {
 		t.Errorf("charts = %v (%v), want throughput, cpu, 2 latency, per_second", charts, err)
 	}
 	// Rebuilding gives the same bytes.
-	if err := Build(dir); err != nil {
+	if err := Build(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range first {
@@ -110,7 +110,7 @@ func TestBuildGolden(t *testing.T) {
 
 func TestBenchTxtParses(t *testing.T) {
 	dir := copyRun(t)
-	if err := Build(dir); err != nil {
+	if err := Build(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(dir, BenchFile))
@@ -144,7 +144,7 @@ func TestBenchTxtParses(t *testing.T) {
 
 func TestBuildInterrupted(t *testing.T) {
 	dir := copyRun(t)
-	recs, err := result.ReadRecords(dir)
+	recs, _, err := result.ReadRecords(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestBuildInterrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := Build(dir); err != nil {
+	if err := Build(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	md := string(readFile(t, filepath.Join(dir, ReportFile)))
@@ -170,7 +170,7 @@ func TestBuildInterrupted(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	all, _ := result.ReadRecords(dir)
+	all, _, _ := result.ReadRecords(dir)
 	s := stats.Summarize(all)
 	if g := s.Group(stats.Key{Mode: "coraza", Workload: "headers", Conns: 16}); g.N != 5 {
 		t.Errorf("coraza headers n = %d, want 5 (interrupted record excluded)", g.N)
@@ -191,7 +191,7 @@ func TestMerge(t *testing.T) {
 	if err := Merge([]string{a, b}, out, false); err != nil {
 		t.Fatalf("Merge of compatible runs: %v", err)
 	}
-	recs, err := result.ReadRecords(out)
+	recs, _, err := result.ReadRecords(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestMergeMismatchedEnv(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	recs, err := result.ReadRecords(syntheticRunDir)
+	recs, _, err := result.ReadRecords(syntheticRunDir)
 	if err != nil {
 		t.Fatal(err)
 	}

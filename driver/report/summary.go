@@ -160,6 +160,20 @@ type summaryJSON struct {
 	Memory      []growthJSON     `json:"memory_growth"`
 	Excluded    []excludedJSON   `json:"excluded"`
 	Overhead    *overheadJSON    `json:"integration_overhead,omitempty"` // only with engine-bench.txt
+
+	PartialDropped int          `json:"partial_records_dropped,omitempty"` // torn last lines of raw.jsonl
+	BehindRate     []behindJSON `json:"open_loop_behind_rate,omitempty"`   // windows that did not hold their rate
+}
+
+type behindJSON struct {
+	Trial     int    `json:"trial"`
+	Repeat    int    `json:"repeat"`
+	Mode      string `json:"mode"`
+	Workload  string `json:"workload"`
+	Conns     int    `json:"conns"`
+	Requested num    `json:"rate_requested_per_s"`
+	Achieved  num    `json:"rate_achieved_per_s"`
+	Late      int64  `json:"late"`
 }
 
 // WriteSummary writes the normalized summary as indented JSON. Units are in
@@ -167,10 +181,10 @@ type summaryJSON struct {
 // sorted by encoding/json); floats have 10 significant digits and an
 // unbounded interval is null.
 func WriteSummary(w io.Writer, meta *result.Meta, s *stats.Summary) error {
-	return writeSummary(w, meta, s, nil)
+	return writeSummary(w, meta, s, nil, &quality{})
 }
 
-func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead) error {
+func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead, q *quality) error {
 	out := summaryJSON{
 		Schema: SummarySchema,
 		Meta:   meta,
@@ -189,6 +203,12 @@ func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead
 		SteadyState: []driftJSON{},
 		Excluded:    []excludedJSON{},
 		Overhead:    overheadSummary(ov),
+
+		PartialDropped: q.PartialDropped,
+	}
+	for _, r := range q.Behind {
+		out.BehindRate = append(out.BehindRate, behindJSON{r.Trial, r.Repeat, r.Mode, r.Workload, r.Conns,
+			num(r.RateRequestedPerS), num(r.RateAchievedPerS), r.Late})
 	}
 	for _, g := range s.Groups {
 		out.Groups = append(out.Groups, groupJSON{

@@ -5,8 +5,12 @@ package result
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -18,24 +22,31 @@ const (
 
 // Record is one measured workload within one trial. Units are in field names.
 type Record struct {
-	Trial    int    `json:"trial"`    // 1-based index of the Envoy process (mode × repeat)
-	Repeat   int    `json:"repeat"`   // 1-based repeat (block) number
-	Position int    `json:"position"` // 1-based position of the mode inside its repeat
-	Mode     string `json:"mode"`     // passthrough | modsecurity | coraza | ref-*
-	Workload string `json:"workload"` // profile workload name, e.g. "headers"
-	Conns    int    `json:"conns"`    // persistent connections held by the client
-	Load     string `json:"load"`     // "closed" or "open"
+	Trial    int    `json:"trial"`           // 1-based index of the Envoy process (mode × repeat)
+	Repeat   int    `json:"repeat"`          // 1-based repeat (block) number
+	Position int    `json:"position"`        // 1-based position of the mode inside its repeat
+	Mode     string `json:"mode"`            // a driver/modes name: passthrough, <engine>[@<build>], ref-*
+	Build    string `json:"build,omitempty"` // the engine build the mode ran (its manifest is in meta.json's modules); "" without an engine
+	Workload string `json:"workload"`        // profile workload name, e.g. "headers"
+	Conns    int    `json:"conns"`           // persistent connections held by the client
+	Load     string `json:"load"`            // "closed" or "open"
 
 	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
 	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`
-	WarmupS           float64 `json:"warmup_s"`
-	DurationS         float64 `json:"duration_s"` // measured window actually elapsed
-	Interrupted       bool    `json:"interrupted,omitempty"`
+	// Late counts open-loop sends more than 1 ms behind their intended time;
+	// BehindRate flags a window that did not hold its requested rate (see
+	// FellBehind). Both are zero for closed loop.
+	Late        int64   `json:"late,omitempty"`
+	BehindRate  bool    `json:"behind_rate,omitempty"`
+	WarmupS     float64 `json:"warmup_s"`
+	DurationS   float64 `json:"duration_s"` // measured window actually elapsed
+	Interrupted bool    `json:"interrupted,omitempty"`
 
 	ExpectStatus int              `json:"expect_status"`
-	Requests     int64            `json:"requests"`           // completed and valid in the window
-	Errors       map[string]int64 `json:"errors,omitempty"`   // by kind: status, connect, read, timeout…
-	Statuses     map[string]int64 `json:"statuses,omitempty"` // observed status codes in the window
+	Requests     int64            `json:"requests"`                // completed and valid in the window
+	WarmupErrors int64            `json:"warmup_errors,omitempty"` // errors of any kind during the warmup (not in Errors)
+	Errors       map[string]int64 `json:"errors,omitempty"`        // by kind: status, connect, read, timeout…
+	Statuses     map[string]int64 `json:"statuses,omitempty"`      // observed status codes in the window
 	ReqPerS      float64          `json:"req_per_s"`
 
 	Latency    Latency `json:"latency"`
@@ -45,6 +56,7 @@ type Record struct {
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
+	Preflight *Preflight       `json:"preflight,omitempty"`     // what the trial proved before measuring (first workload of a WAF trial)
 	Affinity  []ThreadAffinity `json:"affinity_observed,omitempty"`
 	StatsFile string           `json:"stats_file,omitempty"` // relative path of the admin /stats dump
 	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
@@ -95,6 +107,9 @@ type ThreadAffinity struct {
 
 // Meta describes a whole run: intent, environment and versions.
 type Meta struct {
+	// RunID is random and set once when the run starts (NewRunID); merge
+	// refuses to pool one run twice. Runs written before it existed have none.
+	RunID       string            `json:"run_id,omitempty"`
 	Name        string            `json:"name"`
 	StartedUTC  string            `json:"started_utc"`
 	FinishedUTC string            `json:"finished_utc,omitempty"`
@@ -140,16 +155,75 @@ type Module struct {
 	Engine        string `json:"engine"`
 	EngineVersion string `json:"engine_version"`
 	Build         string `json:"build"` // compiler and flags
+	// BuildName is the engine build (a driver/modes name, e.g.
+	// modsecurity@3.0.14-pgo); Manifest is that build's manifest.json as
+	// written by `wafbench build` (nil for builds without one).
+	BuildName string          `json:"build_name,omitempty"`
+	Manifest  json.RawMessage `json:"manifest,omitempty"`
+	// Loaded is what the module reported about itself when Envoy loaded it
+	// (the wafbench-module log line), checked against the mode by preflight.
+	Loaded *ModuleInfo `json:"loaded,omitempty"`
+}
+
+// Preflight is what a WAF trial proved before its first measured window: the
+// mode enforced (a benign canary passed, a canary attack was denied, the
+// module's counters moved) and the module loaded is the engine and build the
+// mode names.
+type Preflight struct {
+	Module       *ModuleInfo `json:"module,omitempty"`        // the module's self-report (Envoy modes)
+	ModulePath   string      `json:"module_path,omitempty"`   // the module file mapped into Envoy
+	ModuleSHA256 string      `json:"module_sha256,omitempty"` // its SHA-256 at preflight time
+	EngineLib    string      `json:"engine_lib,omitempty"`    // the libmodsecurity mapped into nginx
+}
+
+// ModuleInfo is the identity a WAF module reports when it loads.
+type ModuleInfo struct {
+	Module        string `json:"module"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	Build         string `json:"build"`
+	Rules         int    `json:"rules"`
 }
 
 // CRS identifies the rule set both engines evaluated.
 type CRS struct {
 	Version     string            `json:"version"`
 	Dir         string            `json:"dir"`
-	SHA256      string            `json:"sha256"` // over all files, sorted by name
+	SHA256      string            `json:"sha256"` // over all files, sorted by name, hashed at run start from the files the engines load
 	RuleFiles   int               `json:"rule_files"`
 	Files       map[string]string `json:"files"` // name -> sha256
 	Adaptations []string          `json:"adaptations"`
+	Notes       []string          `json:"notes,omitempty"` // e.g. files changed since export
+}
+
+// NewRunID returns a random 128-bit run ID in hex.
+func NewRunID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error()) // never fails on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Fell-behind thresholds of an open-loop window: it achieved less than
+// BehindRatio of its requested rate, or more than BehindLateShare of its
+// responses were sent late.
+const (
+	BehindRatio     = 0.95
+	BehindLateShare = 0.01
+)
+
+// FellBehind reports whether an open-loop window did not hold its requested
+// rate: achieved below BehindRatio × requested, or more than
+// BehindLateShare of the responses sent late. Closed loop never falls behind.
+func FellBehind(requested, achieved float64, late, responses int64) bool {
+	if requested <= 0 {
+		return false
+	}
+	if achieved < BehindRatio*requested {
+		return true
+	}
+	return responses > 0 && float64(late) > BehindLateShare*float64(responses)
 }
 
 // ReadMeta reads dir/meta.json.
@@ -165,68 +239,141 @@ func ReadMeta(dir string) (*Meta, error) {
 	return &m, nil
 }
 
-// WriteMeta writes dir/meta.json atomically (temp file + rename).
+// WriteMeta writes dir/meta.json atomically (see WriteFileAtomic).
 func WriteMeta(dir string, m *Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := dir + "/" + MetaFile + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	return WriteFileAtomic(dir+"/"+MetaFile, append(b, '\n'))
+}
+
+// WriteFileAtomic writes b to path.tmp, syncs it and renames it over path,
+// so path is either its old content or all of b. On any error the
+// temporary file is removed: a full disk leaves no empty or partial file.
+func WriteFileAtomic(path string, b []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content produced by write.
+func WriteAtomic(path string, write func(io.Writer) error) (err error) {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, dir+"/"+MetaFile)
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReserveFile holds space in a run directory so that its final meta.json
+// can be written even when the disk fills during the run.
+const ReserveFile = ".reserve"
+
+// ReserveSize is how much Reserve holds.
+const ReserveSize = 1 << 20
+
+// Reserve writes dir/.reserve of ReserveSize bytes and returns a function
+// that removes it (call it just before writing the final meta.json). It
+// fails when the directory has less room than that.
+func Reserve(dir string) (release func(), err error) {
+	path := dir + "/" + ReserveFile
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(make([]byte, ReserveSize)) // written, not sparse: the blocks are really held
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("reserve %d KiB in %s for the final meta.json: %w", ReserveSize>>10, dir, err)
+	}
+	return func() { os.Remove(path) }, nil
 }
 
 // Append adds one record to dir/raw.jsonl and syncs it, so a crash or Ctrl-C
-// never loses a finished row.
+// never loses a finished row. If the write fails (a full disk), the file is
+// cut back to its previous length, so no partial line is left.
 func Append(dir string, r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(dir+"/"+RawFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	path := dir + "/" + RawFile
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
 	}
-	if err := f.Sync(); err != nil {
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() && st.Size() > size {
+			f.Truncate(size)
+		}
 		f.Close()
-		return err
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return f.Close()
 }
 
 // ReadRecords reads every record of dir/raw.jsonl. A torn last line (a crash
-// mid-write) is skipped; any other malformed line is an error naming it.
-func ReadRecords(dir string) ([]Record, error) {
-	f, err := os.Open(dir + "/" + RawFile)
+// or a full disk mid-write: no final newline and not valid JSON) is not a
+// record; dropped counts such lines (0 or 1). Any other malformed line is an
+// error naming it.
+func ReadRecords(dir string) (recs []Record, dropped int, err error) {
+	b, err := os.ReadFile(dir + "/" + RawFile)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	defer f.Close()
-	var out []Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	line := 0
-	var pending error
-	for sc.Scan() {
+	for len(b) > 0 {
 		line++
-		if pending != nil {
-			return nil, pending
-		}
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			pending = fmt.Errorf("%s/%s line %d: %w", dir, RawFile, line, err)
+		l, rest, complete := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		out = append(out, r)
+		var r Record
+		if err := json.Unmarshal(l, &r); err != nil {
+			if !complete {
+				return recs, 1, nil
+			}
+			return nil, 0, fmt.Errorf("%s/%s line %d: %w", dir, RawFile, line, err)
+		}
+		recs = append(recs, r)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return recs, 0, nil
 }

@@ -14,7 +14,7 @@ func TestAppendAndRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := ReadRecords(dir)
+	got, _, err := ReadRecords(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +34,9 @@ func TestReadRecordsTornLastLine(t *testing.T) {
 	}
 	f.WriteString(`{"trial":2,"mo`) // a crash mid-write
 	f.Close()
-	got, err := ReadRecords(dir)
-	if err != nil || len(got) != 1 {
-		t.Errorf("torn last line: got %d records, err %v; want the 1 whole record", len(got), err)
+	got, dropped, err := ReadRecords(dir)
+	if err != nil || len(got) != 1 || dropped != 1 {
+		t.Errorf("torn last line: got %d records, %d dropped, err %v; want the 1 whole record and 1 dropped", len(got), dropped, err)
 	}
 }
 
@@ -46,7 +46,7 @@ func TestReadRecordsBadMiddleLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, RawFile), []byte(raw), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadRecords(dir)
+	_, _, err := ReadRecords(dir)
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("got %v, want an error naming line 2", err)
 	}

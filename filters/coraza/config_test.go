@@ -40,11 +40,3 @@ func TestParseConfig(t *testing.T) {
 		})
 	}
 }
-
-func TestCounterNames(t *testing.T) {
-	for i, n := range counterNames {
-		if !strings.HasPrefix(n, "wafbench_coraza_") {
-			t.Errorf("counter %d: got %q, want prefix wafbench_coraza_", i, n)
-		}
-	}
-}

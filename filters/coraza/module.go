@@ -6,39 +6,78 @@ package main
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/cgo"
+	"runtime/debug"
+	"strconv"
 	"time"
 	"unsafe"
 
 	"wafbench/filters/coraza/engine"
 )
 
-// Counter indexes; names are prefixed with "wafbench_coraza_".
+// buildName is the mode name of this build (preamble contract 3), set with
+// -ldflags=-X main.buildName=coraza@re2; "coraza" is the default build.
+var buildName = "coraza"
+
+// Counter indexes; names are prefixed with "wafbench_coraza_". The stage
+// timers come last and are defined only when stage timers are on.
 const (
 	ctrRequests = iota
 	ctrBlockedPhase1
 	ctrBlockedPhase2
+	ctrBodyTooLarge
 	ctrEngineErrors
-	ctrStageHeadersNs
-	ctrStageBodyNs
-	ctrStageLoggingNs
+	ctrPhase1Ns
+	ctrBodyNs
+	ctrPhase2Ns
+	ctrLoggingNs
 	numCounters
+	firstTimer = ctrPhase1Ns
 )
 
+// counterNames match the C++ module's, with the engine's prefix: requests
+// counts every stream that reached the filter; blocked_phase1/2 the rule
+// verdicts; body_too_large the 413s of the module's own body limit;
+// engine_errors every request failed closed (engine error or Go panic,
+// answered 500). The timers accumulate nanoseconds: phase1_ns (headers
+// mapped and phase 1), body_ns (feeding the buffered body to the engine),
+// phase2_ns, logging_ns.
 var counterNames = [numCounters]string{
-	ctrRequests:       "wafbench_coraza_requests",
-	ctrBlockedPhase1:  "wafbench_coraza_blocked_phase1",
-	ctrBlockedPhase2:  "wafbench_coraza_blocked_phase2",
-	ctrEngineErrors:   "wafbench_coraza_engine_errors",
-	ctrStageHeadersNs: "wafbench_coraza_stage_request_headers_ns",
-	ctrStageBodyNs:    "wafbench_coraza_stage_request_body_ns",
-	ctrStageLoggingNs: "wafbench_coraza_stage_logging_ns",
+	ctrRequests:      "wafbench_coraza_requests",
+	ctrBlockedPhase1: "wafbench_coraza_blocked_phase1",
+	ctrBlockedPhase2: "wafbench_coraza_blocked_phase2",
+	ctrBodyTooLarge:  "wafbench_coraza_body_too_large",
+	ctrEngineErrors:  "wafbench_coraza_engine_errors",
+	ctrPhase1Ns:      "wafbench_coraza_phase1_ns",
+	ctrBodyNs:        "wafbench_coraza_body_ns",
+	ctrPhase2Ns:      "wafbench_coraza_phase2_ns",
+	ctrLoggingNs:     "wafbench_coraza_logging_ns",
 }
 
-// stageTimersEnv enables the per-stage nanosecond counters when set to "1".
+// Local-reply reasons; the indexes of wb_reply_details in glue.h.
+const (
+	replyPhase1 = iota
+	replyPhase2
+	replyResponse
+	replyBodyTooLarge
+	replyEngineError
+)
+
+// stageTimersEnv enables the stage timers when set to "1".
 const stageTimersEnv = "WAFBENCH_STAGE_TIMERS"
+
+// moduleInfo is the module-info line of the shared contract, logged once
+// per filter config.
+type moduleInfo struct {
+	Module        string `json:"module"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	Build         string `json:"build"`
+	Rules         int    `json:"rules"`
+}
 
 // filterConfig is one filter_config: one WAF shared by all its streams.
 type filterConfig struct {
@@ -48,14 +87,50 @@ type filterConfig struct {
 	defined  [numCounters]bool
 }
 
+// now reads the clock only when stage timers are on.
+func (c *filterConfig) now() time.Time {
+	if !c.timers {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+type envoyFilter = C.envoy_dynamic_module_type_http_filter_envoy_ptr
+
 // filter is one HTTP stream. Envoy calls its hooks from one worker thread.
 type filter struct {
-	cfg      *filterConfig
-	tx       *engine.Tx
-	decided  bool // request verdict reached (passed or blocked)
-	bodySize int
-	headers  []C.envoy_dynamic_module_type_envoy_http_header
+	cfg          *filterConfig
+	ef           envoyFilter // the stream's Envoy side, refreshed by every hook
+	tx           *engine.Tx
+	passed       bool // phase 2 let the request through
+	replied      bool // a local reply was sent (verdict, 413 or failed closed)
+	errorCounted bool
+	panicAt      string // test builds only: the hook that panics (see testPanicHeader)
+	headers      []C.envoy_dynamic_module_type_envoy_http_header
 }
+
+// failCloser is what rescue needs of a stream.
+type failCloser interface {
+	// failClosed counts the request in engine_errors (once) and, when
+	// reply is set and no local reply was sent yet, answers it with 500.
+	failClosed(err error, reply bool)
+}
+
+// rescue is deferred by every exported hook that runs Go code beyond a
+// handle look-up: it recovers a panic, so that none reaches Envoy, sets the
+// hook's status to closed and fails the request closed. reply is false for
+// hooks that run after the response (stream complete, destroy).
+func rescue[S any](fc failCloser, st *S, closed S, reply bool) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	*st = closed
+	fc.failClosed(fmt.Errorf("panic: %v\n%s", r, debug.Stack()), reply)
+}
+
+// noStatus is the status type of hooks that return nothing.
+type noStatus struct{}
 
 func logf(level C.envoy_dynamic_module_type_log_level, format string, args ...any) {
 	if !C.envoy_dynamic_module_callback_log_enabled(level) {
@@ -85,42 +160,61 @@ func envoy_dynamic_module_on_program_init() C.envoy_dynamic_module_type_abi_vers
 	return C.wb_abi_version()
 }
 
+// configLog reports a failed filter config (nil stream).
+type configLog string
+
+func (c configLog) failClosed(err error, _ bool) {
+	logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza filter %q: %v", string(c), err)
+}
+
 //export envoy_dynamic_module_on_http_filter_config_new
 func envoy_dynamic_module_on_http_filter_config_new(envoyCfg C.envoy_dynamic_module_type_http_filter_config_envoy_ptr,
 	name C.envoy_dynamic_module_type_envoy_buffer, config C.envoy_dynamic_module_type_envoy_buffer,
-) C.envoy_dynamic_module_type_http_filter_config_module_ptr {
-	cfgName := string(goBytes(name))
-	ec, err := parseConfig(goBytes(config))
+) (ptr C.envoy_dynamic_module_type_http_filter_config_module_ptr) {
+	cfgName := configLog(goBytes(name))
+	defer rescue(cfgName, &ptr, nil, false)
+	fc, err := newFilterConfig(envoyCfg, string(cfgName), goBytes(config))
 	if err != nil {
-		logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza filter %q: %v", cfgName, err)
+		cfgName.failClosed(err, false)
 		return nil
+	}
+	return C.envoy_dynamic_module_type_http_filter_config_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(fc))))
+}
+
+func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_envoy_ptr, name string, raw []byte) (*filterConfig, error) {
+	ec, err := parseConfig(raw)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	w, err := engine.New(ec)
 	if err != nil {
-		logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza filter %q: %v", cfgName, err)
-		return nil
+		return nil, err
 	}
 	fc := &filterConfig{waf: w, timers: os.Getenv(stageTimersEnv) == "1"}
-	n := ctrEngineErrors + 1
-	if fc.timers {
-		n = numCounters
-	}
-	for i := 0; i < n; i++ {
+	for i := range numCounters {
+		if i >= firstTimer && !fc.timers {
+			break
+		}
 		cname := C.CString(counterNames[i])
 		var id C.size_t
 		res := C.envoy_dynamic_module_callback_http_filter_config_define_counter(envoyCfg,
 			C.envoy_dynamic_module_type_module_buffer{ptr: cname, length: C.size_t(len(counterNames[i]))}, nil, 0, &id)
 		C.free(unsafe.Pointer(cname))
 		if res != C.envoy_dynamic_module_type_metrics_result_Success {
-			logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza filter %q: define counter %s: result %d", cfgName, counterNames[i], int(res))
-			return nil
+			return nil, fmt.Errorf("define counter %s: result %d", counterNames[i], int(res))
 		}
 		fc.counters[i], fc.defined[i] = id, true
 	}
+	info, err := json.Marshal(moduleInfo{Module: "wafbench_coraza", Engine: "coraza", EngineVersion: engine.Version(),
+		Build: buildName, Rules: w.Rules()})
+	if err != nil {
+		return nil, err
+	}
+	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench-module %s", info)
 	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench_coraza filter %q: loaded %s in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v)",
-		cfgName, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.timers)
-	return C.envoy_dynamic_module_type_http_filter_config_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(fc))))
+		name, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.timers)
+	return fc, nil
 }
 
 //export envoy_dynamic_module_on_http_filter_config_destroy
@@ -140,104 +234,160 @@ func envoy_dynamic_module_on_http_filter_per_route_config_destroy(p C.envoy_dyna
 
 //export envoy_dynamic_module_on_http_filter_new
 func envoy_dynamic_module_on_http_filter_new(cfgPtr C.envoy_dynamic_module_type_http_filter_config_module_ptr,
-	envoyFilter C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+	ef envoyFilter,
 ) C.envoy_dynamic_module_type_http_filter_module_ptr {
 	fc := cgo.Handle(C.wb_ptr_handle(unsafe.Pointer(cfgPtr))).Value().(*filterConfig)
-	return C.envoy_dynamic_module_type_http_filter_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(&filter{cfg: fc}))))
+	return C.envoy_dynamic_module_type_http_filter_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(&filter{cfg: fc, ef: ef}))))
 }
 
-func getFilter(p C.envoy_dynamic_module_type_http_filter_module_ptr) *filter {
-	return cgo.Handle(C.wb_ptr_handle(unsafe.Pointer(p))).Value().(*filter)
+// getFilter returns the stream of handle p and records its Envoy side.
+func getFilter(p C.envoy_dynamic_module_type_http_filter_module_ptr, ef envoyFilter) *filter {
+	f := cgo.Handle(C.wb_ptr_handle(unsafe.Pointer(p))).Value().(*filter)
+	f.ef = ef
+	return f
 }
 
 //export envoy_dynamic_module_on_http_filter_destroy
 func envoy_dynamic_module_on_http_filter_destroy(p C.envoy_dynamic_module_type_http_filter_module_ptr) {
 	h := cgo.Handle(C.wb_ptr_handle(unsafe.Pointer(p)))
 	f := h.Value().(*filter)
-	if f.tx != nil {
-		f.tx.Close()
-		f.tx = nil
-	}
-	h.Delete()
+	defer h.Delete()
+	var st noStatus
+	defer rescue(f, &st, st, false)
+	f.closeTx()
 }
 
-func (f *filter) inc(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr, i int, v uint64) {
+func (f *filter) closeTx() {
+	if f.tx != nil {
+		tx := f.tx
+		f.tx = nil
+		tx.Close()
+	}
+}
+
+func (f *filter) inc(i int, v uint64) {
 	if !f.cfg.defined[i] {
 		return
 	}
-	C.envoy_dynamic_module_callback_http_filter_increment_counter(ef, f.cfg.counters[i], nil, 0, C.uint64_t(v))
+	C.envoy_dynamic_module_callback_http_filter_increment_counter(f.ef, f.cfg.counters[i], nil, 0, C.uint64_t(v))
 }
 
-func (f *filter) stage(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr, i int, start time.Time) {
+// addTime adds the time since start to timer i (stage timers on only).
+func (f *filter) addTime(i int, start time.Time) {
 	if f.cfg.timers {
-		f.inc(ef, i, uint64(time.Since(start)))
+		f.inc(i, uint64(time.Since(start)))
 	}
 }
 
 // attr reads a string attribute; "" when Envoy has none.
-func attr(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr, id C.envoy_dynamic_module_type_attribute_id) string {
+func (f *filter) attr(id C.envoy_dynamic_module_type_attribute_id) string {
 	var b C.envoy_dynamic_module_type_envoy_buffer
-	if !C.envoy_dynamic_module_callback_http_filter_get_attribute_string(ef, id, &b) {
+	if !C.envoy_dynamic_module_callback_http_filter_get_attribute_string(f.ef, id, &b) {
 		return ""
 	}
 	return goString(b.ptr, b.length)
 }
 
-// block answers the request with the verdict's status and counts it.
-func (f *filter) block(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr, v *engine.Verdict) {
-	f.decided = true
-	if v.Phase == 1 {
-		f.inc(ef, ctrBlockedPhase1, 1)
-	} else {
-		f.inc(ef, ctrBlockedPhase2, 1)
+// reply sends the local reply once.
+func (f *filter) reply(status int, reason int) {
+	if f.replied {
+		return
 	}
-	C.envoy_dynamic_module_callback_http_send_response(ef, C.uint32_t(v.Status), nil, 0,
-		C.wb_blocked_body(), C.wb_blocked_details())
+	f.replied = true
+	C.envoy_dynamic_module_callback_http_send_response(f.ef, C.uint32_t(status), C.wb_reply_headers(), 1,
+		C.wb_blocked_body(), C.wb_reply_details(C.int(reason)))
 }
 
-// finishBody runs phase 2 and reports whether the request may continue.
-func (f *filter) finishBody(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr) bool {
-	f.decided = true
-	v := f.tx.ProcessRequestBody()
-	if err := f.tx.Err(); err != nil {
-		f.inc(ef, ctrEngineErrors, 1)
-		logf(C.envoy_dynamic_module_type_log_level_Debug, "wafbench_coraza: %v", err)
+func (f *filter) failClosed(err error, reply bool) {
+	logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza: failing closed: %v", err)
+	if !f.errorCounted {
+		f.errorCounted = true
+		f.inc(ctrEngineErrors, 1)
 	}
+	if reply {
+		f.reply(500, replyEngineError)
+	}
+}
+
+// block answers a verdict: an engine error fails closed (500, counted in
+// engine_errors), a rule's verdict is counted by its phase.
+func (f *filter) block(v *engine.Verdict) {
+	if err := f.tx.Err(); err != nil {
+		f.failClosed(err, true)
+		return
+	}
+	switch v.Phase {
+	case 1:
+		f.inc(ctrBlockedPhase1, 1)
+		f.reply(v.Status, replyPhase1)
+	case 2:
+		f.inc(ctrBlockedPhase2, 1)
+		f.reply(v.Status, replyPhase2)
+	default:
+		// No separate counter, as in the C++ module: response inspection
+		// is off in the benchmark setup.
+		f.inc(ctrBlockedPhase2, 1)
+		f.reply(v.Status, replyResponse)
+	}
+}
+
+// phase2 runs phase 2 and reports whether the request may continue.
+func (f *filter) phase2() bool {
+	t0 := f.cfg.now()
+	v := f.tx.ProcessRequestBody()
+	f.addTime(ctrPhase2Ns, t0)
 	if v != nil {
-		f.block(ef, v)
+		f.block(v)
 		return false
 	}
+	f.passed = true
 	return true
 }
 
+type headersStatus = C.envoy_dynamic_module_type_on_http_filter_request_headers_status
+
 //export envoy_dynamic_module_on_http_filter_request_headers
-func envoy_dynamic_module_on_http_filter_request_headers(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_request_headers(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
-) C.envoy_dynamic_module_type_on_http_filter_request_headers_status {
-	f := getFilter(p)
-	start := time.Now()
-	f.inc(ef, ctrRequests, 1)
+) (st headersStatus) {
+	f := getFilter(p, ef)
+	defer rescue(f, &st, C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration, true)
+	return f.onRequestHeaders(bool(endOfStream))
+}
+
+func (f *filter) onRequestHeaders(endOfStream bool) headersStatus {
+	const (
+		cont = C.envoy_dynamic_module_type_on_http_filter_request_headers_status_Continue
+		stop = C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration
+	)
+	f.inc(ctrRequests, 1)
+	t0 := f.cfg.now()
 	f.tx = f.cfg.waf.NewTx()
 
-	n := C.envoy_dynamic_module_callback_http_get_headers_size(ef, C.envoy_dynamic_module_type_http_header_type_RequestHeader)
+	n := C.envoy_dynamic_module_callback_http_get_headers_size(f.ef, C.envoy_dynamic_module_type_http_header_type_RequestHeader)
 	var raw [][2]string
 	if n > 0 {
 		if cap(f.headers) < int(n) {
 			f.headers = make([]C.envoy_dynamic_module_type_envoy_http_header, n)
 		}
 		hs := f.headers[:n]
-		if C.envoy_dynamic_module_callback_http_get_headers(ef, C.envoy_dynamic_module_type_http_header_type_RequestHeader, &hs[0]) {
+		if C.envoy_dynamic_module_callback_http_get_headers(f.ef, C.envoy_dynamic_module_type_http_header_type_RequestHeader, &hs[0]) {
+			raw = make([][2]string, 0, n)
 			for _, h := range hs {
 				raw = append(raw, [2]string{goString(h.key_ptr, h.key_length), goString(h.value_ptr, h.value_length)})
 			}
 		}
 	}
 	rl, hdrs := engine.MapHeaders(nil, raw)
+	if testPanicHeader != "" {
+		f.panicAt = testPanicAt(hdrs)
+	}
+	f.testPanic("headers")
 
-	cip, cport, _ := engine.ParseAddr(attr(ef, C.envoy_dynamic_module_type_attribute_id_SourceAddress))
-	sip, sport, _ := engine.ParseAddr(attr(ef, C.envoy_dynamic_module_type_attribute_id_DestinationAddress))
+	cip, cport, _ := engine.ParseAddr(f.attr(C.envoy_dynamic_module_type_attribute_id_SourceAddress))
+	sip, sport, _ := engine.ParseAddr(f.attr(C.envoy_dynamic_module_type_attribute_id_DestinationAddress))
 	f.tx.ProcessConnection(cip, cport, sip, sport)
-	proto := attr(ef, C.envoy_dynamic_module_type_attribute_id_RequestProtocol)
+	proto := f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol)
 	if proto == "" {
 		proto = "HTTP/1.1"
 	}
@@ -245,125 +395,165 @@ func envoy_dynamic_module_on_http_filter_request_headers(ef C.envoy_dynamic_modu
 	for _, h := range hdrs {
 		f.tx.AddHeader(h[0], h[1])
 	}
-	if v := f.tx.ProcessRequestHeaders(); v != nil {
-		f.block(ef, v)
-		f.stage(ef, ctrStageHeadersNs, start)
-		return C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration
+	v := f.tx.ProcessRequestHeaders()
+	f.addTime(ctrPhase1Ns, t0)
+	if v != nil {
+		f.block(v)
+		return stop
 	}
-	if !bool(endOfStream) {
-		f.stage(ef, ctrStageHeadersNs, start)
-		// Hold the headers until the body has been inspected.
-		return C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration
+	if endOfStream {
+		if !f.phase2() {
+			return stop
+		}
+		return cont
 	}
-	ok := f.finishBody(ef)
-	f.stage(ef, ctrStageHeadersNs, start)
-	if !ok {
-		return C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration
+	// Hold the headers until the body has been inspected, and let Envoy
+	// buffer past our own limit so that the module, not Envoy, answers 413.
+	limit := uint64(C.envoy_dynamic_module_callback_http_get_buffer_limit(f.ef))
+	want := uint64(f.cfg.waf.Config().MaxBodyBytes) + 64<<10
+	if limit != 0 && limit < want {
+		C.envoy_dynamic_module_callback_http_set_buffer_limit(f.ef, C.uint64_t(want))
 	}
-	return C.envoy_dynamic_module_type_on_http_filter_request_headers_status_Continue
+	return stop
 }
 
 // writeChunks feeds a body (received or buffered) to the engine.
-func (f *filter) writeChunks(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr, bt C.envoy_dynamic_module_type_http_body_type) *engine.Verdict {
-	n := C.envoy_dynamic_module_callback_http_get_body_chunks_size(ef, bt)
+func (f *filter) writeChunks(bt C.envoy_dynamic_module_type_http_body_type) *engine.Verdict {
+	n := C.envoy_dynamic_module_callback_http_get_body_chunks_size(f.ef, bt)
 	if n == 0 {
 		return nil
 	}
 	chunks := make([]C.envoy_dynamic_module_type_envoy_buffer, n)
-	if !C.envoy_dynamic_module_callback_http_get_body_chunks(ef, bt, &chunks[0]) {
+	if !C.envoy_dynamic_module_callback_http_get_body_chunks(f.ef, bt, &chunks[0]) {
 		return nil
 	}
 	for _, c := range chunks {
 		if c.length == 0 {
 			continue
 		}
-		v, err := f.tx.WriteBody(unsafe.Slice((*byte)(unsafe.Pointer(c.ptr)), int(c.length)))
-		if err != nil {
-			f.inc(ef, ctrEngineErrors, 1)
-			return nil
-		}
-		if v != nil {
+		// The engine copies the chunk; Envoy's memory is not kept.
+		if v, _ := f.tx.WriteBody(unsafe.Slice((*byte)(unsafe.Pointer(c.ptr)), int(c.length))); v != nil {
 			return v
 		}
 	}
 	return nil
 }
 
+type bodyStatus = C.envoy_dynamic_module_type_on_http_filter_request_body_status
+
+const (
+	bodyContinue = C.envoy_dynamic_module_type_on_http_filter_request_body_status_Continue
+	bodyStop     = C.envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer
+	bodyBuffer   = C.envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationAndBuffer
+)
+
 //export envoy_dynamic_module_on_http_filter_request_body
-func envoy_dynamic_module_on_http_filter_request_body(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_request_body(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
-) C.envoy_dynamic_module_type_on_http_filter_request_body_status {
-	f := getFilter(p)
-	if f.decided || f.tx == nil {
-		return C.envoy_dynamic_module_type_on_http_filter_request_body_status_Continue
-	}
-	start := time.Now()
-	f.bodySize += int(C.envoy_dynamic_module_callback_http_get_body_size(ef, C.envoy_dynamic_module_type_http_body_type_ReceivedRequestBody))
-	if f.bodySize > f.cfg.waf.Config().MaxBodyBytes {
-		f.block(ef, &engine.Verdict{Status: 413, Phase: 2})
-		f.stage(ef, ctrStageBodyNs, start)
-		return C.envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer
-	}
-	if !bool(endOfStream) {
-		return C.envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationAndBuffer
-	}
-	status := f.inspectBody(ef, true)
-	f.stage(ef, ctrStageBodyNs, start)
-	return status
+) (st bodyStatus) {
+	f := getFilter(p, ef)
+	defer rescue(f, &st, bodyStop, true)
+	return f.onRequestBody(bool(endOfStream))
 }
 
-// inspectBody feeds the whole body (buffered chunks, then the latest
-// received chunk when it is not the buffer itself) and runs phase 2.
-func (f *filter) inspectBody(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr, withReceived bool) C.envoy_dynamic_module_type_on_http_filter_request_body_status {
-	v := f.writeChunks(ef, C.envoy_dynamic_module_type_http_body_type_BufferedRequestBody)
-	if v == nil && withReceived && !bool(C.envoy_dynamic_module_callback_http_received_buffered_request_body(ef)) {
-		v = f.writeChunks(ef, C.envoy_dynamic_module_type_http_body_type_ReceivedRequestBody)
+func (f *filter) onRequestBody(endOfStream bool) bodyStatus {
+	if f.replied || f.tx == nil {
+		return bodyStop
 	}
-	if v != nil {
-		f.block(ef, v)
-		return C.envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer
+	if f.passed {
+		return bodyContinue
 	}
-	if !f.finishBody(ef) {
-		return C.envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer
+	// The body so far: the buffered part plus this event's chunk, unless a
+	// previous filter buffered everything and handed it on at once.
+	replayed := bool(C.envoy_dynamic_module_callback_http_received_buffered_request_body(f.ef))
+	total := uint64(C.envoy_dynamic_module_callback_http_get_body_size(f.ef, C.envoy_dynamic_module_type_http_body_type_ReceivedRequestBody))
+	if !replayed {
+		total += uint64(C.envoy_dynamic_module_callback_http_get_body_size(f.ef, C.envoy_dynamic_module_type_http_body_type_BufferedRequestBody))
 	}
-	return C.envoy_dynamic_module_type_on_http_filter_request_body_status_Continue
+	if total > uint64(f.cfg.waf.Config().MaxBodyBytes) {
+		f.inc(ctrBodyTooLarge, 1)
+		f.reply(413, replyBodyTooLarge)
+		return bodyStop
+	}
+	if !endOfStream {
+		return bodyBuffer
+	}
+	return f.inspectBody(!replayed, true)
 }
+
+// inspectBody feeds the whole body to the engine (the buffered chunks when
+// withBuffered, then this event's received chunk when withReceived) and runs
+// phase 2.
+func (f *filter) inspectBody(withBuffered, withReceived bool) bodyStatus {
+	f.testPanic("body")
+	t0 := f.cfg.now()
+	var v *engine.Verdict
+	if withBuffered {
+		v = f.writeChunks(C.envoy_dynamic_module_type_http_body_type_BufferedRequestBody)
+	}
+	if v == nil && withReceived {
+		v = f.writeChunks(C.envoy_dynamic_module_type_http_body_type_ReceivedRequestBody)
+	}
+	f.addTime(ctrBodyNs, t0)
+	if v != nil {
+		f.block(v)
+		return bodyStop
+	}
+	if !f.phase2() {
+		return bodyStop
+	}
+	return bodyContinue
+}
+
+type trailersStatus = C.envoy_dynamic_module_type_on_http_filter_request_trailers_status
 
 //export envoy_dynamic_module_on_http_filter_request_trailers
-func envoy_dynamic_module_on_http_filter_request_trailers(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_request_trailers(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr,
-) C.envoy_dynamic_module_type_on_http_filter_request_trailers_status {
-	f := getFilter(p)
-	if f.decided || f.tx == nil {
-		return C.envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue
+) (st trailersStatus) {
+	const (
+		cont = C.envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue
+		stop = C.envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration
+	)
+	f := getFilter(p, ef)
+	defer rescue(f, &st, stop, true)
+	if f.replied {
+		return stop
 	}
-	// Trailers end the stream: the body is complete in the buffer.
-	start := time.Now()
-	st := f.inspectBody(ef, false)
-	f.stage(ef, ctrStageBodyNs, start)
-	if st != C.envoy_dynamic_module_type_on_http_filter_request_body_status_Continue {
-		return C.envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration
+	if f.passed || f.tx == nil {
+		return cont
 	}
-	return C.envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue
+	// Trailers end the stream: the whole body is in the buffer.
+	if f.inspectBody(true, false) != bodyContinue {
+		return stop
+	}
+	return cont
 }
 
+type responseHeadersStatus = C.envoy_dynamic_module_type_on_http_filter_response_headers_status
+
 //export envoy_dynamic_module_on_http_filter_response_headers
-func envoy_dynamic_module_on_http_filter_response_headers(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_response_headers(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
-) C.envoy_dynamic_module_type_on_http_filter_response_headers_status {
-	f := getFilter(p)
-	if f.tx == nil || !f.cfg.waf.Config().InspectResponse || !f.decided {
-		return C.envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue
+) (st responseHeadersStatus) {
+	const (
+		cont = C.envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue
+		stop = C.envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration
+	)
+	f := getFilter(p, ef)
+	if f.tx == nil || !f.passed || f.replied || !f.cfg.waf.Config().InspectResponse {
+		return cont
 	}
-	n := C.envoy_dynamic_module_callback_http_get_headers_size(ef, C.envoy_dynamic_module_type_http_header_type_ResponseHeader)
+	defer rescue(f, &st, stop, true)
+	n := C.envoy_dynamic_module_callback_http_get_headers_size(f.ef, C.envoy_dynamic_module_type_http_header_type_ResponseHeader)
 	status := 0
 	if n > 0 {
 		hs := make([]C.envoy_dynamic_module_type_envoy_http_header, n)
-		if C.envoy_dynamic_module_callback_http_get_headers(ef, C.envoy_dynamic_module_type_http_header_type_ResponseHeader, &hs[0]) {
+		if C.envoy_dynamic_module_callback_http_get_headers(f.ef, C.envoy_dynamic_module_type_http_header_type_ResponseHeader, &hs[0]) {
 			for _, h := range hs {
 				k, v := goString(h.key_ptr, h.key_length), goString(h.value_ptr, h.value_length)
 				if k == ":status" {
-					fmt.Sscanf(v, "%d", &status)
+					status, _ = strconv.Atoi(v)
 					continue
 				}
 				if len(k) > 0 && k[0] == ':' {
@@ -373,40 +563,59 @@ func envoy_dynamic_module_on_http_filter_response_headers(ef C.envoy_dynamic_mod
 			}
 		}
 	}
-	proto := attr(ef, C.envoy_dynamic_module_type_attribute_id_RequestProtocol)
-	if v := f.tx.ProcessResponse(status, proto); v != nil && v.Phase >= 3 {
-		C.envoy_dynamic_module_callback_http_send_response(ef, C.uint32_t(v.Status), nil, 0,
-			C.wb_blocked_body(), C.wb_blocked_details())
-		return C.envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration
+	proto := f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol)
+	if v := f.tx.ProcessResponse(status, proto); v != nil {
+		f.block(v)
+		return stop
 	}
-	return C.envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue
+	return cont
 }
 
 //export envoy_dynamic_module_on_http_filter_response_body
-func envoy_dynamic_module_on_http_filter_response_body(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_response_body(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
 ) C.envoy_dynamic_module_type_on_http_filter_response_body_status {
 	return C.envoy_dynamic_module_type_on_http_filter_response_body_status_Continue
 }
 
 //export envoy_dynamic_module_on_http_filter_response_trailers
-func envoy_dynamic_module_on_http_filter_response_trailers(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_response_trailers(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr,
 ) C.envoy_dynamic_module_type_on_http_filter_response_trailers_status {
 	return C.envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue
 }
 
 //export envoy_dynamic_module_on_http_filter_stream_complete
-func envoy_dynamic_module_on_http_filter_stream_complete(ef C.envoy_dynamic_module_type_http_filter_envoy_ptr,
+func envoy_dynamic_module_on_http_filter_stream_complete(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr,
 ) {
-	f := getFilter(p)
+	f := getFilter(p, ef)
 	if f.tx == nil {
 		return
 	}
-	start := time.Now()
+	var st noStatus
+	defer rescue(f, &st, st, false)
+	defer f.closeTx()
+	f.testPanic("logging")
+	t0 := f.cfg.now()
 	f.tx.ProcessLogging()
-	f.tx.Close()
-	f.tx = nil
-	f.stage(ef, ctrStageLoggingNs, start)
+	f.addTime(ctrLoggingNs, t0)
+}
+
+// testPanicAt is the value of the test panic header in hs, or "".
+func testPanicAt(hs [][2]string) string {
+	for _, h := range hs {
+		if h[0] == testPanicHeader {
+			return h[1]
+		}
+	}
+	return ""
+}
+
+// testPanic panics when the request asked for a panic in hook (test builds
+// only; a no-op, removed by the compiler, in real builds).
+func (f *filter) testPanic(hook string) {
+	if testPanicHeader != "" && f.panicAt == hook {
+		panic("wafbench_coraza: test panic in " + hook)
+	}
 }

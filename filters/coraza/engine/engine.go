@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/corazawaf/coraza/v3"
+	"github.com/corazawaf/coraza/v3/experimental"
 	"github.com/corazawaf/coraza/v3/types"
 )
 
@@ -75,10 +76,21 @@ func New(cfg Config) (*WAF, error) {
 // Config returns the configuration the WAF was built with (defaults applied).
 func (w *WAF) Config() Config { return w.cfg }
 
+// Rules is the number of rules the WAF loaded, or -1 when the linked Coraza
+// cannot tell (its WAF lacks experimental.WAFWithRules; v3.7.0 and v3.8.1
+// have it).
+func (w *WAF) Rules() int {
+	if r, ok := w.waf.(experimental.WAFWithRules); ok {
+		return r.RulesCount()
+	}
+	return -1
+}
+
 // Verdict is an intervention: the HTTP status to answer with, the rule that
-// decided it (0 when the filter itself decided, e.g. body too large) and the
-// phase (1 request headers, 2 request body, 3 response headers, 4 response
-// body). Evaluate reports a request that passes as Status 200, Phase 0.
+// decided it (0 when the filter itself decided, e.g. body too large, or an
+// engine error failed the request closed) and the phase (1 request headers,
+// 2 request body, 3 response headers, 4 response body). Evaluate reports a
+// request that passes as Status 200, Phase 0.
 type Verdict struct {
 	Status int
 	RuleID int
@@ -128,10 +140,12 @@ func (t *Tx) ProcessRequestHeaders() *Verdict {
 
 // WriteBody feeds one request-body chunk. A body beyond MaxBodyBytes is
 // rejected with 413 without being fed; the engine's own
-// SecRequestBodyLimitAction Reject also yields 413.
+// SecRequestBodyLimitAction Reject also yields 413. An engine error fails
+// the request closed: the verdict is 500 and the error is returned (and kept
+// in Err).
 func (t *Tx) WriteBody(b []byte) (*Verdict, error) {
 	if t.verdict != nil {
-		return t.verdict, nil
+		return t.verdict, t.err
 	}
 	if len(b) == 0 {
 		return nil, nil
@@ -143,23 +157,22 @@ func (t *Tx) WriteBody(b []byte) (*Verdict, error) {
 	}
 	it, _, err := t.tx.WriteRequestBody(b)
 	if err != nil {
-		t.err = fmt.Errorf("engine: write request body: %w", err)
-		return nil, t.err
+		return t.fail(2, fmt.Errorf("engine: write request body: %w", err)), t.err
 	}
 	return t.interrupted(it, 2), nil
 }
 
 // ProcessRequestBody runs phase 2. Call it once the whole body was written,
 // also for requests without a body (CRS evaluates its anomaly score in
-// phase 2). An engine error is kept in Err and yields no verdict.
+// phase 2). An engine error fails the request closed: the verdict is 500
+// and Err reports the error.
 func (t *Tx) ProcessRequestBody() *Verdict {
 	if t.verdict != nil {
 		return t.verdict
 	}
 	it, err := t.tx.ProcessRequestBody()
 	if err != nil {
-		t.err = fmt.Errorf("engine: process request body: %w", err)
-		return nil
+		return t.fail(2, fmt.Errorf("engine: process request body: %w", err))
 	}
 	return t.interrupted(it, 2)
 }
@@ -179,14 +192,20 @@ func (t *Tx) ProcessResponse(status int, proto string) *Verdict {
 	}
 	it, err := t.tx.ProcessResponseBody()
 	if err != nil {
-		t.err = fmt.Errorf("engine: process response body: %w", err)
-		return nil
+		return t.fail(4, fmt.Errorf("engine: process response body: %w", err))
 	}
 	return t.interrupted(it, 4)
 }
 
-// Err returns the last engine error, if any.
+// Err returns the engine error that failed the transaction closed, if any.
 func (t *Tx) Err() error { return t.err }
+
+// fail records an engine error and the 500 verdict it turns into.
+func (t *Tx) fail(phase int, err error) *Verdict {
+	t.err = err
+	t.verdict = &Verdict{Status: http.StatusInternalServerError, Phase: phase}
+	return t.verdict
+}
 
 // ProcessLogging runs phase 5.
 func (t *Tx) ProcessLogging() { t.tx.ProcessLogging() }

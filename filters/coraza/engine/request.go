@@ -25,7 +25,8 @@ const (
 )
 
 // Evaluate runs one whole request through the WAF (phases 1, 2 and 5) and
-// returns the verdict; a request that passes gets Status 200, Phase 0.
+// returns the verdict; a request that passes gets Status 200, Phase 0, and an
+// engine error gives Status 500 (Tx.Err tells them apart from a rule's 500).
 func (w *WAF) Evaluate(req Request) Verdict {
 	t := w.NewTx()
 	defer t.Close()
@@ -52,11 +53,7 @@ func (w *WAF) Evaluate(req Request) Verdict {
 		return *v
 	}
 	if len(req.Body) > 0 {
-		v, err := t.WriteBody(req.Body)
-		if err != nil {
-			return Verdict{Status: 500, Phase: 2}
-		}
-		if v != nil {
+		if v, _ := t.WriteBody(req.Body); v != nil {
 			return *v
 		}
 	}

@@ -44,7 +44,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", 18483), H).serve_forever()
 PY
 python3 "$tmp/up.py" 2> "$tmp/upstream.log" &
 up=$!
-ENVOY_DYNAMIC_MODULES_SEARCH_PATH="$root/build/filters" GODEBUG=cgocheck=0 \
+ENVOY_DYNAMIC_MODULES_SEARCH_PATH="$root/build/filters" \
   "$envoy" --concurrency 1 --use-dynamic-base-id -c "$tmp/envoy.yaml" --log-level info > "$tmp/envoy.log" 2>&1 &
 ep=$!
 for _ in $(seq 1 60); do

@@ -1,0 +1,115 @@
+package result
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// fullAt makes path a symlink to /dev/full, whose writes fail with ENOSPC
+// (a full disk, from the real kernel).
+func fullAt(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Fatalf("this test needs /dev/full (Linux): %v", err)
+	}
+	if err := os.Symlink("/dev/full", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriteMetaDiskFullKeepsOldAndNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteMeta(dir, &Meta{Name: "x", Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	fullAt(t, filepath.Join(dir, MetaFile+".tmp"))
+	err := WriteMeta(dir, &Meta{Name: "x", Status: "failed"})
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want ENOSPC", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, MetaFile+".tmp")); !os.IsNotExist(err) {
+		t.Errorf("temporary file left after a failed write (lstat: %v)", err)
+	}
+	m, err := ReadMeta(dir)
+	if err != nil || m.Status != "running" {
+		t.Errorf("meta.json after a failed write: got %+v, %v; want the old content", m, err)
+	}
+}
+
+func TestWriteFileAtomicLeavesNoEmptyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "chart.svg")
+	fullAt(t, path+".tmp")
+	if err := WriteFileAtomic(path, []byte("<svg/>")); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want ENOSPC", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 0 {
+		t.Errorf("got %d files left (%s…), want none", len(ents), ents[0].Name())
+	}
+}
+
+func TestAppendDiskFullLeavesNoPartialLine(t *testing.T) {
+	dir := t.TempDir()
+	if err := Append(dir, &Record{Trial: 1}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, RawFile))
+	// Swap raw.jsonl for /dev/full: the next append fails as on a full disk.
+	os.Rename(filepath.Join(dir, RawFile), filepath.Join(dir, "kept"))
+	fullAt(t, filepath.Join(dir, RawFile))
+	if err := Append(dir, &Record{Trial: 2}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want ENOSPC", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "kept"))
+	if string(after) != string(before) {
+		t.Errorf("kept rows changed: got %q, want %q", after, before)
+	}
+}
+
+func TestReserveReleased(t *testing.T) {
+	dir := t.TempDir()
+	release, err := Reserve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, ReserveFile))
+	if err != nil || st.Size() != ReserveSize {
+		t.Fatalf("reserve: got %v, %v; want %d bytes", st, err, ReserveSize)
+	}
+	release()
+	if _, err := os.Stat(filepath.Join(dir, ReserveFile)); !os.IsNotExist(err) {
+		t.Errorf("reserve left after release: %v", err)
+	}
+}
+
+func TestFellBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		requested, achieved float64
+		late, responses     int64
+		want                bool
+	}{
+		{"closed loop", 0, 100, 0, 100, false},
+		{"held", 1000, 999, 0, 1000, false},
+		{"slow", 1000, 900, 0, 900, true},
+		{"late", 1000, 1000, 50, 1000, true},
+		{"few late", 1000, 1000, 5, 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FellBehind(tc.requested, tc.achieved, tc.late, tc.responses); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunIDsDiffer(t *testing.T) {
+	a, b := NewRunID(), NewRunID()
+	if len(a) != 32 || a == b {
+		t.Errorf("got %q and %q, want two different 32-hex-digit IDs", a, b)
+	}
+}

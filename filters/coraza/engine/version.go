@@ -1,0 +1,29 @@
+package engine
+
+import (
+	"runtime/debug"
+	"sync"
+)
+
+// CorazaModule is the module path of the Coraza engine.
+const CorazaModule = "github.com/corazawaf/coraza/v3"
+
+// Version is the version of CorazaModule linked into the running binary
+// (e.g. "v3.8.1"), read from its build information, so a module built with
+// another module file (go build -modfile) reports the version it really
+// carries. It is "unknown" when the binary has no build information.
+var Version = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, d := range bi.Deps {
+		if d.Path == CorazaModule {
+			if d.Replace != nil {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return "unknown"
+})

@@ -1,0 +1,9 @@
+//go:build wafbench_testpanic
+
+package main
+
+// testPanicHeader names the request header whose value ("headers", "body"
+// or "logging") makes that hook panic. Test builds only (tag
+// wafbench_testpanic): the e2e tests use it to prove that a panic fails the
+// request closed instead of aborting Envoy.
+const testPanicHeader = "x-wafbench-test-panic"
