@@ -1,6 +1,7 @@
 package modes
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,5 +97,58 @@ func TestPalette(t *testing.T) {
 	}
 	if got := Palette(rev); !reflect.DeepEqual(got, p) {
 		t.Errorf("Palette depends on input order")
+	}
+}
+
+func TestRegistryResolvesTheBuildFile(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Load(filepath.Join(root, "filters", "builds.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, wantBuild, wantDir, wantErr string
+	}{
+		{name: "passthrough"},
+		{name: "ref-direct"},
+		{name: "ref-nginx-modsecurity"},
+		{name: "modsecurity", wantBuild: "modsecurity", wantDir: "build/engines/modsecurity"},
+		{name: "coraza@re2", wantBuild: "coraza@re2", wantDir: "build/engines/coraza-re2"},
+		{name: "modsecurity@3.0.14-pgo", wantBuild: "modsecurity@3.0.14-pgo", wantDir: "build/engines/modsecurity-3.0.14-pgo"},
+		{name: "ref-nginx-modsecurity@3.0.14-lto", wantBuild: "modsecurity@3.0.14-lto", wantDir: "build/engines/modsecurity-3.0.14-lto"},
+		{name: "coraza@nope", wantErr: `no build "coraza@nope"`},
+		{name: "ref-nginx-modsecurity@re2", wantErr: `no build "modsecurity@re2"`},
+		{name: "nginx", wantErr: "known modes: passthrough, modsecurity, "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := reg.Resolve(tt.name)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Resolve(%q) error = %v, want it to contain %q", tt.name, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotBuild, gotDir := "", ""
+			if m.Build != nil {
+				gotBuild = m.Build.Mode()
+				gotDir, _ = filepath.Rel(root, m.Dir)
+			}
+			if gotBuild != tt.wantBuild || gotDir != tt.wantDir {
+				t.Errorf("Resolve(%q) = build %q dir %q, want %q %q", tt.name, gotBuild, gotDir, tt.wantBuild, tt.wantDir)
+			}
+		})
+	}
+	if _, err := reg.ResolveList("coraza, coraza"); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("ResolveList of a duplicate: %v", err)
+	}
+	if _, err := reg.ResolveList(" , "); err == nil {
+		t.Errorf("ResolveList of nothing succeeded")
 	}
 }
