@@ -1,206 +1,339 @@
 #include "engine.h"
 
+#include <limits.h>
 #include <modsecurity/intervention.h>
 #include <modsecurity/modsecurity.h>
+#include <modsecurity/rule_message.h>
 #include <modsecurity/rules_set.h>
 #include <modsecurity/transaction.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <wordexp.h>
 
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <exception>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 
 namespace wafbench {
 namespace modsec {
 
 // ---------------------------------------------------------------------------
-// Config parsing: a deliberately small JSON reader for one flat object.
+// Config parsing (nlohmann/json)
 // ---------------------------------------------------------------------------
 
-namespace {
-
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view in) : in_(in) {}
-
-  void SkipSpace() {
-    while (pos_ < in_.size() && std::isspace(static_cast<unsigned char>(in_[pos_]))) ++pos_;
-  }
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < in_.size() && in_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool AtEnd() {
-    SkipSpace();
-    return pos_ == in_.size();
-  }
-  size_t pos() const { return pos_; }
-  char Peek() {
-    SkipSpace();
-    return pos_ < in_.size() ? in_[pos_] : '\0';
-  }
-
-  // ReadString reads a JSON string; \uXXXX escapes are accepted only for ASCII.
-  bool ReadString(std::string* out) {
-    if (!Consume('"')) return false;
-    out->clear();
-    while (pos_ < in_.size()) {
-      char c = in_[pos_++];
-      if (c == '"') return true;
-      if (static_cast<unsigned char>(c) < 0x20) return false;
-      if (c != '\\') {
-        out->push_back(c);
-        continue;
-      }
-      if (pos_ >= in_.size()) return false;
-      char e = in_[pos_++];
-      switch (e) {
-        case '"':
-          out->push_back('"');
-          break;
-        case '\\':
-          out->push_back('\\');
-          break;
-        case '/':
-          out->push_back('/');
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          if (pos_ + 4 > in_.size()) return false;
-          unsigned v = 0;
-          auto res = std::from_chars(in_.data() + pos_, in_.data() + pos_ + 4, v, 16);
-          if (res.ptr != in_.data() + pos_ + 4 || v == 0 || v > 0x7f) return false;
-          out->push_back(static_cast<char>(v));
-          pos_ += 4;
-          break;
-        }
-        default:
-          return false;
-      }
-    }
-    return false;
-  }
-
-  bool ReadBool(bool* out) {
-    SkipSpace();
-    if (in_.substr(pos_, 4) == "true") {
-      pos_ += 4;
-      *out = true;
-      return true;
-    }
-    if (in_.substr(pos_, 5) == "false") {
-      pos_ += 5;
-      *out = false;
-      return true;
-    }
-    return false;
-  }
-
-  bool ReadUint(uint64_t* out) {
-    SkipSpace();
-    auto res = std::from_chars(in_.data() + pos_, in_.data() + in_.size(), *out, 10);
-    if (res.ec != std::errc() || res.ptr == in_.data() + pos_) return false;
-    pos_ = static_cast<size_t>(res.ptr - in_.data());
-    // Reject fractions and exponents rather than truncating them.
-    return pos_ >= in_.size() || (in_[pos_] != '.' && in_[pos_] != 'e' && in_[pos_] != 'E');
-  }
-
- private:
-  std::string_view in_;
-  size_t pos_ = 0;
-};
-
-std::string At(const JsonReader& r) { return " at byte " + std::to_string(r.pos()); }
-
-}  // namespace
-
 bool ParseConfig(std::string_view json, Config* config, std::string* error) {
-  Config out;
-  JsonReader r(json);
-  bool have_rules = false;
-  if (!r.Consume('{')) {
-    *error = "filter_config: want a JSON object" + At(r);
-    return false;
-  }
-  if (!r.Consume('}')) {
-    for (;;) {
-      std::string key;
-      if (!r.ReadString(&key)) {
-        *error = "filter_config: want a string key" + At(r);
-        return false;
+  try {
+    // Repeated keys: nlohmann keeps the last silently; refuse them instead.
+    std::set<std::string> seen;
+    std::string repeated;
+    nlohmann::json::parser_callback_t on_event = [&](int depth, nlohmann::json::parse_event_t event,
+                                                     nlohmann::json& parsed) {
+      if (event == nlohmann::json::parse_event_t::key && depth == 1 && parsed.is_string()) {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (!seen.insert(key).second && repeated.empty()) repeated = key;
       }
-      if (!r.Consume(':')) {
-        *error = "filter_config: want ':' after \"" + key + "\"" + At(r);
-        return false;
-      }
+      return true;
+    };
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(json.begin(), json.end(), on_event);
+    } catch (const nlohmann::json::parse_error& e) {
+      *error = std::string("filter_config: not JSON: ") + e.what();
+      return false;
+    }
+    if (!doc.is_object()) {
+      *error = std::string("filter_config: want a JSON object, got ") + doc.type_name();
+      return false;
+    }
+    if (!repeated.empty()) {
+      *error = "filter_config: key \"" + repeated + "\" given twice";
+      return false;
+    }
+    Config out;
+    bool have_rules = false;
+    for (const auto& [key, value] : doc.items()) {
       if (key == "rules_file") {
-        if (!r.ReadString(&out.rules_file)) {
-          *error = "filter_config: rules_file: want a string" + At(r);
+        if (!value.is_string()) {
+          *error = std::string("filter_config: rules_file: want a string, got ") + value.type_name();
+          return false;
+        }
+        out.rules_file = value.get<std::string>();
+        if (out.rules_file.find('\0') != std::string::npos) {
+          *error = "filter_config: rules_file: contains a NUL byte";
           return false;
         }
         have_rules = true;
       } else if (key == "inspect_response") {
-        if (!r.ReadBool(&out.inspect_response)) {
-          *error = "filter_config: inspect_response: want true or false" + At(r);
+        if (!value.is_boolean()) {
+          *error = std::string("filter_config: inspect_response: want true or false, got ") + value.type_name();
           return false;
         }
+        out.inspect_response = value.get<bool>();
       } else if (key == "max_body_bytes") {
-        if (!r.ReadUint(&out.max_body_bytes)) {
-          *error = "filter_config: max_body_bytes: want a non-negative integer" + At(r);
+        // A negative integer is number_integer and a fraction number_float.
+        if (!value.is_number_unsigned()) {
+          *error = "filter_config: max_body_bytes: want a non-negative integer, got " + value.dump();
           return false;
         }
+        out.max_body_bytes = value.get<uint64_t>();
       } else {
         *error = "filter_config: unknown key \"" + key + "\"";
         return false;
       }
-      if (r.Consume(',')) continue;
-      if (r.Consume('}')) break;
-      *error = "filter_config: want ',' or '}'" + At(r);
+    }
+    if (!have_rules || out.rules_file.empty()) {
+      *error = "filter_config: rules_file: required";
       return false;
     }
-  }
-  if (!r.AtEnd()) {
-    *error = "filter_config: trailing data" + At(r);
+    *config = std::move(out);
+    return true;
+  } catch (const std::exception& e) {
+    *error = std::string("filter_config: ") + e.what();
     return false;
   }
-  if (!have_rules || out.rules_file.empty()) {
-    *error = "filter_config: rules_file: required";
-    return false;
+}
+
+// ---------------------------------------------------------------------------
+// Rule-file check: no Lua, no remote rules
+// ---------------------------------------------------------------------------
+
+namespace {
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
   }
-  *config = std::move(out);
   return true;
+}
+
+bool IStartsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && IEquals(s.substr(0, prefix.size()), prefix);
+}
+
+std::string_view TrimSpace(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// SplitArgs splits a directive line into words the way SecLang does: words
+// separated by blanks, or double-quoted with backslash escapes (the quotes
+// are dropped, escapes kept as written).
+std::vector<std::string> SplitArgs(std::string_view line) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i >= line.size()) break;
+    std::string word;
+    if (line[i] == '"') {
+      ++i;
+      while (i < line.size() && line[i] != '"') {
+        if (line[i] == '\\' && i + 1 < line.size()) word.push_back(line[i++]);
+        word.push_back(line[i++]);
+      }
+      ++i;  // closing quote
+    } else {
+      while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) word.push_back(line[i++]);
+    }
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
+// HasExecAction reports whether an action list ("id:1,phase:2,exec:/x.lua")
+// names the action exec. Commas inside single-quoted values do not split.
+bool HasExecAction(std::string_view actions) {
+  size_t start = 0;
+  bool quoted = false;
+  for (size_t i = 0; i <= actions.size(); ++i) {
+    if (i < actions.size()) {
+      char c = actions[i];
+      if (c == '\\') {
+        ++i;
+        continue;
+      }
+      if (c == '\'') quoted = !quoted;
+      if (quoted || c != ',') continue;
+    }
+    std::string_view action = TrimSpace(actions.substr(start, i - start));
+    std::string_view name = TrimSpace(action.substr(0, action.find(':')));
+    if (IEquals(name, "exec")) return true;
+    start = i + 1;
+  }
+  return false;
+}
+
+// ExpandInclude resolves an Include argument as libmodsecurity does: the
+// path as given, else relative to the including file's directory; shell
+// wildcards and variables are expanded (no command substitution).
+std::vector<std::string> ExpandInclude(const std::string& arg, const std::string& includer) {
+  std::vector<std::string> candidates = {arg};
+  if (!arg.empty() && arg[0] != '/') {
+    size_t slash = includer.rfind('/');
+    candidates.push_back((slash == std::string::npos ? std::string(".") : includer.substr(0, slash)) + "/" + arg);
+  }
+  for (const auto& c : candidates) {
+    std::vector<std::string> files;
+    wordexp_t we;
+    if (wordexp(c.c_str(), &we, WRDE_NOCMD) == 0) {
+      for (size_t i = 0; i < we.we_wordc; ++i) {
+        struct stat st;
+        if (stat(we.we_wordv[i], &st) == 0 && S_ISREG(st.st_mode)) files.emplace_back(we.we_wordv[i]);
+      }
+      wordfree(&we);
+    }
+    if (!files.empty()) return files;
+  }
+  return {};
+}
+
+class RulesChecker {
+ public:
+  bool CheckFile(const std::string& path, std::string* error, int depth) {
+    if (depth > 32) {
+      *error = path + ": Include nested deeper than 32 files";
+      return false;
+    }
+    char resolved[PATH_MAX];
+    std::string key = realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
+    if (!visited_.insert(key).second) return true;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return true;  // libmodsecurity reports unreadable files itself
+    std::string line, logical;
+    int lineno = 0, first = 0;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (logical.empty()) {
+        first = lineno;
+        std::string_view t = TrimSpace(line);
+        if (t.empty() || t.front() == '#') continue;
+      }
+      if (!line.empty() && line.back() == '\\') {
+        line.pop_back();
+        logical += line;
+        logical.push_back(' ');
+        continue;
+      }
+      logical += line;
+      if (!CheckDirective(logical, path, first, error, depth)) return false;
+      logical.clear();
+    }
+    if (!logical.empty() && !CheckDirective(logical, path, first, error, depth)) return false;
+    return true;
+  }
+
+ private:
+  bool CheckDirective(const std::string& line, const std::string& path, int lineno, std::string* error, int depth) {
+    std::vector<std::string> args = SplitArgs(line);
+    if (args.empty()) return true;
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    const std::string& d = args[0];
+    if (IEquals(d, "SecRuleScript")) {
+      *error = where + "SecRuleScript (Lua) is not allowed: Lua would run on Envoy's LuaJIT";
+      return false;
+    }
+    if (IEquals(d, "SecRemoteRules")) {
+      *error = where + "SecRemoteRules is not allowed: remote rules cannot be checked for Lua";
+      return false;
+    }
+    if (IEquals(d, "Include")) {
+      if (args.size() < 2) return true;  // libmodsecurity reports the syntax error
+      for (const auto& f : ExpandInclude(args[1], path)) {
+        if (!CheckFile(f, error, depth + 1)) return false;
+      }
+      return true;
+    }
+    // Position of the action list for each directive that takes one.
+    size_t actions = 0;
+    if (IEquals(d, "SecRule")) {
+      actions = 3;
+      std::string_view op = args.size() > 2 ? TrimSpace(args[2]) : std::string_view();
+      if (!op.empty() && op.front() == '!') op = TrimSpace(op.substr(1));
+      if (IStartsWith(op, "@inspectFile")) {
+        *error = where + "operator @inspectFile is not allowed: it runs scripts (Lua) on Envoy's LuaJIT";
+        return false;
+      }
+    } else if (IEquals(d, "SecAction") || IEquals(d, "SecDefaultAction")) {
+      actions = 1;
+    } else if (IEquals(d, "SecRuleUpdateActionById")) {
+      actions = 2;
+    }
+    // Every word from the action list on: libmodsecurity would refuse extra
+    // words anyway, and this way no spelling of the line slips through.
+    for (size_t i = actions; actions != 0 && i < args.size(); ++i) {
+      if (HasExecAction(args[i])) {
+        *error = where + "action exec: is not allowed: it runs Lua on Envoy's LuaJIT";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::set<std::string> visited_;
+};
+
+}  // namespace
+
+bool CheckRules(const std::string& rules_file, std::string* error) {
+  try {
+    RulesChecker checker;
+    return checker.CheckFile(rules_file, error, 0);
+  } catch (const std::exception& e) {
+    *error = rules_file + ": checking rules: " + e.what();
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------
 // Engine
 // ---------------------------------------------------------------------------
 
-std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::string* error, LogFn log) {
-  std::unique_ptr<Engine> engine(new Engine());
+namespace {
+
+// VersionFromWhoAmI extracts "3.0.9" from "ModSecurity v3.0.9 (Linux)".
+std::string VersionFromWhoAmI(const std::string& who) {
+  size_t v = who.find(" v");
+  if (v == std::string::npos) return who;
+  size_t end = who.find(' ', v + 2);
+  return who.substr(v + 2, end == std::string::npos ? std::string::npos : end - (v + 2));
+}
+
+// Transaction IDs: thread number and a per-thread sequence, so IDs are
+// unique in the process and no lock or shared cache line is touched per
+// request. Without an ID libmodsecurity 3.0.x seeds std::random_device and
+// std::mt19937 for every transaction to make one.
+std::atomic<uint32_t> next_thread_number{1};
+thread_local uint32_t thread_number = 0;
+thread_local uint64_t thread_sequence = 0;
+
+}  // namespace
+
+std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::string* error, Logger log) {
   try {
+    if (!CheckRules(rules_file, error)) {
+      *error = "rules_file " + rules_file + ": " + *error;
+      return nullptr;
+    }
+    std::unique_ptr<Engine> engine(new Engine());
     engine->modsec_ = std::make_unique<modsecurity::ModSecurity>();
     engine->modsec_->setConnectorInformation("wafbench-envoy-dynamic-module");
+    engine->version_ = VersionFromWhoAmI(engine->modsec_->whoAmI());
     engine->log_ = std::move(log);
     // Always install a callback: libmodsecurity then never writes to stderr
-    // itself, and the text is dropped unless a LogFn was given.
+    // itself. With the rule-message property it hands over the parsed
+    // message, and text is formatted only when someone will read it.
+#ifdef WAFBENCH_VARIANT_TEXT_LOG
     engine->modsec_->setServerLogCb(&Engine::ServerLogCallback, modsecurity::TextLogProperty);
+#else
+    engine->modsec_->setServerLogCb(&Engine::ServerLogCallback, modsecurity::RuleMessageLogProperty);
+#endif
     engine->rules_ = std::make_unique<modsecurity::RulesSet>();
     int n = engine->rules_->loadFromUri(rules_file.c_str());
     if (n < 0) {
@@ -212,24 +345,45 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
       total += engine->rules_->m_rulesSetPhases.at(phase)->size();
     }
     engine->num_rules_ = total;
+    return engine;
   } catch (const std::exception& e) {
     *error = "rules_file " + rules_file + ": " + e.what();
     return nullptr;
+  } catch (...) {
+    *error = "rules_file " + rules_file + ": unknown exception while loading";
+    return nullptr;
   }
-  return engine;
 }
 
 Engine::~Engine() = default;
 
 void Engine::ServerLogCallback(void* data, const void* message) {
   auto* engine = static_cast<Engine*>(data);
-  if (engine != nullptr && engine->log_ && message != nullptr) {
-    engine->log_(static_cast<const char*>(message));
-  }
+  if (engine == nullptr || message == nullptr || !engine->log_.write) return;
+  if (engine->log_.enabled && !engine->log_.enabled()) return;
+#ifdef WAFBENCH_VARIANT_TEXT_LOG
+  engine->log_.write(static_cast<const char*>(message));
+#else
+  // libmodsecurity 3.0.9 passes RuleMessage*, 3.0.13+ const RuleMessage*;
+  // log() does not modify the message in either.
+  auto* rm = static_cast<modsecurity::RuleMessage*>(const_cast<void*>(message));
+  engine->log_.write(rm->log());
+#endif
 }
 
 std::unique_ptr<Transaction> Engine::NewTransaction() {
+#ifdef WAFBENCH_VARIANT_NO_TXN_ID
   auto txn = std::make_unique<modsecurity::Transaction>(modsec_.get(), rules_.get(), this);
+#else
+  if (thread_number == 0) thread_number = next_thread_number.fetch_add(1, std::memory_order_relaxed);
+  // "<thread>-<sequence>": at most 10 + 1 + 20 digits.
+  char id[40];
+  auto r = std::to_chars(id, id + sizeof(id) - 1, thread_number);
+  *r.ptr++ = '-';
+  r = std::to_chars(r.ptr, id + sizeof(id) - 1, ++thread_sequence);
+  *r.ptr = '\0';
+  auto txn = std::make_unique<modsecurity::Transaction>(modsec_.get(), rules_.get(), id, this);
+#endif
   return std::unique_ptr<Transaction>(new Transaction(std::move(txn)));
 }
 
@@ -244,17 +398,27 @@ Transaction::~Transaction() = default;
 Verdict Transaction::CheckIntervention() {
   modsecurity::ModSecurityIntervention it;
   modsecurity::intervention::clean(&it);
+#ifndef WAFBENCH_VARIANT_NO_EARLY_RETURN
+  // Not disruptive: libmodsecurity copied nothing, so there is nothing to free.
+  if (!txn_->intervention(&it)) return Verdict{};
+  Verdict v;
+  // A deny without an explicit status leaves the default 200 in place.
+  v.status = (it.status >= 300 && it.status <= 599) ? it.status : 403;
+  modsecurity::intervention::free(&it);
+  return v;
+#else
   Verdict v;
   if (txn_->intervention(&it) && it.disruptive) {
-    // A deny without an explicit status leaves the default 200 in place.
     v.status = (it.status >= 300 && it.status <= 599) ? it.status : 403;
   }
   modsecurity::intervention::free(&it);
   return v;
+#endif
 }
 
 template <typename F>
 Verdict Transaction::Run(F&& step) {
+  if (engine_error_) return Verdict{500};
   try {
     step();
     return CheckIntervention();
@@ -274,6 +438,7 @@ Verdict Transaction::ProcessUri(const std::string& uri, const std::string& metho
 }
 
 void Transaction::AddRequestHeader(std::string_view name, std::string_view value) {
+  if (engine_error_) return;
   try {
     txn_->addRequestHeader(reinterpret_cast<const unsigned char*>(name.data()), name.size(),
                            reinterpret_cast<const unsigned char*>(value.data()), value.size());
@@ -287,7 +452,7 @@ Verdict Transaction::ProcessRequestHeaders() {
 }
 
 Verdict Transaction::AppendRequestBody(const char* data, size_t len) {
-  if (len == 0) return Verdict{};
+  if (len == 0 && !engine_error_) return Verdict{};
   return Run([&] { txn_->appendRequestBody(reinterpret_cast<const unsigned char*>(data), len); });
 }
 
@@ -296,6 +461,7 @@ Verdict Transaction::ProcessRequestBody() {
 }
 
 void Transaction::AddResponseHeader(std::string_view name, std::string_view value) {
+  if (engine_error_) return;
   try {
     txn_->addResponseHeader(reinterpret_cast<const unsigned char*>(name.data()), name.size(),
                             reinterpret_cast<const unsigned char*>(value.data()), value.size());
@@ -321,18 +487,22 @@ void Transaction::ProcessLogging() {
 // ---------------------------------------------------------------------------
 
 int Evaluate(Engine& engine, const Request& request) {
-  auto txn = engine.NewTransaction();
-  Verdict v = txn->ProcessConnection(request.client_ip, request.client_port, request.server_ip, request.server_port);
-  if (!v.blocked()) v = txn->ProcessUri(request.uri, request.method, request.http_version);
-  if (!v.blocked()) {
-    for (const auto& h : request.headers) txn->AddRequestHeader(h.first, h.second);
-    v = txn->ProcessRequestHeaders();
+  try {
+    auto txn = engine.NewTransaction();
+    Verdict v = txn->ProcessConnection(request.client_ip, request.client_port, request.server_ip, request.server_port);
+    if (!v.blocked()) v = txn->ProcessUri(request.uri, request.method, request.http_version);
+    if (!v.blocked()) {
+      for (const auto& h : request.headers) txn->AddRequestHeader(h.first, h.second);
+      v = txn->ProcessRequestHeaders();
+    }
+    if (!v.blocked()) v = txn->AppendRequestBody(request.body.data(), request.body.size());
+    if (!v.blocked()) v = txn->ProcessRequestBody();
+    txn->ProcessLogging();
+    if (txn->engine_error()) return 500;
+    return v.blocked() ? v.status : 200;
+  } catch (...) {
+    return 500;  // the transaction could not be created: fail closed
   }
-  if (!v.blocked()) v = txn->AppendRequestBody(request.body.data(), request.body.size());
-  if (!v.blocked()) v = txn->ProcessRequestBody();
-  txn->ProcessLogging();
-  if (txn->engine_error()) return 500;
-  return v.blocked() ? v.status : 200;
 }
 
 void SplitHostPort(std::string_view address, std::string* host, int* port) {

@@ -31,9 +31,24 @@ struct Config {
 
 // ParseConfig parses a flat JSON object with the keys rules_file (string,
 // required), inspect_response (bool) and max_body_bytes (non-negative
-// integer). Unknown keys are errors. On failure it returns false and sets
-// *error to a message naming the offending key or position.
+// integer), using nlohmann/json. Unknown and repeated keys are errors. On
+// failure it returns false and sets *error to a message naming the offending
+// key or position. It never throws.
 bool ParseConfig(std::string_view json, Config* config, std::string* error);
+
+// CheckRules refuses rule files that would make libmodsecurity run Lua or
+// fetch rules it cannot show us: the directives SecRuleScript and
+// SecRemoteRules, the action exec: (in SecRule, SecAction, SecDefaultAction
+// and SecRuleUpdateActionById) and the operator @inspectFile. It reads
+// rules_file and every file it Includes (recursively, with the same path
+// rules as libmodsecurity: as given, then relative to the including file;
+// wildcards expanded), before libmodsecurity parses anything, because
+// libmodsecurity compiles Lua scripts while it parses. Lua must never run in
+// Envoy: Envoy's executable exports LuaJIT, and libmodsecurity's Lua 5.3
+// references bind to it (README.md, "Lua symbols"). On refusal it returns
+// false and sets *error to "file:line: what". A file that cannot be read is
+// not an error here (libmodsecurity reports it when it loads).
+bool CheckRules(const std::string& rules_file, std::string* error);
 
 // Verdict is the outcome of one processing step. status == 0 means "no
 // intervention, continue"; otherwise it is the HTTP status to answer with.
@@ -42,8 +57,14 @@ struct Verdict {
   bool blocked() const { return status != 0; }
 };
 
-// LogFn receives ModSecurity's server log lines (rule matches etc.).
-using LogFn = std::function<void(const char* line)>;
+// Logger receives ModSecurity's server log lines (rule matches). enabled is
+// asked first, for every match; only when it returns true is the line
+// formatted and passed to write. Either may be empty: no enabled means
+// always, no write means never.
+struct Logger {
+  std::function<bool()> enabled;
+  std::function<void(std::string_view line)> write;
+};
 
 class Transaction;
 
@@ -51,19 +72,27 @@ class Transaction;
 // once per filter configuration and shared (read-only) by all transactions.
 class Engine {
  public:
-  // Create loads rules_file. On failure returns nullptr and sets *error to the
-  // libmodsecurity parser error.
-  static std::unique_ptr<Engine> Create(const std::string& rules_file, std::string* error, LogFn log = nullptr);
+  // Create checks rules_file with CheckRules and loads it. On failure
+  // returns nullptr and sets *error to the refusal or the libmodsecurity
+  // parser error. It never throws.
+  static std::unique_ptr<Engine> Create(const std::string& rules_file, std::string* error, Logger log = {});
   ~Engine();
 
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // NewTransaction starts the processing of one request.
+  // NewTransaction starts the processing of one request. Safe to call from
+  // several threads at once. The transaction gets an ID from a per-thread
+  // counter, so libmodsecurity does not seed a random generator for it.
+  // Throws (e.g. std::bad_alloc) only when the transaction cannot be created.
   std::unique_ptr<Transaction> NewTransaction();
 
   // NumRules is the number of rules loaded over all phases.
   size_t NumRules() const { return num_rules_; }
+
+  // Version is libmodsecurity's version at run time, e.g. "3.0.9" (from
+  // ModSecurity::whoAmI, "ModSecurity v3.0.9 (Linux)").
+  const std::string& Version() const { return version_; }
 
  private:
   Engine() = default;
@@ -71,13 +100,16 @@ class Engine {
 
   std::unique_ptr<modsecurity::ModSecurity> modsec_;
   std::unique_ptr<modsecurity::RulesSet> rules_;
-  LogFn log_;
+  Logger log_;
   size_t num_rules_ = 0;
+  std::string version_;
 };
 
 // Transaction wraps one modsecurity::Transaction. Methods that run a
-// ModSecurity phase return the resulting Verdict; exceptions from the engine
-// are caught and reported as status 500 with engine_error() set.
+// ModSecurity phase return the resulting Verdict. No method throws: any
+// exception (from libmodsecurity or from the wrapper, e.g. std::bad_alloc)
+// sets engine_error(), and from then on every phase answers status 500
+// without running (fail closed).
 class Transaction {
  public:
   ~Transaction();
@@ -103,7 +135,7 @@ class Transaction {
   // ProcessLogging runs phase 5.
   void ProcessLogging();
 
-  // engine_error reports whether any step threw inside libmodsecurity.
+  // engine_error reports whether any step threw.
   bool engine_error() const { return engine_error_; }
 
  private:

@@ -1,10 +1,17 @@
 #include "engine.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <new>
+#include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "engine_c.h"
 
@@ -37,10 +44,20 @@ TEST(ParseConfig, Table) {
       {"bad_bool", R"({"rules_file":"/r","inspect_response":"yes"})", false, "", false, 0, "inspect_response"},
       {"negative", R"({"rules_file":"/r","max_body_bytes":-1})", false, "", false, 0, "max_body_bytes"},
       {"fraction", R"({"rules_file":"/r","max_body_bytes":1.5})", false, "", false, 0, "max_body_bytes"},
-      {"not_object", R"(["rules_file"])", false, "", false, 0, "JSON object"},
-      {"trailing", R"({"rules_file":"/r"} x)", false, "", false, 0, "trailing"},
-      {"unterminated", R"({"rules_file":"/r)", false, "", false, 0, "rules_file"},
-      {"empty", "", false, "", false, 0, "JSON object"},
+      {"not_object", R"(["rules_file"])", false, "", false, 0, "want a JSON object, got array"},
+      {"trailing", R"({"rules_file":"/r"} x)", false, "", false, 0, "expected end of input"},
+      {"unterminated", R"({"rules_file":"/r)", false, "", false, 0, "missing closing quote"},
+      {"empty", "", false, "", false, 0, "unexpected end of input"},
+      {"repeated_key", R"({"rules_file":"/a","rules_file":"/b"})", false, "", false, 0, "\"rules_file\" given twice"},
+      {"nul_in_path", R"({"rules_file":"/a\u0000b"})", false, "", false, 0, "NUL"},
+      {"rules_not_string", R"({"rules_file":7})", false, "", false, 0, "rules_file: want a string, got number"},
+      {"body_too_big", R"({"rules_file":"/r","max_body_bytes":18446744073709551616})", false, "", false, 0,
+       "max_body_bytes"},
+      {"body_max_u64", R"({"rules_file":"/r","max_body_bytes":18446744073709551615})", true, "/r", false,
+       18446744073709551615u, ""},
+      {"body_object", R"({"rules_file":"/r","max_body_bytes":{}})", false, "", false, 0, "max_body_bytes"},
+      {"bad_utf8", "{\"rules_file\":\"/\xff\"}", false, "", false, 0, "not JSON"},
+      {"empty_rules", R"({"rules_file":""})", false, "", false, 0, "rules_file: required"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -232,6 +249,216 @@ TEST(CApi, EndToEnd) {
   EXPECT_EQ(wafbench_msc_engine_evaluate(e, "GET", 3, "/", 1, nullptr, 5, nullptr, 0), -1);
   wafbench_msc_engine_free(e);
   wafbench_msc_engine_free(nullptr);
+}
+
+// RulesDir is a fresh directory of rule files for one test.
+class RulesDir {
+ public:
+  explicit RulesDir(const std::string& name) : dir_(::testing::TempDir() + "wafbench_rules_" + name) {
+    std::string cmd = "rm -rf '" + dir_ + "' && mkdir -p '" + dir_ + "/conf.d'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  }
+  ~RulesDir() { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Write(const std::string& rel, const std::string& text) const {
+    std::string path = dir_ + "/" + rel;
+    std::ofstream(path) << text;
+    return path;
+  }
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+TEST(CheckRules, Table) {
+  const std::string base = "SecRuleEngine On\n";
+  struct Case {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> files;  // main.conf first
+    std::string want_err;                                    // "" = accepted
+  };
+  const Case cases[] = {
+      {"plain",
+       {{"main.conf", base + "SecRule ARGS \"@rx exec:\" \"id:1,phase:2,deny,msg:'no exec: here, really'\"\n"}},
+       ""},
+      {"comment", {{"main.conf", base + "# SecRuleScript /x.lua\n  # SecAction \"exec:/x.lua\"\n"}}, ""},
+      {"rule_script", {{"main.conf", base + "SecRuleScript /tmp/x.lua \"block\"\n"}}, "main.conf:2: SecRuleScript"},
+      {"rule_script_case", {{"main.conf", base + "  secrulescript /tmp/x.lua\n"}}, "main.conf:2: SecRuleScript"},
+      {"exec_action",
+       {{"main.conf", base + "SecAction \"id:2,phase:1,pass,exec:/tmp/x.lua\"\n"}},
+       "main.conf:2: action exec:"},
+      {"exec_default", {{"main.conf", base + "SecDefaultAction \"phase:2,log,EXEC:/tmp/x.lua\"\n"}}, "action exec:"},
+      {"exec_update", {{"main.conf", base + "SecRuleUpdateActionById 1 \"exec:/tmp/x.lua\"\n"}}, "action exec:"},
+      {"exec_unquoted", {{"main.conf", base + "SecAction id:3,phase:1,pass,exec:/tmp/x.lua\n"}}, "action exec:"},
+      {"exec_after_blank", {{"main.conf", base + "SecAction \"id:3,pass\" \"exec:/x.lua\"\n"}}, "action exec:"},
+      {"exec_continued",
+       {{"main.conf", base + "SecRule ARGS \"@rx a\" \\\n  \"id:4,phase:2,\\\n  exec:/tmp/x.lua\"\n"}},
+       "main.conf:2: action exec:"},
+      {"inspect_file",
+       {{"main.conf", base + "SecRule FILES_TMPNAMES \"!@inspectFile /x.lua\" \"id:5,deny\"\n"}},
+       "@inspectFile"},
+      {"remote_rules", {{"main.conf", base + "SecRemoteRules key https://example.invalid/r.conf\n"}}, "SecRemoteRules"},
+      {"include_relative",
+       {{"main.conf", base + "Include conf.d/a.conf\n"}, {"conf.d/a.conf", "SecAction \"id:6,exec:/x.lua\"\n"}},
+       "a.conf:1: action exec:"},
+      {"include_glob_nested",
+       {{"main.conf", base + "Include \"conf.d/*.conf\"\n"},
+        {"conf.d/a.conf", "SecAction \"id:7,pass\"\nInclude ../b.rules\n"},
+        {"b.rules", "\n\nSecRuleScript /x.lua\n"}},
+       "b.rules:3: SecRuleScript"},
+      {"include_cycle",
+       {{"main.conf", base + "Include conf.d/a.conf\n"}, {"conf.d/a.conf", "Include ../main.conf\n"}},
+       ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RulesDir dir(c.name);
+    std::string main;
+    for (const auto& f : c.files) {
+      std::string p = dir.Write(f.first, f.second);
+      if (main.empty()) main = p;
+    }
+    std::string err;
+    bool ok = CheckRules(main, &err);
+    if (c.want_err.empty()) {
+      EXPECT_TRUE(ok) << err;
+    } else {
+      EXPECT_FALSE(ok);
+      EXPECT_NE(err.find(c.want_err), std::string::npos) << err;
+    }
+  }
+}
+
+// Engine::Create refuses Lua before libmodsecurity parses (and would compile
+// the script), and names the file.
+TEST(Engine, RefusesLua) {
+  RulesDir dir("engine_lua");
+  dir.Write("x.lua", "function main() return nil end\n");
+  std::string main = dir.Write("main.conf", "SecRuleEngine On\nSecRuleScript " + dir.path() + "/x.lua \"block\"\n");
+  std::string err;
+  EXPECT_EQ(Engine::Create(main, &err), nullptr);
+  EXPECT_NE(err.find("SecRuleScript (Lua) is not allowed"), std::string::npos) << err;
+}
+
+TEST(Engine, Version) {
+  std::string err;
+  auto e = Engine::Create(kRules, &err);
+  ASSERT_NE(e, nullptr) << err;
+  EXPECT_TRUE(std::regex_match(e->Version(), std::regex(R"(\d+\.\d+\.\d+)"))) << e->Version();
+}
+
+Request Attack() {
+  Request r;
+  r.method = "POST";
+  r.uri = "/attack";
+  r.headers = {{"Host", "localhost"},
+               {"User-Agent", "wafbench/1.0"},
+               {"Accept", "*/*"},
+               {"Content-Type", "application/x-www-form-urlencoded"}};
+  r.body = "user=1234+OR+1%3D1";
+  return r;
+}
+
+Request LogMarker() {
+  Request r;
+  r.uri = "/safe?x=log-marker";
+  r.headers = {{"Host", "localhost"}, {"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}};
+  return r;
+}
+
+// Rule 300 (pass, log) reaches the server-log callback; the text is built
+// only when the logger is enabled.
+TEST(Engine, LoggerFormatsOnlyWhenEnabled) {
+  int asked = 0;
+  std::vector<std::string> lines;
+  bool enabled = false;
+  Logger log;
+  log.enabled = [&] {
+    ++asked;
+    return enabled;
+  };
+  log.write = [&](std::string_view line) { lines.emplace_back(line); };
+  std::string err;
+  auto e = Engine::Create(kRules, &err, log);
+  ASSERT_NE(e, nullptr) << err;
+  EXPECT_EQ(Evaluate(*e, LogMarker()), 200);
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(lines.empty());
+  enabled = true;
+  EXPECT_EQ(Evaluate(*e, LogMarker()), 200);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("id \"300\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("log marker seen"), std::string::npos) << lines[0];
+}
+
+// A glue exception inside a step (here std::bad_alloc from the log
+// callback, which libmodsecurity calls on rule 300's match) fails the
+// request closed, and every later step answers 500 without running.
+TEST(Engine, GlueExceptionFailsClosed) {
+  Logger log;
+  log.write = [](std::string_view) { throw std::bad_alloc(); };
+  std::string err;
+  auto e = Engine::Create(kRules, &err, log);
+  ASSERT_NE(e, nullptr) << err;
+  EXPECT_EQ(Evaluate(*e, Attack()), 403);  // disruptive: no log call
+  EXPECT_EQ(Evaluate(*e, LogMarker()), 500);
+
+  auto txn = e->NewTransaction();
+  EXPECT_FALSE(txn->ProcessConnection("127.0.0.1", 1, "127.0.0.1", 2).blocked());
+  EXPECT_FALSE(txn->ProcessUri("/safe?x=log-marker", "GET", "1.1").blocked());
+  txn->AddRequestHeader("Host", "localhost");
+  EXPECT_FALSE(txn->ProcessRequestHeaders().blocked());
+  EXPECT_FALSE(txn->engine_error());
+  EXPECT_EQ(txn->ProcessRequestBody().status, 500);
+  EXPECT_TRUE(txn->engine_error());
+  EXPECT_EQ(txn->AppendRequestBody("", 0).status, 500);
+  EXPECT_EQ(txn->ProcessResponseHeaders(200, "HTTP/1.1").status, 500);
+  txn->ProcessLogging();
+}
+
+// Several threads run transactions on ONE shared rule set, as Envoy's
+// workers do. Rules: $WAFBENCH_CONCURRENCY_RULES (make tsan sets the real
+// CRS, build/crs/main.conf), else testdata/rules.conf. Every verdict must be
+// right; under ThreadSanitizer (make tsan) any race it sees fails the run.
+TEST(Concurrency, SharedRuleSet) {
+  const char* env = std::getenv("WAFBENCH_CONCURRENCY_RULES");
+  const std::string rules = env != nullptr && *env != '\0' ? env : kRules;
+  struct stat st;
+  ASSERT_EQ(stat(rules.c_str(), &st), 0) << rules << ": missing (make crs builds build/crs/main.conf)";
+  std::string err;
+  auto engine = Engine::Create(rules, &err);
+  ASSERT_NE(engine, nullptr) << err;
+  Request benign;
+  benign.uri = "/search?q=normal-value";
+  benign.headers = {{"Host", "localhost"}, {"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}};
+  Request xss = benign;
+  xss.uri = "/search?q=%3Cscript%3Ealert%281%29%3C%2Fscript%3E";
+  Request phase1 = benign;
+  phase1.headers.emplace_back("X-WAF-Benchmark", "phase1-block");
+  const std::vector<std::pair<Request, int>> mix = {{benign, 200}, {Attack(), 403}, {xss, 403}, {phase1, 403}};
+
+  const int threads = 4;
+  const char* n_env = std::getenv("WAFBENCH_CONCURRENCY_ROUNDS");
+  const int rounds = n_env != nullptr ? std::atoi(n_env) : 10;
+  std::atomic<int> wrong{0}, done{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();  // start together
+      for (int i = 0; i < rounds; ++i) {
+        for (size_t k = 0; k < mix.size(); ++k) {
+          const auto& [req, want] = mix[(k + t) % mix.size()];
+          if (Evaluate(*engine, req) != want) wrong.fetch_add(1);
+          done.fetch_add(1);
+        }
+      }
+    });
+  }
+  go.store(true);
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(done.load(), threads * rounds * static_cast<int>(mix.size()));
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace

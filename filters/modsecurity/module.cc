@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,12 @@
 #include "wafbench_abi.h"
 
 #define WAFBENCH_EXPORT extern "C" __attribute__((visibility("default")))
+
+// The mode name of this build (contract: "modsecurity" for the default
+// build, "modsecurity@<build>" otherwise), set by the build recipe.
+#ifndef WAFBENCH_BUILD_NAME
+#define WAFBENCH_BUILD_NAME "modsecurity"
+#endif
 
 namespace wafbench {
 namespace modsec {
@@ -28,6 +35,26 @@ std::string_view View(const envoy_dynamic_module_type_envoy_buffer& b) {
 
 void Log(envoy_dynamic_module_type_log_level level, const std::string& msg) {
   if (envoy_dynamic_module_callback_log_enabled(level)) envoy_dynamic_module_callback_log(level, Buf(msg));
+}
+
+constexpr std::string_view kBlockedBody = "Request blocked by wafbench modsecurity filter\n";
+constexpr std::string_view kErrorBody = "wafbench modsecurity filter error\n";
+constexpr std::string_view kErrorDetails = "wafbench_modsecurity_engine_error";
+
+// SendReply answers the stream with a local reply. It does not allocate.
+void SendReply(FilterEnvoy envoy, uint32_t status, std::string_view body, std::string_view details) {
+  envoy_dynamic_module_type_module_http_header ct = {"content-type", 12, "text/plain", 10};
+  envoy_dynamic_module_callback_http_send_response(envoy, status, &ct, 1, Buf(body), Buf(details));
+}
+
+// ModuleInfo is the contract's one line per filter config: engine, runtime
+// engine version, build (mode name) and number of rules loaded.
+std::string ModuleInfo(const Engine& engine) {
+  nlohmann::ordered_json info = {
+      {"module", "wafbench_modsecurity"}, {"engine", "modsecurity"},    {"engine_version", engine.Version()},
+      {"build", WAFBENCH_BUILD_NAME},     {"rules", engine.NumRules()},
+  };
+  return "wafbench-module " + info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Counter indexes; names are defined in FilterConfig::DefineCounters.
@@ -67,6 +94,10 @@ class Filter {
   envoy_dynamic_module_type_on_http_filter_request_body_status OnRequestBody(bool end_of_stream);
   envoy_dynamic_module_type_on_http_filter_response_headers_status OnResponseHeaders();
   void OnStreamComplete();
+  // FailClosed handles an exception that escaped one of the above: it counts
+  // the request as an engine error (once) and, when a response can still be
+  // sent and none was, answers 500. It never throws.
+  void FailClosed(bool can_respond) noexcept;
 
  private:
   void Count(CounterIndex c, uint64_t v = 1) {
@@ -101,13 +132,22 @@ void Filter::Reject(const Verdict& v, CounterIndex blocked_counter, const char* 
   if (txn_ != nullptr && txn_->engine_error()) {
     if (!error_counted_) Count(kEngineErrors);
     error_counted_ = true;
-  } else {
-    Count(blocked_counter);
+    SendReply(envoy_, 500, kErrorBody, kErrorDetails);
+    return;
   }
-  static const char kBody[] = "Request blocked by wafbench modsecurity filter\n";
-  envoy_dynamic_module_type_module_http_header ct = {"content-type", 12, "text/plain", 10};
-  envoy_dynamic_module_callback_http_send_response(envoy_, static_cast<uint32_t>(v.status), &ct, 1,
-                                                   Buf(std::string_view(kBody, sizeof(kBody) - 1)), Buf(details));
+  Count(blocked_counter);
+  SendReply(envoy_, static_cast<uint32_t>(v.status), kBlockedBody, details);
+}
+
+void Filter::FailClosed(bool can_respond) noexcept {
+  if (!error_counted_) {
+    error_counted_ = true;
+    Count(kEngineErrors);
+  }
+  if (can_respond && !rejected_) {
+    rejected_ = true;
+    SendReply(envoy_, 500, kErrorBody, kErrorDetails);
+  }
 }
 
 envoy_dynamic_module_type_on_http_filter_request_headers_status Filter::OnRequestHeaders(bool end_of_stream) {
@@ -313,6 +353,9 @@ Filter* AsFilter(envoy_dynamic_module_type_http_filter_module_ptr p) { return co
 using wafbench::modsec::AsFilter;
 using wafbench::modsec::Filter;
 using wafbench::modsec::FilterConfig;
+using wafbench::modsec::kErrorBody;
+using wafbench::modsec::kErrorDetails;
+using wafbench::modsec::SendReply;
 
 // --------------------------------------------------------------------------
 // Exported hooks
@@ -333,8 +376,12 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
       Log(envoy_dynamic_module_type_log_level_Error, "wafbench_modsecurity: " + error);
       return nullptr;
     }
-    LogFn log = [](const char* line) {
-      Log(envoy_dynamic_module_type_log_level_Debug, std::string("wafbench_modsecurity: ") + line);
+    // Rule matches go to Envoy's debug log; they are formatted only when
+    // that level is on.
+    Logger log;
+    log.enabled = [] { return envoy_dynamic_module_callback_log_enabled(envoy_dynamic_module_type_log_level_Debug); };
+    log.write = [](std::string_view line) {
+      Log(envoy_dynamic_module_type_log_level_Debug, "wafbench_modsecurity: " + std::string(line));
     };
     fc->engine = Engine::Create(fc->config.rules_file, &error, log);
     if (fc->engine == nullptr) {
@@ -353,6 +400,7 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
             std::string("wafbench_modsecurity: cannot define counter ") + kCounterNames[i]);
       }
     }
+    Log(envoy_dynamic_module_type_log_level_Info, ModuleInfo(*fc->engine));
     Log(envoy_dynamic_module_type_log_level_Info, "wafbench_modsecurity: filter " + std::string(View(name)) +
                                                       " loaded " + std::to_string(fc->engine->NumRules()) +
                                                       " rules from " + fc->config.rules_file +
@@ -361,12 +409,15 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
   } catch (const std::exception& e) {
     Log(envoy_dynamic_module_type_log_level_Error, std::string("wafbench_modsecurity: config: ") + e.what());
     return nullptr;
+  } catch (...) {
+    Log(envoy_dynamic_module_type_log_level_Error, "wafbench_modsecurity: config: unknown exception");
+    return nullptr;
   }
 }
 
 WAFBENCH_EXPORT void envoy_dynamic_module_on_http_filter_config_destroy(
     envoy_dynamic_module_type_http_filter_config_module_ptr filter_config_ptr) {
-  delete static_cast<const FilterConfig*>(filter_config_ptr);
+  delete static_cast<const FilterConfig*>(filter_config_ptr);  // destructors do not throw
 }
 
 WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_per_route_config_module_ptr
@@ -385,14 +436,24 @@ envoy_dynamic_module_on_http_filter_new(envoy_dynamic_module_type_http_filter_co
   return new (std::nothrow) Filter(static_cast<const FilterConfig*>(filter_config_ptr), filter_envoy_ptr);
 }
 
+// Every hook that runs filter code catches everything: no exception crosses
+// the C ABI, and the request fails closed (500, counted as an engine error).
+// A null filter (allocation failed in filter_new) is answered 500 as well.
+
 WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_request_headers_status
-envoy_dynamic_module_on_http_filter_request_headers(envoy_dynamic_module_type_http_filter_envoy_ptr,
+envoy_dynamic_module_on_http_filter_request_headers(envoy_dynamic_module_type_http_filter_envoy_ptr filter_envoy_ptr,
                                                     envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr,
                                                     bool end_of_stream) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) {
+    SendReply(filter_envoy_ptr, 500, kErrorBody, kErrorDetails);
+    return envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration;
+  }
   try {
-    return AsFilter(filter_module_ptr)->OnRequestHeaders(end_of_stream);
+    return f->OnRequestHeaders(end_of_stream);
   } catch (...) {
-    return envoy_dynamic_module_type_on_http_filter_request_headers_status_Continue;
+    f->FailClosed(true);
+    return envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration;
   }
 }
 
@@ -400,10 +461,13 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_request_body_status
 envoy_dynamic_module_on_http_filter_request_body(envoy_dynamic_module_type_http_filter_envoy_ptr,
                                                  envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr,
                                                  bool end_of_stream) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) return envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer;
   try {
-    return AsFilter(filter_module_ptr)->OnRequestBody(end_of_stream);
+    return f->OnRequestBody(end_of_stream);
   } catch (...) {
-    return envoy_dynamic_module_type_on_http_filter_request_body_status_Continue;
+    f->FailClosed(true);
+    return envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer;
   }
 }
 
@@ -417,10 +481,13 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_response_headers_status
 envoy_dynamic_module_on_http_filter_response_headers(envoy_dynamic_module_type_http_filter_envoy_ptr,
                                                      envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr,
                                                      bool) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) return envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue;
   try {
-    return AsFilter(filter_module_ptr)->OnResponseHeaders();
+    return f->OnResponseHeaders();
   } catch (...) {
-    return envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue;
+    f->FailClosed(true);
+    return envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration;
   }
 }
 
@@ -439,9 +506,12 @@ envoy_dynamic_module_on_http_filter_response_trailers(envoy_dynamic_module_type_
 WAFBENCH_EXPORT void envoy_dynamic_module_on_http_filter_stream_complete(
     envoy_dynamic_module_type_http_filter_envoy_ptr,
     envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) return;
   try {
-    AsFilter(filter_module_ptr)->OnStreamComplete();
+    f->OnStreamComplete();
   } catch (...) {
+    f->FailClosed(false);  // the response has been sent: count only
   }
 }
 
