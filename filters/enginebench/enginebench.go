@@ -44,33 +44,69 @@ func (r Request) Header(name string) string {
 // Requests builds every workload of the repository's profiles, so that the
 // benchmarks cannot drift from what the driver sends.
 func Requests() ([]Request, error) {
-	root, err := envoy.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	set, err := profile.LoadDir(filepath.Join(root, "profiles"))
+	set, err := loadSet()
 	if err != nil {
 		return nil, err
 	}
 	var out []Request
 	for _, name := range set.WorkloadNames() {
-		w := set.Workloads[name]
-		body := w.BodyBytes()
-		hs := [][2]string{{":authority", ""}, {":path", w.FullPath()}, {":method", w.Method}, {":scheme", "http"}}
-		for _, h := range set.HeaderPairs(w) {
-			if strings.EqualFold(h[0], "host") {
-				hs[0][1] = h[1]
-				continue
-			}
-			hs = append(hs, [2]string{strings.ToLower(h[0]), h[1]})
-		}
-		if body != nil {
-			hs = append(hs, [2]string{"content-length", strconv.Itoa(len(body))})
-		}
-		hs = append(hs, [2]string{"x-forwarded-proto", "http"})
-		out = append(out, Request{Name: name, Headers: hs, Body: body, Want: w.Expected("waf")})
+		out = append(out, request(set, set.Workloads[name]))
 	}
 	return out, nil
+}
+
+// SuiteRequests builds the workloads of one suite of the repository's
+// profiles (e.g. "train", the PGO training suite), each once, in the
+// suite's order.
+func SuiteRequests(suite string) ([]Request, error) {
+	set, err := loadSet()
+	if err != nil {
+		return nil, err
+	}
+	su, ok := set.Suites[suite]
+	if !ok {
+		return nil, fmt.Errorf("profiles: unknown suite %q (known: %s)", suite, strings.Join(set.SuiteNames(), ", "))
+	}
+	var out []Request
+	seen := map[string]bool{}
+	for _, k := range su.Workloads {
+		name, _, _ := strings.Cut(k, "@")
+		w, ok := set.Workloads[name]
+		if !ok {
+			return nil, fmt.Errorf("profiles: suite %s: unknown workload %q", suite, name)
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, request(set, w))
+		}
+	}
+	return out, nil
+}
+
+func loadSet() (*profile.Set, error) {
+	root, err := envoy.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return profile.LoadDir(filepath.Join(root, "profiles"))
+}
+
+// request is workload w as the filter receives it.
+func request(set *profile.Set, w *profile.Workload) Request {
+	body := w.BodyBytes()
+	hs := [][2]string{{":authority", ""}, {":path", w.FullPath()}, {":method", w.Method}, {":scheme", "http"}}
+	for _, h := range set.HeaderPairs(w) {
+		if strings.EqualFold(h[0], "host") {
+			hs[0][1] = h[1]
+			continue
+		}
+		hs = append(hs, [2]string{strings.ToLower(h[0]), h[1]})
+	}
+	if body != nil {
+		hs = append(hs, [2]string{"content-length", strconv.Itoa(len(body))})
+	}
+	hs = append(hs, [2]string{"x-forwarded-proto", "http"})
+	return Request{Name: w.Name, Headers: hs, Body: body, Want: w.Expected("waf")}
 }
 
 // RulesFile is the absolute path of the CRS entry point the modules load

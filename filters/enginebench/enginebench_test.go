@@ -30,3 +30,22 @@ func TestRequests(t *testing.T) {
 		t.Errorf("blocked_sqli: got want=%d method=%q", s.Want, s.Header(":method"))
 	}
 }
+
+func TestSuiteRequests(t *testing.T) {
+	reqs, err := SuiteRequests("train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range reqs {
+		names = append(names, r.Name)
+	}
+	want := []string{"train_api_get", "train_search", "train_login_form", "train_json_order", "train_form_text",
+		"train_attack_traversal", "train_attack_cmd", "train_attack_json_sqli", "train_attack_cookie_php"}
+	if !slices.Equal(names, want) {
+		t.Errorf("train: got %q, want %q (each workload once, in suite order)", names, want)
+	}
+	if _, err := SuiteRequests("no-such-suite"); err == nil || !strings.Contains(err.Error(), "unknown suite") {
+		t.Errorf("unknown suite: got %v, want an error naming it", err)
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -21,6 +22,10 @@ func seedCases(tb testing.TB) []benchCase {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return benchCases(reqs)
+}
+
+func benchCases(reqs []enginebench.Request) []benchCase {
 	out := make([]benchCase, 0, len(reqs))
 	for _, r := range reqs {
 		rl, hs := MapHeaders(nil, r.Headers)
@@ -70,5 +75,46 @@ func BenchmarkEngine(b *testing.B) {
 				w.Evaluate(bc.req)
 			}
 		})
+	}
+}
+
+// TrainSuiteEnv names the profiles suite BenchmarkTrain runs ("train" when
+// unset): the PGO training suite of filters/builds.yaml.
+const TrainSuiteEnv = "WAFBENCH_TRAIN_SUITE"
+
+// BenchmarkTrain is the source of the Go PGO profile
+// (scripts/engines/coraza.sh): one op sends every workload of the training
+// suite (profiles/train.yaml, never the seed workloads) through the engine
+// once, as the module does per stream, after checking each verdict.
+//
+//	go test -run '^$' -bench '^BenchmarkTrain$' -cpuprofile train.pgo ./filters/coraza/engine
+func BenchmarkTrain(b *testing.B) {
+	suite := os.Getenv(TrainSuiteEnv)
+	if suite == "" {
+		suite = "train"
+	}
+	reqs, err := enginebench.SuiteRequests(suite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules, err := enginebench.RulesFile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := New(Config{RulesFile: rules})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := benchCases(reqs)
+	for _, bc := range cases {
+		if got := w.Evaluate(bc.req).Status; got != bc.want {
+			b.Fatalf("training workload %s: status %d, want %d", bc.name, got, bc.want)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, bc := range cases {
+			w.Evaluate(bc.req)
+		}
 	}
 }
