@@ -259,6 +259,10 @@ func (p *Process) ServerInfo(ctx context.Context) ([]byte, error) {
 // Done is closed when the Envoy process has exited and been reaped.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// ExitErr is Envoy's exit status as exec.Cmd.Wait returned it (nil for a
+// clean exit). Call it only after Done is closed.
+func (p *Process) ExitErr() error { <-p.done; return p.err }
+
 // Stop sends SIGTERM to Envoy's process group, waits up to timeout for Envoy
 // to exit, then sends SIGKILL to the group and reaps it. It returns nil if
 // Envoy exited on SIGTERM (or had already exited cleanly), and an error

@@ -56,6 +56,10 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 // Done is closed when the child has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// ExitErr is the child's exit status as exec.Cmd.Wait returned it (nil for
+// a clean exit); it blocks until the child has exited.
+func (p *Process) ExitErr() error { <-p.done; return p.err }
+
 // ErrExited reports a child that exited while it was awaited.
 var ErrExited = errors.New("exited")
 
