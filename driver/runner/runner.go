@@ -44,10 +44,16 @@ type Config struct {
 	UpstreamCPU []int
 	Progress    *Progress
 	Log         io.Writer // one line per finished workload (may be nil)
+	Errs        io.Writer // one line per failed trial, restart or fatal error; nil = os.Stderr
 	PerfFreqHz  int       // > 0: perf record Envoy over each measured window at this rate
 	// Modes resolves every mode name of Trials (driver/modes); a WAF mode's
 	// module comes from its build directory unless Envoy.ModuleDir is set.
 	Modes map[string]modes.Mode
+
+	// onWindowStart, when set (tests), runs as each measured window starts,
+	// after the procfs sample: where a test injects a fault.
+	onWindowStart func(p *proxy, up *Upstream)
+	writeErr      error // first failure to append to raw.jsonl (see failTrial)
 }
 
 // ErrTrialsFailed reports that some trials failed but the run finished.
@@ -69,19 +75,41 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 	}
 	defer up.Stop()
 
+	errs := cfg.Errs
+	if errs == nil {
+		errs = os.Stderr
+	}
 	failed := 0
 	for _, tr := range cfg.Trials {
 		if ctx.Err() != nil {
 			return recs, ctx.Err()
+		}
+		// An upstream that died (killed, crashed) would fail every later
+		// trial: start a new one, or end the run now.
+		if exited(up.proc.Done(), 0) {
+			old := fmt.Sprintf("upstream (pid %d) exited (%s)", up.PID(), exitStatus(up.proc.ExitErr()))
+			up.Stop()
+			if up, err = StartUpstream(ctx, cfg.Self, cfg.UpstreamCPU, tmp); err != nil {
+				return recs, fmt.Errorf("%s and could not be restarted: %w; run ended before trial %d of %d", old, err, tr.Index, len(cfg.Trials))
+			}
+			defer up.Stop()
+			fmt.Fprintf(errs, "wafbench: %s; restarted it (pid %d, %s) for trial %d\n", old, up.PID(), up.Addr, tr.Index)
 		}
 		got, err := runTrial(ctx, cfg, tr, up, tmp)
 		recs = append(recs, got...)
 		if ctx.Err() != nil {
 			return recs, ctx.Err()
 		}
+		var we *writeError
+		if errors.As(err, &we) || cfg.writeErr != nil {
+			if we == nil {
+				we = &writeError{cfg.writeErr}
+			}
+			return recs, fmt.Errorf("trial %d (%s, repeat %d): %w; run ended", tr.Index, tr.Mode, tr.Repeat, we)
+		}
 		if err != nil {
 			failed++
-			fmt.Fprintf(os.Stderr, "wafbench: trial %d (%s, repeat %d) failed: %v\n", tr.Index, tr.Mode, tr.Repeat, err)
+			fmt.Fprintf(errs, "wafbench: trial %d (%s, repeat %d) failed: %v\n", tr.Index, tr.Mode, tr.Repeat, err)
 		}
 	}
 	if failed > 0 {
@@ -133,7 +161,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			}
 		}
 		if err := result.Append(cfg.Dir, &rec); err != nil {
-			return recs, err
+			return recs, &writeError{err}
 		}
 		recs = append(recs, rec)
 		if cfg.Log != nil {
@@ -162,7 +190,9 @@ type proxy struct {
 	startup *result.Startup
 	stats   func(context.Context) ([]byte, error) // admin stats; nil when there are none
 	stop    func()
-	logPath string // Envoy's log (the modules' self-report is in it)
+	done    <-chan struct{} // closed when the proxy process has exited; nil when not watched
+	exitErr func() error    // its exit status, once done
+	logPath string          // Envoy's log (the modules' self-report is in it)
 	// moduleOverride is set when the module came from --module-dir rather
 	// than the mode's build directory (no manifest to compare with).
 	moduleOverride bool
@@ -204,6 +234,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 		return nil, err
 	}
 	return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, stop: func() { e.Stop(5 * time.Second) },
+		done: e.Done(), exitErr: e.ExitErr,
 		startup: &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)},
 		logPath: e.LogPath, moduleOverride: cfg.Envoy.ModuleDir != ""}, nil
 }
@@ -244,6 +275,9 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 				}
 			}
 			check("after_warmup")
+			if cfg.onWindowStart != nil {
+				cfg.onWindowStart(p, up)
+			}
 			if cfg.PerfFreqHz > 0 && p.pid != 0 {
 				if rec0, err = perf.Start(p.pid, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
 					sampleErr = err
@@ -281,15 +315,21 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		}
 	}
 	check("end")
+	death := ""
+	if ctx.Err() == nil {
+		death = deathDuring(p, up, displayName(tr.Mode), c.Key(), err != nil || sampleErr != nil || len(rec.Errors) > 0)
+	}
 	switch {
 	case ctx.Err() != nil:
 		rec.Interrupted = true
+	case death != "":
+		rec.Error = death
 	case err != nil:
 		rec.Error = err.Error()
 	case sampleErr != nil:
 		rec.Error = sampleErr.Error()
 	case rec.Requests == 0:
-		rec.Error = "no request completed in the measured window"
+		rec.Error = emptyWindow(res, rec.ExpectStatus)
 	}
 	if !before.At.IsZero() && !after.At.IsZero() {
 		d := procstat.Delta(before, after)
@@ -316,6 +356,13 @@ func fillLoad(rec *result.Record, res *load.Result) {
 		rec.RateAchievedPerS = rec.ReqPerS
 	}
 	rec.PerSecond = res.PerSecond
+	rec.Late = res.Late
+	rec.WarmupErrors = res.WarmupErrors
+	var responses int64
+	for _, n := range res.Statuses {
+		responses += n
+	}
+	rec.BehindRate = result.FellBehind(res.RateRequested, res.RateAchieved, res.Late, responses)
 	if len(res.Errors) > 0 {
 		rec.Errors = res.Errors
 	}
@@ -377,7 +424,7 @@ func saveStats(ctx context.Context, dir, rel string, stats func(context.Context)
 	if err := os.MkdirAll(filepath.Join(dir, "stats"), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	return result.WriteFileAtomic(filepath.Join(dir, rel), b)
 }
 
 func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
@@ -389,9 +436,13 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 		if errors.Is(err, context.Canceled) {
 			rec.Error, rec.Interrupted = "", true
 		}
-		if result.Append(cfg.Dir, &rec) == nil {
-			recs = append(recs, rec)
+		if err := result.Append(cfg.Dir, &rec); err != nil {
+			if cfg.writeErr == nil {
+				cfg.writeErr = err
+			}
+			continue
 		}
+		recs = append(recs, rec)
 	}
 	return recs
 }
@@ -422,7 +473,7 @@ func logLine(r *result.Record) string {
 	s := fmt.Sprintf("trial %d %-11s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
 		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
 	if r.Error != "" {
-		s += "  ERROR " + r.Error
+		s += "  FAILED"
 	}
 	if r.Interrupted {
 		s += "  interrupted"
