@@ -190,7 +190,11 @@ func startNginx(ctx context.Context, spec Spec) (*Process, error) {
 	})
 	if err != nil {
 		p.Stop()
+		// A configuration nginx rejects is reported on stderr, before
+		// error_log is open.
 		tail, _ := os.ReadFile(logPath)
+		stderr, _ := os.ReadFile(logPath + ".stderr")
+		tail = append(tail, stderr...)
 		return nil, fmt.Errorf("nginx did not listen on %s: %w; %s", listen, err, lastLines(string(tail), 5))
 	}
 	p.Ready = time.Since(spawn)

@@ -1,0 +1,215 @@
+package refhost
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wafbench/driver/load"
+	"wafbench/driver/upstream"
+)
+
+// These tests run Debian's nginx with the ModSecurity connector over the CRS
+// export in build/crs, in front of the real upstream server; ./scripts/setup.sh
+// installs nginx and libnginx-mod-http-modsecurity, `make crs` writes the
+// rules. Nothing here depends on speed: every exchange is a fixed number of
+// requests, and the checks are counts.
+
+// startUpstream serves the upstream on loopback until the test ends.
+func startUpstream(t *testing.T) (*upstream.Server, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := new(upstream.Server)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Serve(ctx, ln)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return s, ln.Addr().String()
+}
+
+func rulesFile(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../build/crs/main.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("CRS export missing (%v): run 'make crs'", err)
+	}
+	return p
+}
+
+func requireNginx(t *testing.T) {
+	t.Helper()
+	if err := Check(NginxModSecurity); err != nil {
+		t.Fatalf("ref-nginx-modsecurity cannot run on this machine: %v", err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	requireNginx(t)
+	tests := []struct {
+		mode    string
+		wantErr string
+	}{
+		{Direct, ""},
+		{NginxModSecurity, ""},
+		{"ref-bogus", "ref-bogus"},
+		{"passthrough", "passthrough"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			err := Check(tt.mode)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("Check(%q): got %v, want nil", tt.mode, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("Check(%q): got %v, want an error naming %q", tt.mode, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestIsMode(t *testing.T) {
+	for _, tt := range []struct {
+		mode string
+		want bool
+	}{{Direct, true}, {NginxModSecurity, true}, {"passthrough", false}, {"modsecurity", false}, {"coraza", false}} {
+		if got := IsMode(tt.mode); got != tt.want {
+			t.Errorf("IsMode(%q): got %v, want %v", tt.mode, got, tt.want)
+		}
+	}
+}
+
+// TestDirect: ref-direct has no process; the client talks to the upstream.
+func TestDirect(t *testing.T) {
+	p, err := Start(context.Background(), Spec{Mode: Direct, UpstreamAddr: "127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PID != 0 || p.Addr != "127.0.0.1:9" {
+		t.Errorf("got PID %d, Addr %q; want 0 and the upstream's address", p.PID, p.Addr)
+	}
+	p.Stop() // nothing to stop; must not panic
+	if v := Version(Direct); v != "" {
+		t.Errorf("Version(ref-direct): got %q, want none", v)
+	}
+}
+
+// run sends n copies of req through addr on one connection and returns the
+// load result.
+func run(t *testing.T, addr string, req load.Request, n int64) *load.Result {
+	t.Helper()
+	res, err := load.Run(context.Background(), load.Options{Target: addr, Conns: 1, Duration: time.Hour, MaxRequests: n}, req)
+	if err != nil {
+		t.Fatalf("%s through nginx: %v", req.Name, err)
+	}
+	return res
+}
+
+// TestNginxModSecurity starts nginx with ModSecurity and the CRS in front of
+// the upstream: benign requests pass and reach the upstream one for one, an
+// SQL injection is denied and reaches it not at all, and Stop leaves no
+// process behind.
+func TestNginxModSecurity(t *testing.T) {
+	requireNginx(t)
+	srv, upAddr := startUpstream(t)
+	dir := t.TempDir()
+	p, err := Start(context.Background(), Spec{Mode: NginxModSecurity, UpstreamAddr: upAddr, RulesFile: rulesFile(t),
+		Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			p.Stop()
+		}
+	}()
+	if p.PID <= 0 || p.Ready <= 0 || p.Addr == "" {
+		t.Fatalf("got %+v; want a PID, an address and a ready time", p)
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, "nginx-t01.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"master_process off;", "modsecurity on;", "modsecurity_rules_file " + rulesFile(t) + ";", "server " + upAddr + ";"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("nginx-t01.conf lacks %q", want)
+		}
+	}
+
+	base := [][2]string{{"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}}
+	const n = 200
+	benign := load.Build("GET", "/safe", base, nil, "bench.local")
+	benign.Name = "benign"
+	before := srv.Stats().Requests
+	res := run(t, p.Addr, benign, n)
+	if res.Requests != n || len(res.Errors) != 0 {
+		t.Errorf("benign: %d valid, errors %v; want %d × 200", res.Requests, res.Errors, n)
+	}
+	if got := srv.Stats().Requests - before; got != n {
+		t.Errorf("benign: upstream served %d, want %d (one per request)", got, n)
+	}
+
+	attack := load.Build("POST", "/attack", append(base, [2]string{"Content-Type", "application/x-www-form-urlencoded"}),
+		[]byte("user=1234+OR+1%3D1"), "bench.local")
+	attack.Name, attack.ExpectStatus = "sqli", 403
+	before = srv.Stats().Requests
+	res = run(t, p.Addr, attack, n)
+	if res.Requests != n || len(res.Errors) != 0 {
+		t.Errorf("SQL injection: %d valid, errors %v, statuses %v; want %d × 403", res.Requests, res.Errors, res.Statuses, n)
+	}
+	if got := srv.Stats().Requests - before; got != 0 {
+		t.Errorf("SQL injection: upstream served %d, want 0 (denied in nginx)", got)
+	}
+
+	if v := Version(NginxModSecurity); !strings.Contains(v, "nginx/1") || !strings.Contains(v, "ModSecurity-nginx connector") {
+		t.Errorf("Version: got %q, want nginx/1… + ModSecurity-nginx connector …", v)
+	}
+
+	pid := p.PID
+	p.Stop()
+	stopped = true
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process group %d still has members after Stop (kill 0: %v)", pid, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nginx-t01.log")); err != nil {
+		t.Errorf("nginx log: %v", err)
+	}
+}
+
+// TestNginxBadRules: rules nginx cannot load make Start fail with the
+// error from nginx's log, not hang.
+func TestNginxBadRules(t *testing.T) {
+	requireNginx(t)
+	_, upAddr := startUpstream(t)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "bad.conf")
+	if err := os.WriteFile(rules, []byte("SecRuleEngine On\nSecNoSuchDirective 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(context.Background(), Spec{Mode: NginxModSecurity, UpstreamAddr: upAddr, RulesFile: rules,
+		Dir: dir, TmpDir: t.TempDir(), Tag: "bad"})
+	if err == nil {
+		p.Stop()
+		t.Fatal("Start with an unloadable rules file succeeded")
+	}
+	for _, want := range []string{"nginx did not listen", "exited", "SecNoSuchDirective"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
