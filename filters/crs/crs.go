@@ -2,6 +2,13 @@
 // github.com/corazawaf/coraza-coreruleset/v4 to a plain directory, together
 // with wafbench's common engine configuration, so that libmodsecurity and
 // Coraza load byte-identical rule files from the same paths.
+//
+// The common configuration (wafbench-common.conf, see Settings) adopts what
+// both projects' recommended configurations do, in a form both engines
+// support: body processors chosen by Content-Type (JSON, XML), and a 400 for
+// every request whose body could not be parsed, failed the strict multipart
+// checks, or carries more arguments than the engines inspect, so that no
+// request passes uninspected. Files lists every file an engine reads.
 package crs
 
 import (
@@ -17,6 +24,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
@@ -43,7 +51,14 @@ const (
 	embeddedSetup  = "@crs-setup.conf.example"
 	defaultPL      = 1
 	defaultJSONDep = 1024
+	defaultMaxArgs = 1000
 )
+
+// RequestBodyLimit is the largest request body, in bytes, both engines
+// inspect. The modules' own max_body_bytes (envoy.Config.MaxBodyBytes) is set
+// to the same value and answers 413 for a larger body before the engine sees
+// it; the engines' SecRequestBodyLimitAction Reject is the second line.
+const RequestBodyLimit = 1 << 20
 
 // Options tunes the generated common configuration. The zero value gives the
 // benchmark configuration of design.md §4.
@@ -52,6 +67,10 @@ type Options struct {
 	ParanoiaLevel int
 	// JSONDepthLimit is SecRequestBodyJsonDepthLimit; 0 means 1024.
 	JSONDepthLimit int
+	// MaxArguments is the most arguments (query, body and JSON/XML-derived,
+	// counted together) a request may carry; a request with more is denied
+	// with 400 before any of them could go uninspected. 0 means 1000.
+	MaxArguments int
 }
 
 // Validate reports whether the options are in range.
@@ -62,6 +81,9 @@ func (o Options) Validate() error {
 	if o.JSONDepthLimit < 0 {
 		return fmt.Errorf("crs options: json_depth_limit: want >= 0, got %d", o.JSONDepthLimit)
 	}
+	if o.MaxArguments < 0 {
+		return fmt.Errorf("crs options: max_arguments: want >= 0 (0 means %d), got %d", defaultMaxArgs, o.MaxArguments)
+	}
 	return nil
 }
 
@@ -71,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.JSONDepthLimit == 0 {
 		o.JSONDepthLimit = defaultJSONDep
+	}
+	if o.MaxArguments == 0 {
+		o.MaxArguments = defaultMaxArgs
 	}
 	return o
 }
@@ -103,12 +128,26 @@ type Manifest struct {
 	SHA256 string `json:"sha256"`
 	// MainConf is the absolute path of main.conf; MainConfSHA256 its hash
 	// (it embeds absolute paths, so it differs between directories).
-	MainConf       string       `json:"main_conf"`
-	MainConfSHA256 string       `json:"main_conf_sha256"`
-	RuleFiles      int          `json:"rule_files"`
-	ParanoiaLevel  int          `json:"paranoia_level"`
-	Adaptations    []Adaptation `json:"adaptations"`
-	Notes          []string     `json:"notes"`
+	MainConf       string `json:"main_conf"`
+	MainConfSHA256 string `json:"main_conf_sha256"`
+	RuleFiles      int    `json:"rule_files"`
+	ParanoiaLevel  int    `json:"paranoia_level"`
+	// Settings lists every line of wafbench-common.conf, in file order.
+	Settings    []Setting    `json:"settings"`
+	Adaptations []Adaptation `json:"adaptations"`
+	Notes       []string     `json:"notes"`
+}
+
+// Setting is one line of wafbench-common.conf: an engine directive or a rule
+// that both engines load.
+type Setting struct {
+	// Name is the directive (e.g. "SecArgumentsLimit") or "rule <id>".
+	Name string `json:"name"`
+	// Line is the exact configuration line written to the file.
+	Line string `json:"line"`
+	// Why says what the line is for and, where the engines differ, how the
+	// line makes them behave alike.
+	Why string `json:"why"`
 }
 
 // earlyBlocking matches the action-less chained rule that libmodsecurity
@@ -123,7 +162,8 @@ const wantAdaptations = 2
 // notes explains configuration choices recorded with every export.
 var notes = []string{
 	"SecRuleEngine On overrides @coraza.conf-recommended's DetectionOnly; @coraza.conf-recommended is not used",
-	"no urlencoded body-processor rule: both engines select URLENCODED for application/x-www-form-urlencoded by default",
+	"no urlencoded or multipart body-processor rule: both engines select URLENCODED and MULTIPART from Content-Type by default",
+	"settings lists every line of " + CommonFile + " with its reason; where libmodsecurity 3.0.9 and Coraza 3.8.1 parse bodies differently, filters/e2e/testdata/disagreements.yaml says how",
 	"paranoia level set by SecAction id:900000 in " + CommonFile + " (the same rule crs-setup.conf.example ships commented out)",
 	"the phase-1 block rule (id 100001, " + Phase1File + ") is included after " + initFile + ": placed before it, libmodsecurity 3.0.9 leaked ~670 bytes per phase-1 block in RESPONSE-980's phase-5 rules",
 }
@@ -145,7 +185,7 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	}
 
 	files := map[string][]byte{} // relative name -> content
-	m := &Manifest{Version: Version, Source: Source, ParanoiaLevel: opts.ParanoiaLevel, Notes: notes}
+	m := &Manifest{Version: Version, Source: Source, ParanoiaLevel: opts.ParanoiaLevel, Settings: settings(opts), Notes: notes}
 
 	entries, err := fs.ReadDir(coreruleset.FS, embeddedCRS)
 	if err != nil {
@@ -183,7 +223,7 @@ func Export(dir string, opts Options) (*Manifest, error) {
 		return nil, fmt.Errorf("crs export: read embedded %s: %w", embeddedSetup, err)
 	}
 	files[SetupFile] = setup
-	files[CommonFile] = commonConf(opts)
+	files[CommonFile] = commonConf(m.Settings)
 	files[Phase1File] = phase1Conf()
 
 	names := make([]string, 0, len(files))
@@ -240,6 +280,90 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
+// dataFileRef matches an operator that reads a file named in its argument.
+var dataFileRef = regexp.MustCompile(`@(?:pmFromFile|pmf|ipMatchFromFile|ipMatchF)\s+([^"\s]+)`)
+
+// Files lists every file an engine reads when it loads dir/main.conf, as
+// absolute paths in the order they are first read: main.conf, each file it
+// includes (recursively; a glob includes its matches in name order) and,
+// after each configuration file, the data files its rules name with
+// @pmFromFile, @pmf, @ipMatchFromFile or @ipMatchF (a relative name resolves
+// against the directory of the file that names it, as both engines do).
+// A missing file is an error. Hashing these files hashes what Envoy loads.
+func Files(dir string) ([]string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("crs files: dir %q: %w", dir, err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(name string) bool {
+		if seen[name] {
+			return false
+		}
+		seen[name] = true
+		out = append(out, name)
+		return true
+	}
+	var walk func(conf string, depth int) error
+	walk = func(conf string, depth int) error {
+		if depth > 100 {
+			return fmt.Errorf("crs files: %s: includes nested more than 100 deep", conf)
+		}
+		data, err := os.ReadFile(conf)
+		if err != nil {
+			return fmt.Errorf("crs files: %w", err)
+		}
+		if !add(conf) {
+			return nil
+		}
+		base := filepath.Dir(conf)
+		resolve := func(name string) string {
+			if filepath.IsAbs(name) {
+				return filepath.Clean(name)
+			}
+			return filepath.Join(base, name)
+		}
+		var refs []string
+		for n, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			for _, m := range dataFileRef.FindAllStringSubmatch(line, -1) {
+				refs = append(refs, m[1])
+			}
+			f := strings.Fields(line)
+			if len(f) < 2 || !strings.EqualFold(f[0], "Include") {
+				continue
+			}
+			pat := resolve(strings.Trim(strings.Join(f[1:], " "), `"'`))
+			matches := []string{pat}
+			if strings.ContainsAny(pat, "*?[") {
+				if matches, err = filepath.Glob(pat); err != nil {
+					return fmt.Errorf("crs files: %s:%d: Include %s: %w", conf, n+1, pat, err)
+				}
+			}
+			for _, m := range matches {
+				if err := walk(m, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		for _, ref := range refs {
+			name := resolve(ref)
+			if _, err := os.Stat(name); err != nil {
+				return fmt.Errorf("crs files: %s names %s: %w", conf, ref, err)
+			}
+			add(name)
+		}
+		return nil
+	}
+	if err := walk(filepath.Join(abs, MainFile), 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // adapt applies the libmodsecurity 3.0.9 adaptation to one rule file.
 func adapt(name string, data []byte) ([]byte, []Adaptation) {
 	lines := bytes.SplitAfter(data, []byte("\n"))
@@ -266,30 +390,68 @@ func adapt(name string, data []byte) ([]byte, []Adaptation) {
 	return bytes.Join(lines, nil), out
 }
 
+// Status codes of the common configuration's own denials.
+const (
+	// StatusUninspectable answers a request whose body could not be parsed,
+	// failed the strict multipart checks, or carries more arguments than
+	// both engines inspect.
+	StatusUninspectable = 400
+)
+
+// settings are the lines of wafbench-common.conf. Every directive and
+// variable used here is supported by both libmodsecurity 3.0.9 and Coraza
+// 3.8.1; where the two engines' recommended configurations differ, the rule
+// below is the form that behaves the same in both (see Why).
+func settings(o Options) []Setting {
+	dir := func(name, args, why string) Setting {
+		return Setting{Name: name, Line: name + " " + args, Why: why}
+	}
+	rule := func(id int, line, why string) Setting {
+		return Setting{Name: fmt.Sprintf("rule %d", id), Line: line, Why: why}
+	}
+	deny := fmt.Sprintf("phase:2,t:none,log,deny,status:%d", StatusUninspectable)
+	return []Setting{
+		dir("SecRuleEngine", "On", "enforce (both projects' recommended files ship DetectionOnly)"),
+		dir("SecRequestBodyAccess", "On", "inspect request bodies"),
+		dir("SecRequestBodyLimit", strconv.Itoa(RequestBodyLimit+1),
+			fmt.Sprintf("the modules answer 413 above %d bytes before the engine sees the body; libmodsecurity rejects a body longer than the limit, Coraza one that reaches it, so limit+1 makes both inspect every body up to %d bytes", RequestBodyLimit, RequestBodyLimit)),
+		dir("SecRequestBodyNoFilesLimit", strconv.Itoa(RequestBodyLimit+1),
+			"equal to SecRequestBodyLimit, so it never decides alone: Coraza 3.8.1 parses but does not enforce it (coraza#896), libmodsecurity sets REQBODY_ERROR above it"),
+		dir("SecRequestBodyLimitAction", "Reject", "never inspect part of a body"),
+		dir("SecRequestBodyJsonDepthLimit", strconv.Itoa(o.JSONDepthLimit), "deeper JSON is a parse error (REQBODY_ERROR, rule 200002)"),
+		dir("SecArgumentsLimit", strconv.Itoa(o.MaxArguments+1),
+			fmt.Sprintf("one more than the %d arguments a request may carry, so that rule 200007 sees the excess; libmodsecurity caps ARGS as a whole, Coraza each of ARGS_GET/ARGS_POST/ARGS_PATH", o.MaxArguments)),
+		dir("SecResponseBodyAccess", "Off", "the benchmark inspects requests only"),
+		dir("SecAuditEngine", "Off", "no audit log I/O in the measured path"),
+		rule(200000, `SecRule REQUEST_HEADERS:Content-Type "@rx ^(?:application(?:/soap\+|/)|text/)xml" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"`,
+			"XML body processor for application/xml, application/soap+xml and text/xml (both recommended files); without it Coraza parsed XML as URLENCODED after CRS 901340 and libmodsecurity inspected only REQUEST_BODY"),
+		rule(200001, `SecRule REQUEST_HEADERS:Content-Type "@rx ^application/json" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
+			"JSON body processor for application/json (both recommended files)"),
+		rule(200006, `SecRule REQUEST_HEADERS:Content-Type "@rx ^application/[a-z0-9.-]+[+]json" "id:200006,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
+			"JSON body processor for application/*+json (coraza.conf-recommended; CRS allows application/cloudevents+json)"),
+		rule(200002, `SecRule REQBODY_ERROR "!@eq 0" "id:200002,`+deny+`,msg:'wafbench: request body could not be parsed',logdata:'%{reqbody_error_msg}'"`,
+			"deny a body the selected processor could not parse (malformed JSON/XML/multipart, JSON deeper than the limit): its content would go uninspected"),
+		rule(200003, `SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:200003,`+deny+`,msg:'wafbench: multipart body failed strict validation'"`,
+			"strict multipart checks (both recommended files); each engine sets the variable from its own parser's findings"),
+		rule(200004, `SecRule MULTIPART_UNMATCHED_BOUNDARY "@eq 1" "id:200004,`+deny+`,msg:'wafbench: multipart body has an unmatched boundary'"`,
+			"as in modsecurity.conf-recommended; Coraza 3.8.1 accepts the variable but never sets it, and libmodsecurity 3.0.9 resets it to 2 at every matching boundary after the first, so in both engines rules 200002/200003 decide (filters/e2e/testdata/disagreements.yaml)"),
+		rule(200007, fmt.Sprintf(`SecRule &ARGS "@gt %d" "id:200007,%s,msg:'wafbench: more than %d arguments'"`, o.MaxArguments, deny, o.MaxArguments),
+			"deny a request with more arguments than the engines inspect (modsecurity.conf-recommended's &ARGS rule; Coraza's ARGUMENTS_LIMIT_REACHED is unknown to libmodsecurity)"),
+		rule(200008, `SecRule INBOUND_DATA_ERROR "@eq 1" "id:200008,`+deny+`,msg:'wafbench: request body over the limit'"`,
+			"second line behind SecRequestBodyLimitAction Reject: never evaluate a request whose body was cut"),
+		rule(900000, fmt.Sprintf(`SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%d"`, o.ParanoiaLevel),
+			"CRS paranoia level (the rule crs-setup.conf.example ships commented out)"),
+	}
+}
+
 // commonConf is the configuration both engines load before crs-setup.conf.
-func commonConf(o Options) []byte {
+func commonConf(set []Setting) []byte {
 	var b strings.Builder
 	b.WriteString("# Generated by wafbench filters/crs: the common engine configuration (design.md §4).\n")
 	b.WriteString("# Loaded before crs-setup.conf by both libmodsecurity and Coraza. Do not edit.\n")
-	for _, l := range []string{
-		"SecRuleEngine On",
-		"SecRequestBodyAccess On",
-		"SecRequestBodyLimit 1048576",
-		"SecRequestBodyNoFilesLimit 1048576",
-		"SecRequestBodyLimitAction Reject",
-		fmt.Sprintf("SecRequestBodyJsonDepthLimit %d", o.JSONDepthLimit),
-		"SecArgumentsLimit 1000",
-		"SecResponseBodyAccess Off",
-		"SecAuditEngine Off",
-		``,
-		`# Send JSON request bodies to the JSON body processor.`,
-		`SecRule REQUEST_HEADERS:Content-Type "@rx ^application/json" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
-		``,
-		`# CRS paranoia level.`,
-		fmt.Sprintf(`SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%d"`, o.ParanoiaLevel),
-	} {
-		b.WriteString(l)
-		b.WriteByte('\n')
+	for _, s := range set {
+		b.WriteString("\n# " + s.Why + "\n")
+		b.WriteString(s.Line + "\n")
 	}
 	return []byte(b.String())
 }

@@ -2,8 +2,10 @@ package crs
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,13 +103,33 @@ func TestExport(t *testing.T) {
 	t.Run("common conf", func(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, CommonFile))
 		for _, want := range []string{
-			"SecRuleEngine On\n", "SecRequestBodyLimit 1048576\n", "SecRequestBodyLimitAction Reject\n",
-			"SecRequestBodyJsonDepthLimit 1024\n", "SecArgumentsLimit 1000\n", "SecResponseBodyAccess Off\n",
-			"SecAuditEngine Off\n", "id:200001,", "setvar:tx.blocking_paranoia_level=1",
+			"SecRuleEngine On\n", "SecRequestBodyLimit 1048577\n", "SecRequestBodyNoFilesLimit 1048577\n",
+			"SecRequestBodyLimitAction Reject\n", "SecRequestBodyJsonDepthLimit 1024\n", "SecArgumentsLimit 1001\n",
+			"SecResponseBodyAccess Off\n", "SecAuditEngine Off\n", "setvar:tx.blocking_paranoia_level=1",
+			"ctl:requestBodyProcessor=XML", "ctl:requestBodyProcessor=JSON", `SecRule REQBODY_ERROR "!@eq 0"`,
+			`SecRule MULTIPART_STRICT_ERROR "!@eq 0"`, `SecRule MULTIPART_UNMATCHED_BOUNDARY "@eq 1"`,
+			`SecRule &ARGS "@gt 1000"`, `SecRule INBOUND_DATA_ERROR "@eq 1"`,
 		} {
 			if !bytes.Contains(b, []byte(want)) {
 				t.Errorf("%s lacks %q", CommonFile, want)
 			}
+		}
+		// The manifest lists every line of the file, in order, and nothing else.
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+		var settings []string
+		for _, st := range m.Settings {
+			settings = append(settings, st.Line)
+			if st.Name == "" || st.Why == "" {
+				t.Errorf("setting %q: want a name and a reason", st.Line)
+			}
+		}
+		if got, want := strings.Join(settings, "\n"), strings.Join(lines, "\n"); got != want {
+			t.Errorf("manifest settings:\n%s\nwant the lines of %s:\n%s", got, CommonFile, want)
 		}
 		p1, _ := os.ReadFile(filepath.Join(dir, Phase1File))
 		if !bytes.Contains(p1, []byte(`"@streq phase1-block" "id:100001,phase:1,deny,status:403,`)) {
@@ -165,6 +187,7 @@ func TestExportRejects(t *testing.T) {
 	}{
 		"at sign":  {dir: filepath.Join(t.TempDir(), "x@y"), opts: Options{}},
 		"paranoia": {dir: t.TempDir(), opts: Options{ParanoiaLevel: 5}},
+		"max args": {dir: t.TempDir(), opts: Options{MaxArguments: -1}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Export(tc.dir, tc.opts); err == nil {
@@ -186,8 +209,8 @@ func TestCorazaLoadsMainConf(t *testing.T) {
 	if rc, ok := waf.(experimental.WAFWithRules); ok {
 		t.Logf("coraza loaded %d rules from %s", rc.RulesCount(), m.MainConf)
 		// Coraza counts a chain as one rule and skips SecMarker; libmodsecurity
-		// 3.0.9 reports 839 (836 CRS + 3 wafbench) for the same files.
-		if got, want := rc.RulesCount(), 659; got != want {
+		// 3.0.9 reports 846 (836 CRS + 10 wafbench) for the same files.
+		if got, want := rc.RulesCount(), 666; got != want {
 			t.Errorf("coraza rule count: got %d, want %d", got, want)
 		}
 	}
@@ -197,5 +220,139 @@ func TestCorazaLoadsMainConf(t *testing.T) {
 	tx.ProcessURI("/safe", "GET", "HTTP/1.1")
 	if it := tx.ProcessRequestHeaders(); it == nil || it.Status != 403 || it.RuleID != 100001 {
 		t.Errorf("phase-1 block header: got %+v, want status 403 by rule 100001", it)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	dir := t.TempDir()
+	m, err := Export(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Files(dir)
+	if err != nil {
+		t.Fatalf("Files: %v", err)
+	}
+	if len(got) == 0 || got[0] != m.MainConf {
+		t.Fatalf("Files: got %q first, want %s", got, m.MainConf)
+	}
+	seen := map[string]bool{}
+	for _, f := range got {
+		if seen[f] {
+			t.Errorf("Files lists %s twice", f)
+		}
+		seen[f] = true
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("Files lists %s: %v", f, err)
+		}
+	}
+	rel := func(name string) string { return filepath.Join(dir, filepath.FromSlash(name)) }
+	for _, want := range []string{
+		CommonFile, SetupFile, Phase1File, "rules/REQUEST-901-INITIALIZATION.conf",
+		"rules/RESPONSE-980-CORRELATION.conf",                        // the last rule file
+		"rules/lfi-os-files.data", "rules/scanners-user-agents.data", // named by @pmFromFile
+	} {
+		if !seen[rel(want)] {
+			t.Errorf("Files lacks %s", want)
+		}
+	}
+	// Every exported .conf is loaded; a .data file no rule names is not read.
+	confs, _ := filepath.Glob(filepath.Join(dir, RulesDir, "*.conf"))
+	for _, c := range confs {
+		if !seen[c] {
+			t.Errorf("Files lacks %s", c)
+		}
+	}
+	if seen[rel("rules/unix-shell-aliases.data")] {
+		t.Errorf("Files lists rules/unix-shell-aliases.data, which no rule names")
+	}
+	if got, want := len(got), 1+3+WantRuleFiles+19; got != want {
+		t.Errorf("Files: %d files, want %d (main.conf, 3 wafbench/setup files, %d rule files, 19 data files)", got, want, WantRuleFiles)
+	}
+
+	t.Run("missing include", func(t *testing.T) {
+		d := t.TempDir()
+		os.WriteFile(filepath.Join(d, MainFile), []byte("# comment\nInclude "+filepath.Join(d, "nope.conf")+"\n"), 0o644)
+		if _, err := Files(d); err == nil || !strings.Contains(err.Error(), "nope.conf") {
+			t.Errorf("Files with a missing include: got %v, want an error naming nope.conf", err)
+		}
+	})
+	t.Run("relative data file", func(t *testing.T) {
+		d := t.TempDir()
+		os.MkdirAll(filepath.Join(d, "r"), 0o755)
+		os.WriteFile(filepath.Join(d, MainFile), []byte("Include r/*.conf\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "r", "a.conf"), []byte("SecRule ARGS \"@pmFromFile a.data\" \"id:1,deny\"\n# SecRule ARGS \"@pmf gone.data\" \"id:2\"\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "r", "a.data"), []byte("x\n"), 0o644)
+		got, err := Files(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{filepath.Join(d, MainFile), filepath.Join(d, "r", "a.conf"), filepath.Join(d, "r", "a.data")}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("Files: got %q, want %q", got, want)
+		}
+	})
+}
+
+// TestCorazaEnforcesCommonConf checks, in process, the verdicts of the
+// common configuration's own rules in Coraza. libmodsecurity gives the same
+// verdicts through Envoy (filters/e2e TestParity).
+func TestCorazaEnforcesCommonConf(t *testing.T) {
+	m, err := Export(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectivesFromFile(m.MainConf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "f%d=v&", i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, ct, body string
+		wantStatus     int // 0: no interruption
+		wantRule       int
+	}{
+		{"1000 form fields", "application/x-www-form-urlencoded", fields(999) + "last=v", 0, 0},
+		{"1001 form fields then sqli", "application/x-www-form-urlencoded", fields(1000) + "user=1234+OR+1%3D1", 400, 200007},
+		{"json", "application/json", `{"a":1}`, 0, 0},
+		{"+json", "application/cloudevents+json", `{"a":1}`, 403, 949110}, // CRS 920420 allows no +json type
+		{"malformed json", "application/json", `{"a":`, 400, 200002},
+		{"xml", "application/xml", `<a><b>1</b></a>`, 0, 0},
+		{"soap xml", "application/soap+xml; charset=utf-8", `<a/>`, 0, 0},
+		{"mismatched xml", "text/xml", `<a><b>1</c></a>`, 400, 200002},
+		{"multipart without final boundary", "multipart/form-data; boundary=xx", "--xx\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n", 400, 200003}, // Go: unexpected EOF, a strict error only
+		{"multipart duplicate name", "multipart/form-data; boundary=xx", "--xx\r\nContent-Disposition: form-data; name=\"a\"; name=\"b\"\r\n\r\nv\r\n--xx--\r\n", 400, 200003},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := waf.NewTransaction()
+			defer tx.Close()
+			tx.ProcessURI("/form", "POST", "HTTP/1.1")
+			for _, h := range [][2]string{{"Host", "bench.local"}, {"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"},
+				{"Content-Type", tc.ct}, {"Content-Length", strconv.Itoa(len(tc.body))}} {
+				tx.AddRequestHeader(h[0], h[1])
+			}
+			if it := tx.ProcessRequestHeaders(); it != nil {
+				t.Fatalf("phase 1: got %+v, want no interruption", it)
+			}
+			if it, _, err := tx.WriteRequestBody([]byte(tc.body)); it != nil || err != nil {
+				t.Fatalf("write body: got %+v, %v", it, err)
+			}
+			it, err := tx.ProcessRequestBody()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantStatus == 0 && it != nil:
+				t.Errorf("got %+v, want no interruption", it)
+			case tc.wantStatus != 0 && (it == nil || it.Status != tc.wantStatus || it.RuleID != tc.wantRule):
+				t.Errorf("got %+v, want status %d by rule %d", it, tc.wantStatus, tc.wantRule)
+			}
+		})
 	}
 }

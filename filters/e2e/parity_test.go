@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,13 +17,44 @@ import (
 // parityEntry is one request of testdata/parity.yaml.
 type parityEntry struct {
 	Name    string         `json:"name"`
+	Class   string         `json:"class"`
+	Carrier string         `json:"carrier"`
 	Method  string         `json:"method"`
 	Target  string         `json:"target"`
 	Headers []string       `json:"headers,omitempty"`
 	NoBase  bool           `json:"no_base,omitempty"`
 	Body    *string        `json:"body,omitempty"`
+	Pad     *parityPad     `json:"pad,omitempty"`
 	Expect  map[string]int `json:"expect"`
+	// Passes explains why both engines pass a request of an attack or
+	// policy class (e.g. CRS checks that header only from paranoia level 2).
+	Passes string `json:"passes,omitempty"`
 }
+
+// parityPad generates the bulk of a large request: Pattern repeated Count
+// times, each "{i}" replaced by the repetition's index, then Close repeated
+// Count times (for nesting), replaces the "{pad}" marker of the target or the
+// body.
+type parityPad struct {
+	Pattern string `json:"pattern"`
+	Close   string `json:"close,omitempty"`
+	Count   int    `json:"count"`
+}
+
+// padMarker marks where a parityPad is expanded.
+const padMarker = "{pad}"
+
+// Attack classes and the classes every engine must pass. The class of an
+// entry says what the request is; its expect says what each mode answers.
+var (
+	parityClasses = []string{
+		"benign", "sqli", "xss", "lfi", "rce", "php", "java", "ssrf", "xxe", "scanner",
+		"policy", "malformed", "limit", "phase1",
+	}
+	parityCarriers = []string{
+		"none", "query", "path", "form", "json", "xml", "multipart", "cookie", "header",
+	}
+)
 
 // disagreement is one entry of testdata/disagreements.yaml: the statuses the
 // two engines answer and why they differ.
@@ -31,6 +63,16 @@ type disagreement struct {
 	ModSecurity int    `json:"modsecurity"`
 	Coraza      int    `json:"coraza"`
 	Reason      string `json:"reason"`
+}
+
+func (p *parityPad) expand() string {
+	var b strings.Builder
+	b.Grow(p.Count * (len(p.Pattern) + len(p.Close) + 4))
+	for i := range p.Count {
+		b.WriteString(strings.ReplaceAll(p.Pattern, "{i}", strconv.Itoa(i)))
+	}
+	b.WriteString(strings.Repeat(p.Close, p.Count))
+	return b.String()
 }
 
 func (e parityEntry) request() (Request, error) {
@@ -54,11 +96,23 @@ func (e parityEntry) request() (Request, error) {
 			hs = append(hs, [2]string{k, v})
 		}
 	}
-	r := Request{Method: e.Method, Target: e.Target, Headers: hs}
+	target := e.Target
+	var body []byte
 	if e.Body != nil {
-		r.Body = []byte(*e.Body)
+		body = []byte(*e.Body)
 	}
-	return r, nil
+	if e.Pad != nil {
+		pad := e.Pad.expand()
+		switch {
+		case strings.Contains(target, padMarker):
+			target = strings.Replace(target, padMarker, pad, 1)
+		case e.Body != nil && strings.Contains(*e.Body, padMarker):
+			body = []byte(strings.Replace(*e.Body, padMarker, pad, 1))
+		default:
+			return Request{}, fmt.Errorf("pad: neither target nor body holds %s", padMarker)
+		}
+	}
+	return Request{Method: e.Method, Target: target, Headers: hs, Body: body}, nil
 }
 
 func (e parityEntry) expected(mode envoy.Mode) int {
@@ -71,6 +125,63 @@ func (e parityEntry) expected(mode envoy.Mode) int {
 	return 0
 }
 
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// check reports the first thing wrong with the entry's fields.
+func (e parityEntry) check() error {
+	switch {
+	case !contains(parityClasses, e.Class):
+		return fmt.Errorf("class %q: want one of %s", e.Class, strings.Join(parityClasses, ", "))
+	case !contains(parityCarriers, e.Carrier):
+		return fmt.Errorf("carrier %q: want one of %s", e.Carrier, strings.Join(parityCarriers, ", "))
+	case e.Method == "" || !strings.HasPrefix(e.Target, "/"):
+		return fmt.Errorf("want method and a target starting with /")
+	case e.Pad != nil && (e.Pad.Count <= 0 || e.Pad.Pattern == ""):
+		return fmt.Errorf("pad: want a pattern and count > 0")
+	case e.Pad == nil && (strings.Contains(e.Target, padMarker) || e.Body != nil && strings.Contains(*e.Body, padMarker)):
+		return fmt.Errorf("%s without pad", padMarker)
+	}
+	for _, m := range wafModes {
+		if e.expected(m) == 0 {
+			return fmt.Errorf("expect.%s missing", m)
+		}
+	}
+	if p := e.expected(envoy.Passthrough); p != 200 && !hasHeader(e.Headers, envoy.BlockHeader) {
+		return fmt.Errorf("expect.passthrough %d: only the phase-1 block header may make passthrough answer non-200", p)
+	}
+	return nil
+}
+
+// checkClass reports whether the entry's expected statuses fit its class: an
+// enforcing engine passes a benign request and denies every other class,
+// unless passes says why both let it through. Entries listed in
+// disagreements.yaml are exempt (their reason says which engine is wrong).
+func (e parityEntry) checkClass() error {
+	for _, m := range wafModes {
+		switch denied := blocked(e.expected(m)); {
+		case e.Class == "benign" && denied:
+			return fmt.Errorf("class benign, expect.%s %d: a benign request must pass", m, e.expected(m))
+		case e.Class != "benign" && !denied && e.Passes == "":
+			return fmt.Errorf("class %s, expect.%s %d: a request of this class must be denied, or passes must say why both engines let it through", e.Class, m, e.expected(m))
+		}
+	}
+	if e.Passes != "" && (e.Class == "benign" || blocked(e.expected(envoy.ModSecurity)) || blocked(e.expected(envoy.Coraza))) {
+		return fmt.Errorf("passes: only for a non-benign request both engines pass")
+	}
+	return nil
+}
+
+// blocked reports whether status means the request did not reach the
+// upstream.
+func blocked(status int) bool { return status < 200 || status > 299 }
+
 func loadParity(t *testing.T) ([]parityEntry, map[string]disagreement) {
 	t.Helper()
 	var entries []parityEntry
@@ -82,16 +193,8 @@ func loadParity(t *testing.T) ([]parityEntry, map[string]disagreement) {
 			t.Fatalf("%s: want a unique, non-empty name", where)
 		}
 		seen[e.Name] = true
-		if e.Method == "" || !strings.HasPrefix(e.Target, "/") {
-			t.Fatalf("%s: want method and a target starting with /", where)
-		}
-		for _, m := range wafModes {
-			if e.expected(m) == 0 {
-				t.Fatalf("%s: expect.%s missing", where, m)
-			}
-		}
-		if p := e.expected(envoy.Passthrough); p != 200 && !hasHeader(e.Headers, envoy.BlockHeader) {
-			t.Fatalf("%s: expect.passthrough %d: only the phase-1 block header may make passthrough answer non-200", where, p)
+		if err := e.check(); err != nil {
+			t.Fatalf("%s: %v", where, err)
 		}
 	}
 	var list []disagreement
@@ -101,6 +204,9 @@ func loadParity(t *testing.T) ([]parityEntry, map[string]disagreement) {
 		if !seen[d.Name] {
 			t.Errorf("disagreements.yaml %s: no such entry in parity.yaml", d.Name)
 		}
+		if dis[d.Name].Name != "" {
+			t.Errorf("disagreements.yaml %s: listed twice", d.Name)
+		}
 		if strings.TrimSpace(d.Reason) == "" {
 			t.Errorf("disagreements.yaml %s: reason is empty", d.Name)
 		}
@@ -108,6 +214,19 @@ func loadParity(t *testing.T) ([]parityEntry, map[string]disagreement) {
 			t.Errorf("disagreements.yaml %s: modsecurity and coraza both %d: not a disagreement", d.Name, d.Coraza)
 		}
 		dis[d.Name] = d
+	}
+	for _, e := range entries {
+		d, listed := dis[e.Name]
+		if !listed {
+			if err := e.checkClass(); err != nil {
+				t.Errorf("parity.yaml %s: %v", e.Name, err)
+			}
+			continue
+		}
+		if e.expected(envoy.ModSecurity) != d.ModSecurity || e.expected(envoy.Coraza) != d.Coraza {
+			t.Errorf("parity.yaml %s: expect modsecurity %d, coraza %d; disagreements.yaml says %d, %d",
+				e.Name, e.expected(envoy.ModSecurity), e.expected(envoy.Coraza), d.ModSecurity, d.Coraza)
+		}
 	}
 	return entries, dis
 }
@@ -133,14 +252,28 @@ func readYAML(t *testing.T, name string, v any) {
 	}
 }
 
-// TestVerdictParity runs every request of testdata/parity.yaml through the
-// three modes, checks each mode's expected status, and checks that the two
-// WAF engines disagree exactly on the entries of testdata/disagreements.yaml,
-// with the statuses listed there.
-func TestVerdictParity(t *testing.T) {
+// TestParity runs every request of testdata/parity.yaml through the three
+// modes, checks each mode's expected status, and checks that the two WAF
+// engines disagree exactly on the entries of testdata/disagreements.yaml,
+// with the statuses listed there. It logs a table by class and by carrier
+// (go test -run TestParity -v).
+func TestParity(t *testing.T) {
 	entries, dis := loadParity(t)
-	if len(entries) < 40 {
-		t.Errorf("parity.yaml: %d entries, want ≥ 40", len(entries))
+	for _, want := range []struct{ class, carrier string }{
+		{"benign", "json"}, {"benign", "xml"}, {"benign", "multipart"}, {"benign", "cookie"}, {"benign", "header"},
+		{"sqli", "json"}, {"sqli", "xml"}, {"sqli", "multipart"}, {"sqli", "cookie"}, {"sqli", "header"},
+		{"malformed", "json"}, {"malformed", "xml"}, {"malformed", "multipart"},
+		{"limit", "query"}, {"limit", "form"}, {"limit", "json"}, {"limit", "multipart"},
+	} {
+		n := 0
+		for _, e := range entries {
+			if e.Class == want.class && e.Carrier == want.carrier {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("parity.yaml: no %s request carried in %s", want.class, want.carrier)
+		}
 	}
 	got := map[envoy.Mode]map[string]int{}
 	for _, mode := range envoy.Modes {
@@ -148,17 +281,17 @@ func TestVerdictParity(t *testing.T) {
 	}
 
 	agree := 0
-	var table []string
+	var rows []string
 	for _, e := range entries {
 		ms, cz := got[envoy.ModSecurity][e.Name], got[envoy.Coraza][e.Name]
-		table = append(table, fmt.Sprintf("%-32s passthrough %3d  modsecurity %3d  coraza %3d",
-			e.Name, got[envoy.Passthrough][e.Name], ms, cz))
+		rows = append(rows, fmt.Sprintf("%-36s %-9s %-9s passthrough %3d  modsecurity %3d  coraza %3d",
+			e.Name, e.Class, e.Carrier, got[envoy.Passthrough][e.Name], ms, cz))
+		_, listed := dis[e.Name]
 		for _, mode := range envoy.Modes {
 			if g, w := got[mode][e.Name], e.expected(mode); g != w {
 				t.Errorf("%s %s: status %d, want %d", e.Name, mode, g, w)
 			}
 		}
-		d, listed := dis[e.Name]
 		switch {
 		case ms == cz && listed:
 			t.Errorf("%s: listed in disagreements.yaml but both engines answer %d: remove the entry", e.Name, ms)
@@ -166,12 +299,12 @@ func TestVerdictParity(t *testing.T) {
 			agree++
 		case !listed:
 			t.Errorf("%s: engines disagree (modsecurity %d, coraza %d) and disagreements.yaml does not list it", e.Name, ms, cz)
-		case d.ModSecurity != ms || d.Coraza != cz:
-			t.Errorf("%s: engines answer modsecurity %d, coraza %d; disagreements.yaml says %d, %d", e.Name, ms, cz, d.ModSecurity, d.Coraza)
 		}
 	}
-	t.Logf("parity: %d requests, %d agreements, %d disagreements\n%s", len(entries), agree, len(entries)-agree,
-		strings.Join(table, "\n"))
+	t.Logf("parity: %d requests, %d agreements, %d disagreements\n%s\n\nby class:\n%s\nby carrier:\n%s",
+		len(entries), agree, len(entries)-agree, strings.Join(rows, "\n"),
+		parityTable(entries, got, func(e parityEntry) string { return e.Class }, parityClasses),
+		parityTable(entries, got, func(e parityEntry) string { return e.Carrier }, parityCarriers))
 	names := make([]string, 0, len(dis))
 	for n := range dis {
 		names = append(names, n)
@@ -182,37 +315,79 @@ func TestVerdictParity(t *testing.T) {
 	}
 }
 
-// runParity sends every entry once through mode over one persistent
-// connection (reopened when Envoy closes it) and returns the statuses.
+// parityTable counts, per group, the requests each engine denied and passed
+// and the requests on which both engines answered the same status.
+func parityTable(entries []parityEntry, got map[envoy.Mode]map[string]int, group func(parityEntry) string, order []string) string {
+	type row struct{ n, msDenied, msPassed, czDenied, czPassed, agree int }
+	rows := map[string]*row{}
+	for _, e := range entries {
+		r := rows[group(e)]
+		if r == nil {
+			r = &row{}
+			rows[group(e)] = r
+		}
+		ms, cz := got[envoy.ModSecurity][e.Name], got[envoy.Coraza][e.Name]
+		r.n++
+		if blocked(ms) {
+			r.msDenied++
+		} else {
+			r.msPassed++
+		}
+		if blocked(cz) {
+			r.czDenied++
+		} else {
+			r.czPassed++
+		}
+		if ms == cz {
+			r.agree++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %-10s | %4s | %-26s | %-26s | %6s |\n", "", "n", "modsecurity denied/passed", "coraza denied/passed", "agree")
+	fmt.Fprintf(&b, "|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 12), strings.Repeat("-", 6), strings.Repeat("-", 28), strings.Repeat("-", 28), strings.Repeat("-", 8))
+	var total row
+	for _, g := range order {
+		r := rows[g]
+		if r == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %-10s | %4d | %26s | %26s | %6d |\n", g, r.n,
+			fmt.Sprintf("%d / %d", r.msDenied, r.msPassed), fmt.Sprintf("%d / %d", r.czDenied, r.czPassed), r.agree)
+		total.n += r.n
+		total.msDenied += r.msDenied
+		total.msPassed += r.msPassed
+		total.czDenied += r.czDenied
+		total.czPassed += r.czPassed
+		total.agree += r.agree
+	}
+	fmt.Fprintf(&b, "| %-10s | %4d | %26s | %26s | %6d |\n", "total", total.n,
+		fmt.Sprintf("%d / %d", total.msDenied, total.msPassed), fmt.Sprintf("%d / %d", total.czDenied, total.czPassed), total.agree)
+	return b.String()
+}
+
+// runParity sends every entry through mode, each on a connection of its own
+// (a denial may close the connection, and a verdict must not depend on the
+// requests before it), and returns the statuses. The request is written
+// while the response is read: a module may answer 413 before it has read a
+// large body.
 func runParity(t *testing.T, mode envoy.Mode, entries []parityEntry) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	var c *Conn
-	defer func() {
-		if c != nil {
-			c.Close()
-		}
-	}()
 	for _, e := range entries {
 		r, err := e.request()
 		if err != nil {
 			t.Fatalf("parity.yaml %s: %v", e.Name, err)
 		}
-		if c == nil {
-			c = dial(t, mode)
-		}
-		resp, err := c.Do(e.Method, r.Bytes())
-		if err != nil {
-			t.Errorf("%s %s: %v", mode, e.Name, err)
-			c.Close()
-			c = nil
+		c := dial(t, mode)
+		werr := make(chan error, 1)
+		go func() { werr <- c.Write(r.Bytes()) }()
+		resp, err := c.Read(e.Method)
+		c.Close()
+		if we := <-werr; err != nil {
+			t.Errorf("%s %s: %v (write: %v)", mode, e.Name, err, we)
 			continue
 		}
 		out[e.Name] = resp.Status
-		if strings.EqualFold(resp.Header.Get("Connection"), "close") {
-			c.Close()
-			c = nil
-		}
 	}
 	return out
 }
