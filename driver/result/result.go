@@ -194,6 +194,13 @@ type CRS struct {
 	Files       map[string]string `json:"files"` // name -> sha256
 	Adaptations []string          `json:"adaptations"`
 	Notes       []string          `json:"notes,omitempty"` // e.g. files changed since export
+	// ParanoiaLevel is CRS's blocking paranoia level.
+	ParanoiaLevel int `json:"paranoia_level,omitempty"`
+	// Settings are the lines of the configuration both engines load before
+	// CRS (wafbench-common.conf: body limits and processors, the denials of
+	// unparsable bodies and of too many arguments), by directive name or
+	// "rule <id>".
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // NewRunID returns a random 128-bit run ID in hex.

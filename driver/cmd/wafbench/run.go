@@ -304,6 +304,10 @@ func crsMeta(man *crs.Manifest, dir string) (*result.CRS, error) {
 	for _, a := range man.Adaptations {
 		c.Adaptations = append(c.Adaptations, fmt.Sprintf("%s:%d: %s -> %s (%s)", a.File, a.Line, a.Before, a.After, a.Reason))
 	}
+	c.ParanoiaLevel, c.Settings = man.ParanoiaLevel, map[string]string{}
+	for _, st := range man.Settings {
+		c.Settings[st.Name] = st.Line
+	}
 	return c, nil
 }
 
