@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,9 +72,12 @@ func (o Options) Args() []string {
 		"--disable-hot-restart",
 		"--admin-address-path", o.adminAddrPath(),
 		"--log-level", "warn",
-		// The modules' one-line self-report (engine, version, build), which
-		// the driver's preflight reads, is logged at info once per config.
-		"--component-log-level", "dynamic_modules:info",
+	}
+	// The modules' one-line self-report (engine, version, build), which the
+	// driver's preflight reads, is logged at info once per config. Envoy
+	// refuses the flag twice, so ExtraArgs may replace it (e.g. at debug).
+	if !slices.Contains(o.ExtraArgs, "--component-log-level") {
+		args = append(args, "--component-log-level", "dynamic_modules:info")
 	}
 	return append(args, o.ExtraArgs...)
 }
