@@ -221,15 +221,14 @@ func hostileCases() []hostileCase {
 		{name: "body_10MiB_chunked", why: "the same without Content-Length: the limit is checked as chunks arrive",
 			send: streamed("POST", chunkedForm(string(tenMiB[:5<<20]), string(tenMiB[5<<20:])).Bytes()),
 			want: wafOnly("413 waf"), reaches: 1},
-		{name: "args_100k", why: "a=1& x 100000 (400 KB, under 1 MiB): SecArgumentsLimit 1000 stops argument parsing at 1000 in both " +
-			"engines; no PL1 CRS rule counts arguments (920380 needs tx.max_num_args, unset) and the REQBODY_ERROR " +
-			"deny is in modsecurity.conf-recommended, not loaded: passes",
+		{name: "args_100k", why: "a=1& x 100000 (400 KB, under 1 MiB): more than 1000 arguments, which the shared " +
+			"configuration denies in both engines (rule 200007, &ARGS > 1000, status 400) rather than inspect only the first 1000",
 			send: one(Request{Method: "POST", Target: "/form", Headers: form(), Body: args}),
-			want: all("200"), reaches: 1},
-		{name: "args_limit_evasion", why: "1000 benign arguments then an XSS one: argument 1001 is never parsed, " +
-			"so neither engine sees it (a known SecArgumentsLimit bypass at this configuration)",
+			want: wafOnly("400 waf"), reaches: 1},
+		{name: "args_limit_evasion", why: "1000 benign arguments then an XSS one: argument 1001 would go uninspected " +
+			"past the argument limit, so the request is denied for its count (rule 200007, 400) in both engines",
 			send: one(Request{Method: "POST", Target: "/form", Headers: form(), Body: evasion}),
-			want: all("200"), reaches: 1},
+			want: wafOnly("400 waf"), reaches: 1},
 		{name: "invalid_percent_encoding", why: "%zz% in the query: CRS 4.25 validates URL encoding only in " +
 			"urlencoded bodies (920240, PL2); ARGS get the undecoded text: passes",
 			send: one(Request{Method: "GET", Target: "/search?q=%zz%", Headers: baseHeaders}),
@@ -246,11 +245,10 @@ func hostileCases() []hostileCase {
 		{name: "nul_escaped_in_json_body", why: "\\u0000 in a valid JSON string: both JSON parsers decode it into ARGS, 920270",
 			send: one(Request{Method: "POST", Target: "/json", Headers: json, Body: []byte(`{"message":"a\u0000b"}`)}),
 			want: wafOnly(waf403), reaches: 1},
-		{name: "nul_raw_in_json_body", why: "a raw NUL inside a JSON string is invalid JSON: libmodsecurity's parser " +
-			"rejects the body (REQBODY_ERROR set, no ARGS; CRS has no REQBODY_ERROR rule) and it passes; Coraza's " +
-			"parser accepts it, ARGS:json.message holds the NUL and 920270 blocks",
+		{name: "nul_raw_in_json_body", why: "a raw NUL inside a JSON string is invalid JSON: the body cannot be parsed " +
+			"(REQBODY_ERROR) and the shared configuration denies that in both engines (rule 200002, 400)",
 			send: one(Request{Method: "POST", Target: "/json", Headers: json, Body: []byte("{\"message\":\"a\x00b\"}")}),
-			want: map[envoy.Mode]string{envoy.Passthrough: "200", envoy.ModSecurity: "200", envoy.Coraza: waf403}, reaches: 1},
+			want: wafOnly("400 waf"), reaches: 1},
 		{name: "chunked_benign", why: "urlencoded body in 4 chunks",
 			send: one(chunkedForm("name=al", "ice&comm", "ent=hello+world", "&rating=5")), want: all("200"), reaches: 1},
 		{name: "chunked_split_sqli", why: "the seed SQLi body split across chunks is reassembled before inspection",
