@@ -10,6 +10,7 @@ package chart
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -44,6 +45,9 @@ const (
 	CPUFile        = "cpu.svg"
 	SeriesFile     = "per_second.svg"
 )
+
+// ErrNothingToDraw reports a chart without a single drawable value.
+var ErrNothingToDraw = errors.New("nothing to draw")
 
 // LatencyFile is the file name of the latency chart of one workload.
 func LatencyFile(w stats.WorkloadKey) string {
@@ -114,7 +118,7 @@ func CPU(w io.Writer, s *stats.Summary) error {
 // the small hand-written plotter below.
 func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stats.Group) stats.Estimate) error {
 	if len(s.Workloads) == 0 {
-		return fmt.Errorf("chart %q: no valid records", title)
+		return fmt.Errorf("chart %q: %w", title, ErrNothingToDraw)
 	}
 	n, k := len(s.Workloads), len(s.Modes)
 	p := plot.New()
@@ -157,7 +161,7 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 		p.Legend.Add(m, swatch{c})
 	}
 	if math.IsInf(lo, 0) {
-		return fmt.Errorf("chart %q: no positive values", title)
+		return fmt.Errorf("chart %q: no positive values: %w", title, ErrNothingToDraw)
 	}
 	p.Add(bars)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
@@ -280,7 +284,7 @@ func Latency(w io.Writer, s *stats.Summary, wl stats.WorkloadKey) error {
 		p.Legend.Add(m, l, pts)
 	}
 	if math.IsInf(lo, 0) {
-		return fmt.Errorf("latency chart %s: no positive latency values", wl)
+		return fmt.Errorf("latency chart %s: no positive latency values: %w", wl, ErrNothingToDraw)
 	}
 	// Pad to whole decades so log ticks are labelled and the legend fits.
 	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
@@ -321,7 +325,7 @@ func Series(w io.Writer, title string, recs []result.Record) error {
 		drawn++
 	}
 	if drawn == 0 {
-		return fmt.Errorf("series chart %q: no per-second data", title)
+		return fmt.Errorf("series chart %q: no per-second data: %w", title, ErrNothingToDraw)
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), -vg.Points(4)
@@ -362,6 +366,11 @@ func SeriesTrial(recs []result.Record) []result.Record {
 // WriteAll renders every chart of a run into dir (created if needed) and
 // returns the file names written, in a fixed order: throughput, CPU, one
 // latency chart per workload, the per-second series of SeriesTrial.
+//
+// A chart with nothing to draw (ErrNothingToDraw: e.g. CPU when only
+// ref-direct, which has no proxy process, was measured) is left out, and a
+// stale file of that name removed. Each file is written to a temporary name
+// and renamed, so a failed write (a full disk) leaves no empty SVG.
 func WriteAll(dir string, s *stats.Summary, recs []result.Record) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -370,10 +379,17 @@ func WriteAll(dir string, s *stats.Summary, recs []result.Record) ([]string, err
 	write := func(name string, f func(io.Writer) error) error {
 		var buf bytes.Buffer
 		if err := f(&buf); err != nil {
+			if errors.Is(err, ErrNothingToDraw) {
+				os.Remove(filepath.Join(dir, name))
+				return nil
+			}
+			return err
+		}
+		if err := result.WriteFileAtomic(filepath.Join(dir, name), buf.Bytes()); err != nil {
 			return err
 		}
 		files = append(files, name)
-		return os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644)
+		return nil
 	}
 	if len(s.Workloads) == 0 {
 		return nil, nil

@@ -1,0 +1,53 @@
+package chart
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"wafbench/driver/stats"
+)
+
+// TestWriteAllDiskFullLeavesNoEmptySVG fills the disk under the throughput
+// chart (its temporary file is /dev/full: ENOSPC from the kernel) and checks
+// that no empty or partial SVG is left behind.
+func TestWriteAllDiskFullLeavesNoEmptySVG(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/full", filepath.Join(dir, ThroughputFile+".tmp")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := WriteAll(dir, stats.Summarize(records()), records())
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want ENOSPC", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
+
+// TestWriteAllSkipsEmptyCharts measures no CPU (as a ref-direct-only run):
+// the report still gets its other charts instead of failing.
+func TestWriteAllSkipsEmptyCharts(t *testing.T) {
+	recs := records()
+	for i := range recs {
+		recs[i].CPU.UsPerRequest = 0
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, CPUFile), []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := WriteAll(dir, stats.Summarize(recs), recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(files, CPUFile) || !slices.Contains(files, ThroughputFile) {
+		t.Errorf("got files %v, want throughput and no CPU chart", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, CPUFile)); !os.IsNotExist(err) {
+		t.Errorf("stale %s kept (stat: %v)", CPUFile, err)
+	}
+}
