@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +90,9 @@ func Merge(dirs []string, out string, force bool) error {
 			names[i] = m.Name
 		}
 	}
+	if err := checkDistinct(dirs, names, metas); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
 	diffs := EnvDiffs(names, metas)
 	if len(diffs) > 0 && !force {
 		return fmt.Errorf("environments differ (pass --force to pool anyway): %s", strings.Join(diffs, "; "))
@@ -104,6 +109,15 @@ func Merge(dirs []string, out string, force bool) error {
 	merged.Modes, merged.Workloads, merged.ModeOrder, merged.Notes = nil, nil, nil, nil
 	merged.Repeats = 0
 	merged.Status = "complete"
+	merged.RunID, merged.MergedRuns = "", nil
+	for _, m := range metas {
+		merged.MergedRuns = append(merged.MergedRuns, runIDs(m)...)
+	}
+	// The same inputs give the same merged ID (and byte-identical outputs).
+	if len(merged.MergedRuns) > 0 {
+		sum := sha256.Sum256([]byte(strings.Join(merged.MergedRuns, "\n")))
+		merged.RunID = hex.EncodeToString(sum[:16])
+	}
 	var raw bytes.Buffer
 	repOff, trialOff := 0, 0
 	for i, m := range metas {
@@ -151,6 +165,52 @@ func Merge(dirs []string, out string, force bool) error {
 		return fmt.Errorf("merge: %w", err)
 	}
 	return Build(out, nil)
+}
+
+// runIDs is the set of runs m holds: the runs it merged, else its own ID.
+func runIDs(m *result.Meta) []string {
+	if len(m.MergedRuns) > 0 {
+		return m.MergedRuns
+	}
+	if m.RunID != "" {
+		return []string{m.RunID}
+	}
+	return nil
+}
+
+// checkDistinct refuses to pool one run twice, which would count each of
+// its records twice: two inputs holding the same run ID, or, for runs
+// recorded before run IDs, the same directory or the same name and start
+// time (a copy).
+func checkDistinct(dirs, names []string, metas []*result.Meta) error {
+	seen := map[string]int{}
+	for i, m := range metas {
+		for _, id := range runIDs(m) {
+			if j, ok := seen[id]; ok {
+				return fmt.Errorf("run %s (%s) and run %s (%s) both hold run %s; pooling it twice would count each of its records twice",
+					names[j], dirs[j], names[i], dirs[i], id)
+			}
+			seen[id] = i
+		}
+	}
+	for i := range metas {
+		for j := 0; j < i; j++ {
+			if len(runIDs(metas[i])) > 0 && len(runIDs(metas[j])) > 0 {
+				continue // told apart by ID above
+			}
+			same := false
+			if a, err := os.Stat(dirs[i]); err == nil {
+				if b, err := os.Stat(dirs[j]); err == nil {
+					same = os.SameFile(a, b)
+				}
+			}
+			if same || (metas[i].StartedUTC != "" && metas[i].StartedUTC == metas[j].StartedUTC && metas[i].Name == metas[j].Name) {
+				return fmt.Errorf("%s and %s are the same run (%s, started %s); pooling it twice would count each of its records twice",
+					dirs[j], dirs[i], names[i], orNone(metas[i].StartedUTC))
+			}
+		}
+	}
+	return nil
 }
 
 func appendNew(dst []string, vs ...string) []string {

@@ -109,7 +109,9 @@ type ThreadAffinity struct {
 type Meta struct {
 	// RunID is random and set once when the run starts (NewRunID); merge
 	// refuses to pool one run twice. Runs written before it existed have none.
-	RunID       string            `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// MergedRuns lists the run IDs a merged run pools (wafbench merge).
+	MergedRuns  []string          `json:"merged_run_ids,omitempty"`
 	Name        string            `json:"name"`
 	StartedUTC  string            `json:"started_utc"`
 	FinishedUTC string            `json:"finished_utc,omitempty"`
