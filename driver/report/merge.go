@@ -91,7 +91,7 @@ func Merge(dirs []string, out string, force bool) error {
 		}
 	}
 	if err := checkDistinct(dirs, names, metas); err != nil {
-		return fmt.Errorf("merge: %w", err)
+		return err
 	}
 	diffs := EnvDiffs(names, metas)
 	if len(diffs) > 0 && !force {
