@@ -437,6 +437,8 @@ func settings(o Options) []Setting {
 			"as in modsecurity.conf-recommended; Coraza 3.8.1 accepts the variable but never sets it, and libmodsecurity 3.0.9 resets it to 2 at every matching boundary after the first, so in both engines rules 200002/200003 decide (filters/e2e/testdata/disagreements.yaml)"),
 		rule(200007, fmt.Sprintf(`SecRule &ARGS "@gt %d" "id:200007,%s,msg:'wafbench: more than %d arguments'"`, o.MaxArguments, deny, o.MaxArguments),
 			"deny a request with more arguments than the engines inspect (modsecurity.conf-recommended's &ARGS rule; Coraza's ARGUMENTS_LIMIT_REACHED is unknown to libmodsecurity)"),
+		rule(200005, `SecRule TX:/^MSC_/ "!@streq 0" "id:200005,`+deny+`,msg:'wafbench: engine internal error flagged: %{MATCHED_VAR_NAME}'"`,
+			"modsecurity.conf-recommended: libmodsecurity 3.0.10 and later set TX:MSC_PCRE_LIMITS_EXCEEDED when a regex hits its match limit (the rule would otherwise silently not match); 3.0.9 and Coraza set no MSC_ variable, so there it never fires"),
 		rule(200008, `SecRule INBOUND_DATA_ERROR "@eq 1" "id:200008,`+deny+`,msg:'wafbench: request body over the limit'"`,
 			"second line behind SecRequestBodyLimitAction Reject: never evaluate a request whose body was cut"),
 		rule(900000, fmt.Sprintf(`SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%d"`, o.ParanoiaLevel),
