@@ -16,6 +16,7 @@ import (
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/report"
+	"wafbench/driver/result"
 	"wafbench/driver/runner"
 	"wafbench/driver/upstream"
 	"wafbench/envoy"
@@ -74,7 +75,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var sf stackFlags
 	sf.register(fs)
 	modeArg := fs.String("mode", "passthrough", "Envoy mode: passthrough, an engine (modsecurity, coraza: its default build) or <engine>@<build> (see 'wafbench build --list')")
-	logDir := fs.String("log-dir", "", "where Envoy's config and log go (default: a temporary directory, removed on exit)")
+	logDir := fs.String("log-dir", "", "where Envoy's config and log go, created if missing (default: a temporary directory, removed on exit)")
 	if err := parse(fs, args, stdout, "Usage: wafbench serve --mode M [flags]\n\nStarts the upstream and one pinned Envoy in mode M, prints http://127.0.0.1:PORT\nand stays up until Ctrl-C. For curl and manual checks.\n\nFlags:\n"); err != nil {
 		return err
 	}
@@ -111,6 +112,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := *logDir
 	if dir == "" {
 		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("serve: --log-dir: %w", err)
 	}
 	up, err := runner.StartUpstream(ctx, self, st.upstreamCPUs, tmp)
 	if err != nil {
@@ -153,6 +156,8 @@ type loadJSON struct {
 	RateRequestedPerS float64          `json:"rate_requested_per_s"`
 	RateAchievedPerS  float64          `json:"rate_achieved_per_s"`
 	Late              int64            `json:"late"`
+	BehindRate        bool             `json:"behind_rate"` // open loop: fell behind the requested rate (result.FellBehind)
+	WarmupErrors      int64            `json:"warmup_errors"`
 	Errors            map[string]int64 `json:"errors"`
 	Statuses          map[int]int64    `json:"statuses"`
 	P50Us             float64          `json:"p50_us"`
@@ -224,16 +229,20 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	res, err := load.Run(ctx, opts, req)
 	if err != nil {
-		if isConnectErr(err) {
-			return usagef("load: %v", err)
-		}
-		return err
+		// A target that refuses or drops connections is a failure while
+		// running (exit 1), not bad input: the flags were valid.
+		return fmt.Errorf("load: %w", err)
 	}
 	out := loadJSON{Target: *target, Conns: *conns, Load: "closed", DurationS: res.Elapsed.Seconds(), Requests: res.Requests,
-		ReqPerS: res.ReqPerS(), RateRequestedPerS: res.RateRequested, RateAchievedPerS: res.RateAchieved, Late: res.Late,
+		ReqPerS: res.ReqPerS(), RateRequestedPerS: res.RateRequested, RateAchievedPerS: res.RateAchieved, Late: res.Late, WarmupErrors: res.WarmupErrors,
 		Errors: res.Errors, Statuses: res.Statuses, PerSecond: res.PerSecond}
 	if *rate > 0 {
 		out.Load = "open"
+		var responses int64
+		for _, n := range res.Statuses {
+			responses += n
+		}
+		out.BehindRate = result.FellBehind(res.RateRequested, res.RateAchieved, res.Late, responses)
 	}
 	if h := res.Hist; h != nil && h.TotalCount() > 0 {
 		out.P50Us, out.P90Us, out.P99Us = float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(90)), float64(h.ValueAtQuantile(99))
@@ -247,11 +256,12 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		out.Target, out.Load, out.Conns, out.Requests, out.DurationS, out.ReqPerS, out.P50Us, out.P90Us, out.P99Us, out.P999Us, out.MaxUs, out.Errors, out.Statuses)
 	if *rate > 0 {
 		fmt.Fprintf(stdout, "rate       requested %.0f req/s, achieved %.0f req/s, %d sent late (>1 ms)\n", out.RateRequestedPerS, out.RateAchievedPerS, out.Late)
+		if out.BehindRate {
+			fmt.Fprintf(stdout, "           fell behind the requested rate: add --conns or lower --rate\n")
+		}
 	}
 	return nil
 }
-
-func isConnectErr(err error) bool { return strings.HasPrefix(err.Error(), "connect ") }
 
 func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)

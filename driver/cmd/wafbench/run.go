@@ -27,6 +27,7 @@ import (
 	"wafbench/driver/refhost"
 	"wafbench/driver/report"
 	"wafbench/driver/result"
+	"wafbench/driver/runlock"
 	"wafbench/driver/runner"
 	"wafbench/filters/crs"
 )
@@ -53,7 +54,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		seed, maxRequests        int64
 		rate                     float64
 		warmup, duration, trialW time.Duration
-		noReport                 bool
+		noReport, allowShared    bool
 		perfHz                   int
 	)
 	sf.register(fs)
@@ -75,6 +76,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&progress, "progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
 	fs.IntVar(&perfHz, "perf", 0, "record Envoy with 'perf record -e cpu-clock -g' at this many Hz over every measured window (perf/*.data and a flat .txt report per workload); 0 = off")
 	fs.BoolVar(&noReport, "no-report", false, "skip building summary, report and charts after the run")
+	fs.BoolVar(&allowShared, "allow-shared-cpus", false, "run even when Envoy's CPUs overlap the client's or the upstream's (refused by default: the figures would include their contention; recorded in meta.json)")
 	if err := parse(fs, args, stdout, runUsage); err != nil {
 		return err
 	}
@@ -132,6 +134,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	online, err := cpu.Online()
+	if err != nil {
+		return err
+	}
+	sharedNote, err := sharedCPUs(st, ms, len(online), allowShared)
+	if err != nil {
+		return err
+	}
 	if perfHz < 0 || perfHz > 10000 {
 		return usagef("--perf: want 0 (off) or 1..10000 Hz, got %d", perfHz)
 	}
@@ -151,9 +161,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("--name: want no slashes or spaces, got %q", name)
 	}
 
+	// One run at a time: a second would halve both runs' throughput.
+	lock, err := runlock.Acquire(runlock.Path())
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
 	// Everything below writes; everything above only checked.
 	meta := &result.Meta{
-		Name: name, StartedUTC: time.Now().UTC().Format(time.RFC3339), Status: "running",
+		RunID: result.NewRunID(), Name: name, StartedUTC: time.Now().UTC().Format(time.RFC3339), Status: "running",
 		Command: append([]string{"wafbench", "run"}, args...), Flags: map[string]string{},
 		Suite: suiteName, Modes: modeNames, Repeats: repeats, Order: order, Seed: seed,
 		ModeOrder: plan.ModeOrder(popts), TrialScope: scope,
@@ -169,6 +186,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := describe(meta, st, sf, ms); err != nil {
 		return err
 	}
+	if sharedNote != "" {
+		meta.Notes = append(meta.Notes, sharedNote)
+	}
 
 	dir := filepath.Join(resultsDir, time.Now().UTC().Format("20060102T150405Z")+"-"+name)
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
@@ -177,13 +197,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
+	lock.SetRun(dir)
 	if err := result.WriteMeta(dir, meta); err != nil {
 		return err
+	}
+	// Room for the final meta.json, should the disk fill during the run.
+	release, err := result.Reserve(dir)
+	if err != nil {
+		return finish(dir, meta, func() {}, err)
 	}
 	fmt.Fprintf(stderr, "wafbench: run directory %s (%d trials, %d workloads each)\n", dir, len(trials), len(trials[0].Cases))
 
 	if err := cpu.PinSelf(st.clientCPUs); err != nil {
-		return finish(dir, meta, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(st.clientCPUs), err))
+		return finish(dir, meta, release, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(st.clientCPUs), err))
 	}
 	var prog *runner.Progress
 	if progress == "always" || (progress == "auto" && isTerminal(stderr)) {
@@ -199,7 +225,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Log = stderr
 	}
 	recs, runErr := runner.Run(ctx, cfg)
-	if err := finish(dir, meta, runErr); err != nil && runErr == nil {
+	if err := finish(dir, meta, release, runErr); err != nil && runErr == nil {
 		runErr = err
 	}
 	report.Table(stdout, recs)
@@ -214,8 +240,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return runErr
 }
 
-// finish records how the run ended in meta.json.
-func finish(dir string, meta *result.Meta, runErr error) error {
+// finish records how the run ended in meta.json, first releasing the space
+// reserved for it (result.Reserve).
+func finish(dir string, meta *result.Meta, release func(), runErr error) error {
+	release()
 	meta.FinishedUTC = time.Now().UTC().Format(time.RFC3339)
 	switch {
 	case runErr == nil:
@@ -227,6 +255,9 @@ func finish(dir string, meta *result.Meta, runErr error) error {
 		meta.Notes = append(meta.Notes, "run error: "+runErr.Error())
 	}
 	if err := result.WriteMeta(dir, meta); err != nil {
+		if runErr != nil {
+			return fmt.Errorf("%w (and meta.json still says \"running\": %v)", runErr, err)
+		}
 		return err
 	}
 	return runErr

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/runlock"
+)
+
+// Tests and the children they start run wafbench concurrently with other
+// packages' tests: each test process gets a lock file of its own unless one
+// is set, so only the lock test below contends for it.
+func init() {
+	if os.Getenv(runlock.EnvPath) == "" {
+		os.Setenv(runlock.EnvPath, filepath.Join(os.TempDir(), fmt.Sprintf("wafbench-test-%d.lock", os.Getpid())))
+	}
+}
+
+// TestRunRefusedWhileLocked holds the run lock as another run would: a
+// second run is refused at once, naming the holder, exit 1, and creates no
+// run directory.
+func TestRunRefusedWhileLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wafbench.lock")
+	t.Setenv(runlock.EnvPath, path)
+	held, err := runlock.Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	held.SetRun("/somewhere/20261130T000000Z-other")
+	results := filepath.Join(t.TempDir(), "results")
+	var stdout, stderr, msg bytes.Buffer
+	err = run(context.Background(), []string{"run", "--suite", "quick", "--modes", "passthrough", "--workloads", "headers@1", "--results", results}, &stdout, &stderr)
+	if got := exitCode(err, &msg); got != 1 {
+		t.Fatalf("exit status: got %d, want 1 (err %v)", got, err)
+	}
+	for _, want := range []string{fmt.Sprintf("pid %d", os.Getpid()), "run /somewhere/20261130T000000Z-other", path} {
+		if !strings.Contains(msg.String(), want) {
+			t.Errorf("refusal %q does not name %q", msg.String(), want)
+		}
+	}
+	if _, err := os.Stat(results); !os.IsNotExist(err) {
+		t.Errorf("a refused run created %s", results)
+	}
+}
+
+// TestSharedCPUsRefused: Envoy on the client's CPU is refused with a line
+// that names the flag; the flag lets the run through (checked by the
+// refusal not happening, with a bad --perf rate stopping the run before
+// anything is written).
+func TestSharedCPUsRefused(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results")
+	args := []string{"run", "--suite", "quick", "--modes", "passthrough", "--workloads", "headers@1", "--results", results,
+		"--envoy-cpus", "0", "--client-cpus", "0", "--upstream-cpus", "0"}
+	var stdout, stderr, msg bytes.Buffer
+	err := run(context.Background(), args, &stdout, &stderr)
+	if got := exitCode(err, &msg); got != 2 {
+		t.Fatalf("exit status: got %d, want 2 (err %v)", got, err)
+	}
+	if line := msg.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, "--allow-shared-cpus") || !strings.Contains(line, "overlap") {
+		t.Errorf("got %q, want one line naming the overlap and --allow-shared-cpus", line)
+	}
+	msg.Reset()
+	err = run(context.Background(), append(args, "--allow-shared-cpus", "--perf", "-1"), &stdout, &stderr)
+	if exitCode(err, &msg); !strings.Contains(msg.String(), "--perf") {
+		t.Errorf("with --allow-shared-cpus: got %q, want the run to pass the CPU check (and stop at --perf)", msg.String())
+	}
+	if _, err := os.Stat(results); !os.IsNotExist(err) {
+		t.Errorf("a refused run created %s", results)
+	}
+}
+
+func TestSharedCPUsOneCPUExplainsFlag(t *testing.T) {
+	st := &resolved{clientCPUs: []int{0}, upstreamCPUs: []int{0}}
+	st.spec.CPUs = []int{0}
+	_, err := sharedCPUs(st, nil, 1, false)
+	if err != nil {
+		t.Fatalf("no proxied mode: got %v, want no refusal", err)
+	}
+	ms := []modes.Mode{{Name: modes.Name{Base: modes.Passthrough, Host: modes.Envoy}}}
+	_, err = sharedCPUs(st, ms, 1, false)
+	if err == nil || !strings.Contains(err.Error(), "1 online CPU") || !strings.Contains(err.Error(), "--allow-shared-cpus") {
+		t.Errorf("got %v, want the 1-CPU refusal naming --allow-shared-cpus", err)
+	}
+	note, err := sharedCPUs(st, ms, 1, true)
+	if err != nil || !strings.Contains(note, "--allow-shared-cpus") {
+		t.Errorf("allowed: got note %q, err %v; want a note for meta.json", note, err)
+	}
+}
+
+// TestLoadClosedPortExits1: a target that refuses connections is a failure
+// while running (exit 1), the flags being valid.
+func TestLoadClosedPortExits1(t *testing.T) {
+	var stdout, stderr, msg bytes.Buffer
+	err := run(context.Background(), []string{"load", "--target", "http://127.0.0.1:1/", "--duration", "1s", "--warmup", "0"}, &stdout, &stderr)
+	if got := exitCode(err, &msg); got != 1 {
+		t.Fatalf("exit status: got %d, want 1 (err %v)", got, err)
+	}
+	if line := msg.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, "connect 127.0.0.1:1") {
+		t.Errorf("got %q, want one line naming the refused connect", line)
+	}
+}
+
+// lineSignal is a writer that closes ready at its first newline.
+type lineSignal struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (w *lineSignal) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if bytes.Contains(w.buf.Bytes(), []byte("\n")) {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return len(p), nil
+}
+
+// TestServeCreatesLogDir: serve --log-dir with a directory that does not
+// exist yet creates it and puts Envoy's config and log there.
+func TestServeCreatesLogDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "logs")
+	t.Setenv("WAFBENCH_AS_MAIN", "1") // the upstream child is this test binary running main
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &lineSignal{ready: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--mode", "passthrough", "--log-dir", dir}, out, io.Discard) }()
+	select {
+	case <-out.ready: // the URL: Envoy is up
+	case err := <-done:
+		t.Fatalf("serve ended before printing its URL: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "envoy-*.log"))
+	yamls, _ := filepath.Glob(filepath.Join(dir, "envoy-*.yaml"))
+	if len(logs) != 1 || len(yamls) != 1 {
+		t.Errorf("%s holds logs %v and configs %v, want one of each", dir, logs, yamls)
+	}
+}
