@@ -443,9 +443,10 @@ func TestRunServerCloses(t *testing.T) {
 			t.Errorf("Errors: unexpected %q in %v", k, res.Errors)
 		}
 	}
-	// Every close was followed by a reconnect, but for those at the end.
-	if a := accepted.Load(); a < closed+1 || a > closed+conns+1 {
-		t.Errorf("server accepted %d connections for %d closes on %d connections", a, closed, conns)
+	// The server counted every connection that got a response: each closed
+	// one, and at most one more per client connection, its last.
+	if a := accepted.Load(); a < closed || a > closed+conns {
+		t.Errorf("server accepted %d connections for %d closes on %d connections, want %d..%d", a, closed, conns, closed, closed+conns)
 	}
 }
 
@@ -464,8 +465,11 @@ func TestRunTimeout(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res == nil {
 		t.Fatalf("got %v, %v; want a partial result and context.Canceled", res, err)
 	}
-	if got := res.Errors["timeout"]; got < want || got > accepted.Load() {
-		t.Errorf("timeouts: got %d, want %d..%d (connections accepted after the first %d)", got, want, accepted.Load(), conns)
+	// The cancel came with the (conns+want)-th connection, each of the
+	// want before it opened after a timeout. (No upper bound: the server's
+	// count may lag the kernel's accepts.)
+	if got := res.Errors["timeout"]; got < want {
+		t.Errorf("timeouts: got %d, want >= %d (connections accepted after the first %d: %d)", got, want, conns, accepted.Load()-conns)
 	}
 	if res.Requests != 0 || len(res.Errors) != 1 {
 		t.Errorf("got Requests %d, Errors %v; want only timeouts", res.Requests, res.Errors)
@@ -489,8 +493,10 @@ func TestRunBadResponse(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res == nil {
 		t.Fatalf("got %v, %v; want a partial result and context.Canceled", res, err)
 	}
-	if got := res.Errors["parse"]; got < want || got > answered.Load() {
-		t.Errorf("parse errors: got %d, want %d..%d; all errors %v", got, want, answered.Load(), res.Errors)
+	// The server counts after it answers, so the client may have parsed
+	// one answer more than counted.
+	if got := res.Errors["parse"]; got < want || got > answered.Load()+1 {
+		t.Errorf("parse errors: got %d, want %d..%d; all errors %v", got, want, answered.Load()+1, res.Errors)
 	}
 }
 
