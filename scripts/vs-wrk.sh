@@ -3,6 +3,21 @@
 # alternated pairs, both pinned to the client CPU, same connections and window.
 # Prints req/s and client CPU µs per request (user+sys of the client process).
 # Usage: scripts/vs-wrk.sh [pairs=5] [conns=16] [seconds=5] [path=/safe]
+# Sourced (". scripts/vs-wrk.sh"), it only defines its functions (for tests).
+
+# load_field FILE KEY: a number from the JSON `wafbench load --json` printed.
+load_field() {
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+# load_attempts FILE: requests the driver sent in its window, valid or not:
+# valid responses plus every error (bad statuses, timeouts, resets).
+load_attempts() {
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"] + sum((d.get("errors") or {}).values()))' "$1"
+}
+
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
+
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5} conns=${2:-16} secs=${3:-5} path=${4:-/safe}
@@ -31,8 +46,8 @@ for i in $(seq "$pairs"); do
   wrps=$(awk '/Requests\/sec/ {print $2}' "$out/stdout")
   wreq=$(awk '/requests in/ {print $1}' "$out/stdout")
   dcpu=$(cpu_of taskset -c 1 "$wb" load --target "$url" --conns "$conns" --duration "${secs}s" --warmup 0 --json)
-  drps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["req_per_s"])' "$out/stdout")
-  dreq=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"] + sum(d.get("errors") or {}.values()))' "$out/stdout")
+  drps=$(load_field "$out/stdout" req_per_s)
+  dreq=$(load_attempts "$out/stdout")
   awk -v i="$i" -v wr="$wrps" -v dr="$drps" -v wc="$wcpu" -v dc="$dcpu" -v wn="$wreq" -v dn="$dreq" 'BEGIN {
     wu = wc * 1e6 / wn; du = dc * 1e6 / dn
     printf "| %d | %.0f | %.0f | %.3f | %.2f | %.2f | %.3f |\n", i, wr, dr, dr / wr, wu, du, du / wu }'
