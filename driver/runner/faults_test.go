@@ -32,6 +32,9 @@ var (
 // runner starts `wafbench upstream` as a child of its own.
 func wafbenchBinary(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("WAFBENCH_BIN"); bin != "" { // make test builds it first
+		return bin
+	}
 	selfOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "wafbench-runner-test-")
 		if err != nil {
@@ -203,5 +206,38 @@ func TestEmptyWindowNamesTheMismatch(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFillLoadKeepsOpenLoop: what the load engine measured about an open
+// loop's pacing reaches the record, and a window that fell behind its rate
+// is flagged there and in its log line.
+func TestFillLoadKeepsOpenLoop(t *testing.T) {
+	res := &load.Result{Requests: 800, Elapsed: time.Second, RateRequested: 1000, RateAchieved: 800, Late: 120,
+		WarmupErrors: 4, Statuses: map[int]int64{200: 800}}
+	var rec result.Record
+	fillLoad(&rec, res)
+	if rec.Late != 120 || rec.WarmupErrors != 4 || !rec.BehindRate || rec.RateAchievedPerS != 800 {
+		t.Errorf("got late %d, warmup errors %d, behind %v, achieved %v; want 120, 4, true, 800",
+			rec.Late, rec.WarmupErrors, rec.BehindRate, rec.RateAchievedPerS)
+	}
+	rec.RateRequestedPerS = 1000
+	if got := logLine(&rec); !strings.Contains(got, "BEHIND RATE (achieved 800 of 1000 req/s, 120 sends late)") {
+		t.Errorf("log line %q does not flag the window", got)
+	}
+	held := &load.Result{Requests: 1000, Elapsed: time.Second, RateRequested: 1000, RateAchieved: 1000, Statuses: map[int]int64{200: 1000}}
+	rec = result.Record{}
+	fillLoad(&rec, held)
+	if rec.BehindRate {
+		t.Error("a window that held its rate is flagged")
+	}
+}
+
+// TestLogLineNamesTheCause: the line of a failed window says why.
+func TestLogLineNamesTheCause(t *testing.T) {
+	rec := result.Record{Trial: 3, Mode: "coraza", Workload: "blocked_sqli", Conns: 1,
+		Error: emptyWindow(&load.Result{Statuses: map[int]int64{200: 1234}}, 403)}
+	if got, want := logLine(&rec), "ERROR status 200 where 403 expected (1234 of 1234 responses)"; !strings.HasSuffix(got, want) {
+		t.Errorf("got %q, want it to end in %q", got, want)
 	}
 }

@@ -473,10 +473,13 @@ func logLine(r *result.Record) string {
 	s := fmt.Sprintf("trial %d %-11s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
 		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
 	if r.Error != "" {
-		s += "  FAILED"
+		s += "  ERROR " + r.Error
 	}
 	if r.Interrupted {
 		s += "  interrupted"
+	}
+	if r.BehindRate {
+		s += fmt.Sprintf("  BEHIND RATE (achieved %.0f of %.0f req/s, %d sends late)", r.RateAchievedPerS, r.RateRequestedPerS, r.Late)
 	}
 	return s
 }
