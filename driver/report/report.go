@@ -105,6 +105,9 @@ func Table(w io.Writer, recs []result.Record) error {
 		if r.Error != "" {
 			note = "  failed"
 		}
+		if r.BehindRate && r.Error == "" {
+			note = "  behind rate"
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%.0f\t%s\t%.3f\t%.3f\t%d\t%s\n",
 			r.Trial, r.Repeat, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpuCell(r.CPU.UsPerRequest),
 			r.Latency.P50Us/1000, r.Latency.P99Us/1000, stats.ErrorCount(r), note)
