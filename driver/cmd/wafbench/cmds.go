@@ -46,7 +46,7 @@ func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory for the pooled report (required; must not exist)")
 	force := fs.Bool("force", false, "pool runs even when Envoy, module or CRS hashes or the CPU model differ (differences are listed as limitations)")
-	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\nOne run given twice (the same run_id) is refused: its records would count twice.\n\nFlags:\n"); err != nil {
 		return err
 	}
 	if *out == "" {
@@ -184,7 +184,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cpus := fs.String("cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
-	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 endpoint with wafbench's load engine.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 endpoint with wafbench's load engine. Exit status 1 when the\ntarget refuses connections, 2 on bad flags.\n\nFlags:\n"); err != nil {
 		return err
 	}
 	if *target == "" {

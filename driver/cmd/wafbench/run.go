@@ -39,6 +39,11 @@ per trial, every workload for a fixed measured window. Writes
 <results>/<UTC timestamp>-<name>/ with meta.json, raw.jsonl (appended after each
 workload), Envoy configs, logs and admin stats, then summary, report and charts.
 
+One run at a time per machine: while another holds the lock (/run/lock/wafbench.lock,
+else $XDG_RUNTIME_DIR/wafbench.lock; $WAFBENCH_LOCK overrides) a run is refused,
+naming the holder. Exit status: 0 every trial measured, 1 a failure while running
+(some trials failed, the lock is held, the disk filled), 2 bad input, 130 interrupted.
+
 Flags:
 `
 
