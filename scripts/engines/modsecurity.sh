@@ -242,12 +242,13 @@ build_engine() {
     tr '\n' ' ' >"$ENG/deps" || true
   # The exact compile line of one engine file, for the manifest.
   grep -m1 -e '^libtool: compile: .* -c transaction\.cc' "$ENG/logs/make.log" | sed 's/^libtool: compile: *//' >"$ENG/compile-line" || true
+  for k in autoreconf configure make make-src install; do printf '%s %ss, ' "$k" "${STEPS[$k]}"; done >"$ENG/steps"
   date -u +%FT%TZ >"$ENG/.done"
 }
 NOTES=()
 if [ -f "$ENG/.done" ]; then
   log "engine cached: $ENG"
-  NOTES+=("\"engine_cache\": $(json_str "engine reused from $ENG (built $(cat "$ENG/.done"))")")
+  NOTES+=("\"engine_cache\": $(json_str "engine reused from $ENG (built $(cat "$ENG/.done"): $(cat "$ENG/steps" 2>/dev/null))")")
 else
   build_engine
 fi
@@ -257,7 +258,7 @@ ENGINE_VERSION=$(sed -n 's/^Version: *//p' "$PREFIX/lib/pkgconfig/modsecurity.pc
   "$PREFIX/include/modsecurity/modsecurity.h" | paste -sd.)
 
 # --- module: engine linked in statically ------------------------------------
-MODFLAGS=(OPTFLAGS="$OPT" MSC_CFLAGS="-I$PREFIX/include" MSC_LIBS="$PREFIX/lib/libmodsecurity.a $DEPS"
+MODFLAGS=(OPTFLAGS="$OPT" MSC_CFLAGS="-isystem $PREFIX/include" MSC_LIBS="$PREFIX/lib/libmodsecurity.a $DEPS"
   EXTRA_LDFLAGS="$WB_FLAGS $LINKF")
 step module - env LLVM_PROFILE_FILE=/dev/null nice "${MAKE_MODULE[@]}" module "${MODFLAGS[@]}"
 check_exports "${MODFLAGS[@]}"
@@ -281,8 +282,9 @@ if [ -n "$WB_PROFILE" ] && [ -s "$ENG/compile-line" ]; then
   NOTES+=("\"profile_applied\": $(json_str "src/transaction.cc compiled with -fprofile-use: $counted of $defs defined functions carry non-zero profile entry counts")")
 fi
 
-FLAGS=$(printf '{"CC": %s, "CXX": %s, "CFLAGS": %s, "CXXFLAGS": %s, "LDFLAGS": %s, "configure": %s, "engine_compile_line": %s, "module_link_libs": %s}' \
+FLAGS=$(printf '{"CC": %s, "CXX": %s, "CFLAGS": %s, "CXXFLAGS": %s, "LDFLAGS": %s, "module_CXXFLAGS": %s, "configure": %s, "engine_compile_line": %s, "module_link_libs": %s}' \
   "$(json_str "$CC")" "$(json_str "$CXX")" "$(json_str "$OPT")" "$(json_str "$OPT")" "$(json_str "$LINKF")" \
+  "$(json_str "-std=c++17 $OPT -fPIC -fvisibility=hidden -DWAFBENCH_BUILD_NAME=\"$WB_BUILD\" (filters/modsecurity/Makefile); link: $WB_FLAGS $LINKF")" \
   "$(json_str "${CONFIGURE[*]}")" "$(json_str "$(cat "$ENG/compile-line" 2>/dev/null)")" \
   "$(json_str "libmodsecurity.a $DEPS")")
 write_facts "$ENGINE_VERSION" "$FLAGS" lib "{$(IFS=,; echo "${NOTES[*]}")}"
