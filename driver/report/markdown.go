@@ -132,6 +132,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeVersions(m, meta)
 	writeResults(m, s)
 	writeRatios(m, s)
+	writeBuilds(m, meta, s)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)
@@ -172,10 +173,10 @@ func writeMethod(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 	}
 	m.p("- Load model: %s; warmup %s s; measured window %s s per workload.", keys(loads), keys(warm), keys(dur))
 	m.p("- Each group (mode × workload × conns) is summarized by its median over repeats with a %g%% order-statistic confidence interval (golang.org/x/perf benchmath, `AssumeNothing`; needs n ≥ 6 for a finite 95%% interval).", 100*stats.Confidence)
-	m.p("- Paired ratios: within each repeat, mode ÷ passthrough (req/s, CPU µs/req, p99) and modsecurity ÷ coraza (also baseline-adjusted CPU). Reported: per-repeat ratios, their median, a percentile bootstrap CI of the median (%d resamples, seed %d) and the order-statistic CI when n allows.", stats.BootstrapResamples, stats.BootstrapSeed)
+	m.p("- Paired ratios: within each repeat, mode ÷ passthrough (req/s, CPU µs/req, p99), modsecurity ÷ coraza (also baseline-adjusted CPU) and every engine build ÷ its engine's default build (req/s, CPU µs/req). Reported: per-repeat ratios, their median, a percentile bootstrap CI of the median (%d resamples, seed %d), the order-statistic CI when n allows, and the geometric-mean ratio with its paired-t interval.", stats.BootstrapResamples, stats.BootstrapSeed)
 	nc := len(s.Comparisons)
-	m.p("- Test: two-sided Mann–Whitney U between the two modes' per-repeat values (benchmath `Compare`); Holm correction over all %d comparisons in this report (family-wise α = %g).", nc, stats.Alpha)
-	m.p("- Verdict rule: **not established** when n < %d per side, or the bootstrap CI includes 1, or the order-statistic CI (when finite) includes 1, or the Holm-adjusted p ≥ %g. Otherwise req/s ratios read `%s`/`%s` and CPU or latency ratios `%s`/`%s` (above/below 1).",
+	m.p("- Test: repeats are paired blocks (every mode once per repeat, order rotated), so the test is paired: a two-sided one-sample t-test of the per-repeat log-ratios against 0. It assumes the log-ratios are independent across repeats and roughly normal; the steady-state and drift checks below flag windows that break that. Holm correction over all %d comparisons in this report (family-wise α = %g). The unpaired Mann–Whitney U p is kept in summary.json for comparison.", nc, stats.Alpha)
+	m.p("- Verdict rule: **not established** when n < %d per side, or the bootstrap CI includes 1, or the paired-t CI includes 1, or the order-statistic CI (when finite) includes 1, or the Holm-adjusted p ≥ %g. Otherwise req/s ratios read `%s`/`%s` and CPU or latency ratios `%s`/`%s` (above/below 1).",
 		stats.MinSamples, stats.Alpha, stats.Faster, stats.Slower, stats.Higher, stats.Lower)
 	m.p("- Precision target: 95%% CI half-width ≤ ±%g%% of the median. Steady state: mean completions/s of the first half of each window vs the second half (a trailing partial second dropped); |change| > %g%% is flagged.", stats.PrecisionTargetPct, 100*stats.DriftLimit)
 	m.nl()
@@ -299,7 +300,7 @@ func writeRatios(m *md, s *stats.Summary) {
 	for _, wl := range s.Workloads {
 		m.p("### %s", wl)
 		m.nl()
-		m.head("ratio", "metric", "n", "per-repeat ratios", "median", "bootstrap 95% CI", "order-stat CI", "p (U)", "Holm p", "verdict")
+		m.head("ratio", "metric", "n", "per-repeat ratios", "median", "bootstrap 95% CI", "order-stat CI", "geo-mean (paired-t 95% CI)", "p (paired t)", "Holm p", "verdict")
 		for _, c := range s.Comparisons {
 			if c.WorkloadKey != wl {
 				continue
@@ -309,7 +310,7 @@ func writeRatios(m *md, s *stats.Summary) {
 				v = c.Verdict + " (" + c.Reason + ")"
 			}
 			m.row(c.Name(), c.Metric.Label(), itoa(c.N()), floats(c.Ratios, 3), f(c.MedianRatio, 3),
-				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), p(c.P), p(c.PHolm), v)
+				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), f(c.GeoRatio, 3)+" "+ciNaN(c.TLo, c.THi, 3), p(c.P), p(c.PHolm), v)
 		}
 		m.nl()
 	}

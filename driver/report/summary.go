@@ -82,7 +82,11 @@ type comparisonJSON struct {
 	BootHi      num    `json:"bootstrap_ci_hi"`
 	OrderLo     num    `json:"order_ci_lo"`
 	OrderHi     num    `json:"order_ci_hi"`
-	P           num    `json:"p_mann_whitney"`
+	GeoRatio    num    `json:"geomean_ratio"`
+	TLo         num    `json:"paired_t_ci_lo"`
+	THi         num    `json:"paired_t_ci_hi"`
+	P           num    `json:"p_paired_t"`
+	PMW         num    `json:"p_mann_whitney"`
 	PHolm       num    `json:"p_holm"`
 	Verdict     string `json:"verdict"`
 	Reason      string `json:"reason,omitempty"`
@@ -224,7 +228,8 @@ func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead
 			Workload: c.Workload, Conns: c.Conns, Num: c.Num, Den: c.Den, Metric: string(c.Metric), N: c.N(),
 			Repeats: c.Repeats, NumValues: nums(c.NumValues), DenValues: nums(c.DenValues), Ratios: nums(c.Ratios),
 			MedianRatio: num(c.MedianRatio), BootLo: num(c.BootLo), BootHi: num(c.BootHi),
-			OrderLo: num(c.OrderLo), OrderHi: num(c.OrderHi), P: num(c.P), PHolm: num(c.PHolm),
+			OrderLo: num(c.OrderLo), OrderHi: num(c.OrderHi), GeoRatio: num(c.GeoRatio), TLo: num(c.TLo), THi: num(c.THi),
+			P: num(c.P), PMW: num(c.PMannWhitney), PHolm: num(c.PHolm),
 			Verdict: c.Verdict, Reason: c.Reason,
 		})
 	}

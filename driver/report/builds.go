@@ -1,0 +1,82 @@
+package report
+
+import (
+	"math"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// writeBuilds is the report's answer to "which engine, built how?": every
+// build against its engine's default build (CPU µs/request and req/s, paired
+// within repeats), then, per workload, each engine's cheapest build against
+// the other engine's cheapest. It writes nothing when the run measured no
+// build besides the default ones.
+func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
+	var rows []*stats.Comparison
+	for i := range s.Comparisons {
+		c := &s.Comparisons[i]
+		if modes.IsEnvoyWAF(c.Num) && c.Den == modes.Engine(c.Num) && c.Num != c.Den &&
+			(c.Metric == stats.MetricCPU || c.Metric == stats.MetricReqPerS) {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.p("## Builds")
+	m.nl()
+	m.p("Each engine build against its engine's default build (the engine as Debian or the Go module ships it), paired within repeats. Ratio = build / default: below 1 is cheaper for CPU, above 1 is faster for req/s. Geometric-mean ratio with its paired-t 95%% interval; the verdict also requires the bootstrap interval of the median ratio to exclude 1 and Holm-adjusted p < %g over every comparison of the report.", stats.Alpha)
+	m.nl()
+	m.head("build", "recipe", "workload", "metric", "n", "ratio", "95% CI (paired t)", "Holm p", "verdict")
+	for _, c := range rows {
+		v := c.Verdict
+		if c.Reason != "" {
+			v += " (" + c.Reason + ")"
+		}
+		recipe := ""
+		if mod, ok := meta.Modules[c.Num]; ok {
+			recipe = mod.Build
+		}
+		m.row("`"+c.Num+"`", recipe, c.WorkloadKey.String(), c.Metric.Label(), itoa(c.N()),
+			f(c.GeoRatio, 3), ciNaN(c.TLo, c.THi, 3), p(c.PHolm), v)
+	}
+	m.nl()
+
+	// Best against best: per workload, the build of each engine with the
+	// lowest median CPU per request, and their paired ratio.
+	m.p("Best build against best build, per workload: for each engine the build with the lowest median Envoy CPU per request in this run, and the ratio of the two medians. The builds are chosen after measuring, so read this table as descriptive; the tested comparisons are above.")
+	m.nl()
+	m.head("workload", "best modsecurity build", "CPU µs/req", "best coraza build", "CPU µs/req", "modsecurity/coraza CPU")
+	for _, w := range s.Workloads {
+		best := map[string]string{}
+		bestV := map[string]float64{}
+		for _, mode := range s.Modes {
+			e := modes.Engine(mode)
+			if !modes.IsEnvoyWAF(mode) {
+				continue
+			}
+			g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns})
+			if g == nil || g.CPUUsPerReq.N == 0 || !(g.CPUUsPerReq.Median > 0) {
+				continue
+			}
+			if v, ok := bestV[e]; !ok || g.CPUUsPerReq.Median < v {
+				best[e], bestV[e] = mode, g.CPUUsPerReq.Median
+			}
+		}
+		a, b := best[modes.ModSecurity], best[modes.Coraza]
+		if a == "" || b == "" {
+			continue
+		}
+		m.row(w.String(), "`"+a+"`", f(bestV[modes.ModSecurity], 1), "`"+b+"`", f(bestV[modes.Coraza], 1), f(bestV[modes.ModSecurity]/bestV[modes.Coraza], 2))
+	}
+	m.nl()
+}
+
+func ciNaN(lo, hi float64, d int) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return "n/a"
+	}
+	return ci(lo, hi, d)
+}
