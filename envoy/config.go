@@ -233,7 +233,13 @@ func WriteYAML(c Config, path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, y, 0o644)
+	// Temporary file and rename: a full disk leaves no empty config.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, y, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // MarshalYAML renders a bootstrap as YAML (protojson with proto field names,

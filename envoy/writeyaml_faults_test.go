@@ -1,0 +1,28 @@
+package envoy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestWriteYAMLDiskFullLeavesNoEmptyFile writes a config where the disk is
+// full (its temporary file is /dev/full: ENOSPC from the kernel): no empty
+// or partial YAML is left.
+func TestWriteYAMLDiskFullLeavesNoEmptyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "envoy.yaml")
+	if err := os.Symlink("/dev/full", path+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteYAML(Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1"}, path)
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want ENOSPC", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
