@@ -229,7 +229,7 @@ build_engine() {
   step extract - tar -xzf "$ARCHIVE" -C "$SRC" --strip-components=1
   cd "$SRC"
   step autoreconf "$ENG/logs/autoreconf.log" nice autoreconf -fi
-  step configure "$ENG/logs/configure.log" nice ./configure --prefix="$PREFIX" "${CONFIGURE[@]}" CC="$CC" CXX="$CXX" \
+  step configure "$ENG/logs/configure.log" env LLVM_PROFILE_FILE=/dev/null nice ./configure --prefix="$PREFIX" "${CONFIGURE[@]}" CC="$CC" CXX="$CXX" \
     AR="$AR" RANLIB="$RANLIB" NM="$NM" CFLAGS="$OPT" CXXFLAGS="$OPT" LDFLAGS="$LINKF"
   # LLVM_PROFILE_FILE: instrumented helper programs must not drop profiles
   # into the source tree.
