@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -125,4 +126,15 @@ func displayName(mode string) string {
 		return n
 	}
 	return "Envoy"
+}
+
+// removeIfEmpty removes the file at path if it exists and is empty ("" is
+// ignored): a run directory keeps no empty files.
+func removeIfEmpty(path string) {
+	if path == "" {
+		return
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(path)
+	}
 }

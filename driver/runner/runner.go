@@ -128,6 +128,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if err != nil {
 		return failTrial(cfg, tr, err), err
 	}
+	defer removeIfEmpty(p.logPath) // after stop: Envoy could not write it (a full disk)
 	defer p.stop()
 
 	statsRel := ""
@@ -422,9 +423,12 @@ func saveStats(ctx context.Context, dir, rel string, stats func(context.Context)
 		return fmt.Errorf("admin /stats: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "stats"), 0o755); err != nil {
-		return err
+		return &writeError{err}
 	}
-	return result.WriteFileAtomic(filepath.Join(dir, rel), b)
+	if err := result.WriteFileAtomic(filepath.Join(dir, rel), b); err != nil {
+		return &writeError{err}
+	}
+	return nil
 }
 
 func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
