@@ -30,23 +30,29 @@ const OverheadGoal = 1.10
 // engineBenchBase is the top-level benchmark name, without "Benchmark".
 const engineBenchBase = "Engine"
 
-// EngineBench is the in-process cost of one engine on one workload: the
-// ns/op values of every BenchmarkEngine/<engine>/<workload> result in the
-// file, summarized by their median.
+// EngineBench is the in-process cost of one engine on one workload under
+// one allocator: the ns/op values of every BenchmarkEngine/<engine>/<workload>
+// result in the file with the same "allocator: …" configuration line,
+// summarized by their median.
 type EngineBench struct {
 	Engine   string
 	Workload string
-	NsPerOp  stats.Estimate
-	BPerOp   float64 // median B/op; NaN when not reported
-	Allocs   float64 // median allocs/op; NaN when not reported
+	// Allocator is the value of the file configuration line "allocator: …"
+	// in force for these results ("" when the file does not say). Inside
+	// Envoy, libmodsecurity allocates with Envoy's exported tcmalloc.
+	Allocator string
+	NsPerOp   stats.Estimate
+	BPerOp    float64 // median B/op; NaN when not reported
+	Allocs    float64 // median allocs/op; NaN when not reported
 }
 
 // OverheadRow compares one WAF mode on one workload × conns of the run with
 // the engine benchmark of the same engine and workload.
 type OverheadRow struct {
-	Mode     string
-	Workload string
-	Conns    int
+	Mode      string
+	Workload  string
+	Conns     int
+	Allocator string // of the engine benchmark, see EngineBench
 	// EngineUs is the engine-only CPU per request in µs (median over the
 	// benchmark's -count samples).
 	EngineUs stats.Estimate
@@ -96,13 +102,13 @@ func ReadOverhead(dir string, s *stats.Summary) (*Overhead, error) {
 }
 
 // ParseEngineBench reads Go benchmark output and returns one EngineBench per
-// BenchmarkEngine/<engine>/<workload> (a -N GOMAXPROCS suffix is ignored),
-// sorted by engine (passthrough, modsecurity, coraza order) and workload,
-// plus the distinct file configuration lines (goos, cpu, pkg…) in order of
-// appearance. Other benchmarks are skipped; a syntax error or an Engine
+// BenchmarkEngine/<engine>/<workload> and allocator (a -N GOMAXPROCS suffix
+// is ignored), sorted by engine (passthrough, modsecurity, coraza order),
+// workload and allocator, plus the distinct file configuration lines (goos,
+// cpu, pkg…; not allocator, which is a field) in order of appearance. Other benchmarks are skipped; a syntax error or an Engine
 // result without ns/op is an error naming the line.
 func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error) {
-	type key struct{ engine, workload string }
+	type key struct{ engine, workload, allocator string }
 	ns, bs, allocs := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	var cfg []string
 	seen := map[string]bool{}
@@ -112,8 +118,13 @@ func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error)
 		case *benchfmt.SyntaxError:
 			return nil, nil, fmt.Errorf("%s: %w", name, rec)
 		case *benchfmt.Result:
+			allocator := ""
 			for _, c := range rec.Config {
 				if !c.File {
+					continue
+				}
+				if c.Key == "allocator" {
+					allocator = string(c.Value)
 					continue
 				}
 				line := c.Key + ": " + string(c.Value)
@@ -140,7 +151,7 @@ func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error)
 			if !ok {
 				return nil, nil, fmt.Errorf("%s:%d: %s has no ns/op", file, line, rec.Name)
 			}
-			k := key{sub[0], sub[1]}
+			k := key{sub[0], sub[1], allocator}
 			ns[k] = append(ns[k], v*1e9)
 			if b, ok := rec.Value("B/op"); ok {
 				bs[k] = append(bs[k], b)
@@ -155,7 +166,7 @@ func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error)
 	}
 	var out []EngineBench
 	for k, v := range ns {
-		out = append(out, EngineBench{Engine: k.engine, Workload: k.workload, NsPerOp: stats.Median(v),
+		out = append(out, EngineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, NsPerOp: stats.Median(v),
 			BPerOp: medianOrNaN(bs[k]), Allocs: medianOrNaN(allocs[k])})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -166,7 +177,10 @@ func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error)
 		if a.Engine != b.Engine {
 			return a.Engine < b.Engine
 		}
-		return a.Workload < b.Workload
+		if a.Workload != b.Workload {
+			return a.Workload < b.Workload
+		}
+		return a.Allocator < b.Allocator
 	})
 	return out, cfg, nil
 }
@@ -179,8 +193,8 @@ func medianOrNaN(v []float64) float64 {
 }
 
 // overheadRows pairs every WAF mode × workload × conns group of s that has
-// a passthrough group and an engine benchmark of the same name (the mode
-// name is the engine name).
+// a passthrough group with each engine benchmark of the same name (the mode
+// name is the engine name): one row per allocator benchmarked.
 func overheadRows(ebs []EngineBench, s *stats.Summary) []OverheadRow {
 	var rows []OverheadRow
 	for _, mode := range s.Modes {
@@ -188,39 +202,41 @@ func overheadRows(ebs []EngineBench, s *stats.Summary) []OverheadRow {
 			continue
 		}
 		for _, wl := range s.Workloads {
-			var eb *EngineBench
-			for i := range ebs {
-				if ebs[i].Engine == mode && ebs[i].Workload == wl.Workload {
-					eb = &ebs[i]
-				}
-			}
 			g := s.Group(stats.Key{Mode: mode, Workload: wl.Workload, Conns: wl.Conns})
 			pg := s.Group(stats.Key{Mode: stats.Baseline, Workload: wl.Workload, Conns: wl.Conns})
-			if eb == nil || g == nil || pg == nil {
+			if g == nil || pg == nil {
 				continue
 			}
-			us := scaleEstimate(eb.NsPerOp, 1e-3)
-			r := OverheadRow{
-				Mode: mode, Workload: wl.Workload, Conns: wl.Conns, EngineUs: us,
-				ModeReqPerS: g.ReqPerS.Median, PassReqPerS: pg.ReqPerS.Median,
-				ModeCPUUs: g.CPUUsPerReq.Median, PassCPUUs: pg.CPUUsPerReq.Median, ModeN: g.N, PassN: pg.N,
-			}
-			r.AddedUs = r.ModeCPUUs - r.PassCPUUs
-			r.RestUs = r.AddedUs - us.Median
-			r.Overhead = r.AddedUs / us.Median
-			r.Meets = r.Overhead <= OverheadGoal
-			for _, b := range s.Baseline {
-				if b.Mode == mode && b.WorkloadKey == wl {
-					r.Repeats = b.Repeats
-					for _, v := range b.Values {
-						r.PerRepeat = append(r.PerRepeat, v/us.Median)
-					}
+			for i := range ebs {
+				if ebs[i].Engine == mode && ebs[i].Workload == wl.Workload {
+					rows = append(rows, overheadRow(&ebs[i], mode, wl, g, pg, s))
 				}
 			}
-			rows = append(rows, r)
 		}
 	}
 	return rows
+}
+
+func overheadRow(eb *EngineBench, mode string, wl stats.WorkloadKey, g, pg *stats.Group, s *stats.Summary) OverheadRow {
+	us := scaleEstimate(eb.NsPerOp, 1e-3)
+	r := OverheadRow{
+		Mode: mode, Workload: wl.Workload, Conns: wl.Conns, Allocator: eb.Allocator, EngineUs: us,
+		ModeReqPerS: g.ReqPerS.Median, PassReqPerS: pg.ReqPerS.Median,
+		ModeCPUUs: g.CPUUsPerReq.Median, PassCPUUs: pg.CPUUsPerReq.Median, ModeN: g.N, PassN: pg.N,
+	}
+	r.AddedUs = r.ModeCPUUs - r.PassCPUUs
+	r.RestUs = r.AddedUs - us.Median
+	r.Overhead = r.AddedUs / us.Median
+	r.Meets = r.Overhead <= OverheadGoal
+	for _, b := range s.Baseline {
+		if b.Mode == mode && b.WorkloadKey == wl {
+			r.Repeats = b.Repeats
+			for _, v := range b.Values {
+				r.PerRepeat = append(r.PerRepeat, v/us.Median)
+			}
+		}
+	}
+	return r
 }
 
 func scaleEstimate(e stats.Estimate, k float64) stats.Estimate {
@@ -245,7 +261,10 @@ const overheadScope = "Engine-only is the in-process Go benchmark `BenchmarkEngi
 	"the ABI callbacks (header and body-chunk reads, attribute getters, counters, local replies), copying " +
 	"headers into engine strings, the Envoy→Go cgo transitions of the Coraza module and its Go runtime " +
 	"(scheduler, GC) running on Envoy's thread, and cache and branch-predictor pollution between Envoy and " +
-	"the engine."
+	"the engine. Allocator: inside Envoy, libmodsecurity's malloc/free resolve to the allocator Envoy's " +
+	"executable exports (tcmalloc); each engine-only row names the allocator its benchmark ran with " +
+	"(scripts/overhead.sh runs ModSecurity under glibc malloc and under Debian's tcmalloc_minimal by " +
+	"LD_PRELOAD; Coraza's Go heap does not use malloc, labelled go)."
 
 func writeOverhead(m *md, ov *Overhead) {
 	if ov == nil {
@@ -260,14 +279,14 @@ func writeOverhead(m *md, ov *Overhead) {
 		m.p("No WAF mode × workload of this run has an engine benchmark of the same name.")
 		m.nl()
 	} else {
-		m.head("mode", "workload", "req/s", "passthrough req/s", "engine-only µs/req (n)", "Envoy CPU µs/req", "passthrough CPU µs/req",
+		m.head("mode", "workload", "engine-only allocator", "req/s", "passthrough req/s", "engine-only µs/req (n)", "Envoy CPU µs/req", "passthrough CPU µs/req",
 			"added µs/req", "rest µs/req", "overhead", "per repeat", "goal ≤ "+f(OverheadGoal, 2))
 		for _, r := range ov.Rows {
 			goal := "**met**"
 			if !r.Meets {
 				goal = "not met"
 			}
-			m.row(r.Mode, stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), f(r.ModeReqPerS, 0), f(r.PassReqPerS, 0),
+			m.row(r.Mode, stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), allocatorLabel(r.Allocator), f(r.ModeReqPerS, 0), f(r.PassReqPerS, 0),
 				f(r.EngineUs.Median, 1)+" ("+itoa(r.EngineUs.N)+")", f(r.ModeCPUUs, 1)+" ("+itoa(r.ModeN)+")", f(r.PassCPUUs, 1)+" ("+itoa(r.PassN)+")",
 				f(r.AddedUs, 1), f(r.RestUs, 1), f(r.Overhead, 3), orNone(floats(r.PerRepeat, 3)), goal)
 		}
@@ -278,14 +297,14 @@ func writeOverhead(m *md, ov *Overhead) {
 	if len(ov.Engines) > 0 {
 		m.p("Engine benchmarks (µs/op: median and range over the samples):")
 		m.nl()
-		m.head("benchmark", "n", "median µs/op", "min–max µs/op", "B/op", "allocs/op")
+		m.head("benchmark", "allocator", "n", "median µs/op", "min–max µs/op", "B/op", "allocs/op")
 		for _, e := range ov.Engines {
 			us := scaleEstimate(e.NsPerOp, 1e-3)
 			lo, hi := math.NaN(), math.NaN()
 			if len(us.Values) > 0 {
 				lo, hi = us.Values[0], us.Values[len(us.Values)-1]
 			}
-			m.row("Engine/"+e.Engine+"/"+e.Workload, itoa(e.NsPerOp.N), f(us.Median, 1), f(lo, 1)+"–"+f(hi, 1), f(e.BPerOp, 0), f(e.Allocs, 0))
+			m.row("Engine/"+e.Engine+"/"+e.Workload, allocatorLabel(e.Allocator), itoa(e.NsPerOp.N), f(us.Median, 1), f(lo, 1)+"–"+f(hi, 1), f(e.BPerOp, 0), f(e.Allocs, 0))
 		}
 		m.nl()
 	}
@@ -295,10 +314,19 @@ func writeOverhead(m *md, ov *Overhead) {
 	}
 }
 
+// allocatorLabel names an engine benchmark's allocator for the tables.
+func allocatorLabel(a string) string {
+	if a == "" {
+		return "unrecorded"
+	}
+	return a
+}
+
 type overheadRowJSON struct {
 	Mode              string `json:"mode"`
 	Workload          string `json:"workload"`
 	Conns             int    `json:"conns"`
+	Allocator         string `json:"engine_only_allocator"`
 	ReqPerS           num    `json:"req_per_s"`
 	PassReqPerS       num    `json:"passthrough_req_per_s"`
 	EngineUsPerReq    num    `json:"engine_only_us_per_req"`
@@ -316,13 +344,14 @@ type overheadRowJSON struct {
 }
 
 type engineBenchJSON struct {
-	Engine   string `json:"engine"`
-	Workload string `json:"workload"`
-	N        int    `json:"n"`
-	MedianNs num    `json:"median_ns_per_op"`
-	ValuesNs []num  `json:"ns_per_op"`
-	BPerOp   num    `json:"b_per_op"`
-	Allocs   num    `json:"allocs_per_op"`
+	Engine    string `json:"engine"`
+	Workload  string `json:"workload"`
+	Allocator string `json:"allocator"`
+	N         int    `json:"n"`
+	MedianNs  num    `json:"median_ns_per_op"`
+	ValuesNs  []num  `json:"ns_per_op"`
+	BPerOp    num    `json:"b_per_op"`
+	Allocs    num    `json:"allocs_per_op"`
 }
 
 type overheadJSON struct {
@@ -347,7 +376,7 @@ func overheadSummary(ov *Overhead) *overheadJSON {
 	}
 	for _, r := range ov.Rows {
 		out.Rows = append(out.Rows, overheadRowJSON{
-			Mode: r.Mode, Workload: r.Workload, Conns: r.Conns, ReqPerS: num(r.ModeReqPerS), PassReqPerS: num(r.PassReqPerS),
+			Mode: r.Mode, Workload: r.Workload, Conns: r.Conns, Allocator: r.Allocator, ReqPerS: num(r.ModeReqPerS), PassReqPerS: num(r.PassReqPerS),
 			EngineUsPerReq: num(r.EngineUs.Median), EngineN: r.EngineUs.N,
 			EnvoyCPUUsPerReq: num(r.ModeCPUUs), EnvoyCPUN: r.ModeN, PassCPUUsPerReq: num(r.PassCPUUs), PassCPUN: r.PassN,
 			AddedUsPerReq: num(r.AddedUs), RestUsPerReq: num(r.RestUs), Overhead: num(r.Overhead),
@@ -356,7 +385,7 @@ func overheadSummary(ov *Overhead) *overheadJSON {
 	}
 	for _, e := range ov.Engines {
 		out.Engines = append(out.Engines, engineBenchJSON{
-			Engine: e.Engine, Workload: e.Workload, N: e.NsPerOp.N, MedianNs: num(e.NsPerOp.Median),
+			Engine: e.Engine, Workload: e.Workload, Allocator: e.Allocator, N: e.NsPerOp.N, MedianNs: num(e.NsPerOp.Median),
 			ValuesNs: nums(e.NsPerOp.Values), BPerOp: num(e.BPerOp), Allocs: num(e.Allocs),
 		})
 	}
