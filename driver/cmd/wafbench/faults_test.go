@@ -136,7 +136,9 @@ func TestServeCreatesLogDir(t *testing.T) {
 	defer cancel()
 	out := &lineSignal{ready: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--mode", "passthrough", "--log-dir", dir}, out, io.Discard) }()
+	go func() {
+		done <- run(ctx, []string{"serve", "--mode", "passthrough", "--log-dir", dir}, out, io.Discard)
+	}()
 	select {
 	case <-out.ready: // the URL: Envoy is up
 	case err := <-done:
