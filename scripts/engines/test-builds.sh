@@ -5,7 +5,8 @@
 #
 # filters/e2e loads both modules from one directory (WAFBENCH_MODULE_DIR), so
 # each build is tested from a scratch directory holding its module and the
-# other engine's default module from build/filters; WAFBENCH_MODE_UNDER_TEST
+# other engine's default build (build/engines/<engine>, else build/filters);
+# WAFBENCH_MODE_UNDER_TEST
 # names the build. An instrumented build writes its .profraw files into the
 # scratch directory, not the working tree.
 #
@@ -43,7 +44,10 @@ for d in "${dirs[@]}"; do
   mkdir -p "$t"
   ln -sf "$ROOT/$d/$module" "$t/$module"
   for e in modsecurity coraza; do
-    [ "$e" = "$engine" ] || ln -sf "$ROOT/build/filters/libwafbench_$e.so" "$t/libwafbench_$e.so"
+    [ "$e" != "$engine" ] || continue
+    other=$ROOT/build/engines/$e/libwafbench_$e.so # the other engine's default build
+    [ -f "$(dirname "$other")/manifest.json" ] || other=$ROOT/build/filters/libwafbench_$e.so
+    ln -sf "$other" "$t/libwafbench_$e.so"
   done
   echo "=== $mode ($d)" >&2
   if ! WAFBENCH_MODULE_DIR=$t WAFBENCH_MODE_UNDER_TEST=$mode LLVM_PROFILE_FILE=$t/%p-%m.profraw \
