@@ -63,7 +63,13 @@ for d in "${dirs[@]}"; do
       failed+=("$mode (nginx lib)")
       continue
     fi
-    echo "test-builds: $mode: nginx connector loads $d/$libdir/libmodsecurity.so.3" >&2
+    undef=$(LD_LIBRARY_PATH=$ROOT/$d/$libdir ldd -r "$NGINX_MODULE" 2>&1 | grep 'undefined symbol: msc_' || true)
+    if [ -n "$undef" ]; then
+      echo "test-builds: $mode: $d/$libdir/libmodsecurity.so.3 lacks what nginx's connector calls: $undef" >&2
+      failed+=("$mode (nginx lib)")
+      continue
+    fi
+    echo "test-builds: $mode: nginx connector loads $d/$libdir/libmodsecurity.so.3, every msc_* symbol defined" >&2
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
