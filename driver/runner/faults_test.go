@@ -61,7 +61,7 @@ func wafbenchBinary(t *testing.T) string {
 //
 // prepare, if not nil, runs on the run directory first. windows counts the
 // measured windows that started.
-func passthroughRun(t *testing.T, prepare func(dir string), fault func(t *testing.T, p *proxy, up *Upstream)) (recs []result.Record, windows int, runErr error, stderr string) {
+func passthroughRun(t *testing.T, prepare func(dir string), selfOverride func(t *testing.T, self string) string, fault func(t *testing.T, p *proxy, up *Upstream)) (recs []result.Record, windows int, runErr error, stderr string) {
 	t.Helper()
 	root, err := envoy.RepoRoot()
 	if err != nil {
@@ -99,8 +99,12 @@ func passthroughRun(t *testing.T, prepare func(dir string), fault func(t *testin
 	var errs bytes.Buffer
 	var mu sync.Mutex
 	injected := false
+	self := wafbenchBinary(t)
+	if selfOverride != nil {
+		self = selfOverride(t, self)
+	}
 	cfg := &Config{
-		Dir: t.TempDir(), Self: wafbenchBinary(t), Set: set, Cases: cases, Trials: trials,
+		Dir: t.TempDir(), Self: self, Set: set, Cases: cases, Trials: trials,
 		Duration:   300 * time.Millisecond,
 		Envoy:      EnvoySpec{Binary: bin, Concurrency: 1, CPUs: online},
 		ClientCPUs: online, UpstreamCPU: online,
@@ -130,7 +134,7 @@ func passthroughRun(t *testing.T, prepare func(dir string), fault func(t *testin
 // measured window: that window is recorded as failed, naming the upstream's
 // death, and the upstream is restarted so the second trial measures.
 func TestUpstreamKilledMidWindow(t *testing.T) {
-	recs, _, err, errs := passthroughRun(t, nil, func(t *testing.T, p *proxy, up *Upstream) {
+	recs, _, err, errs := passthroughRun(t, nil, nil, func(t *testing.T, p *proxy, up *Upstream) {
 		if err := syscall.Kill(up.PID(), syscall.SIGKILL); err != nil {
 			t.Error(err)
 		}
@@ -153,7 +157,7 @@ func TestUpstreamKilledMidWindow(t *testing.T) {
 // TestEnvoyKilledMidWindow kills Envoy inside the first trial's window: the
 // record and the failure line say so, in words, not as a procfs error.
 func TestEnvoyKilledMidWindow(t *testing.T) {
-	recs, _, _, errs := passthroughRun(t, nil, func(t *testing.T, p *proxy, up *Upstream) {
+	recs, _, _, errs := passthroughRun(t, nil, nil, func(t *testing.T, p *proxy, up *Upstream) {
 		if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
 			t.Error(err)
 		}
@@ -182,7 +186,7 @@ func TestDiskFullEndsRun(t *testing.T) {
 		if err := os.Symlink("/dev/full", filepath.Join(dir, result.RawFile)); err != nil {
 			t.Fatal(err)
 		}
-	}, func(*testing.T, *proxy, *Upstream) {})
+	}, nil, func(*testing.T, *proxy, *Upstream) {})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "run ended") {
 		t.Errorf("run error: got %v, want ENOSPC and \"run ended\"", err)
 	}
@@ -239,5 +243,32 @@ func TestLogLineNamesTheCause(t *testing.T) {
 		Error: emptyWindow(&load.Result{Statuses: map[int]int64{200: 1234}}, 403)}
 	if got, want := logLine(&rec), "ERROR status 200 where 403 expected (1234 of 1234 responses)"; !strings.HasSuffix(got, want) {
 		t.Errorf("got %q, want it to end in %q", got, want)
+	}
+}
+
+// TestUpstreamCannotRestartEndsRun: when the upstream dies and a new one
+// cannot start, the run ends at once, saying so, instead of failing every
+// trial left.
+func TestUpstreamCannotRestartEndsRun(t *testing.T) {
+	once := func(t *testing.T, self string) string {
+		// Starts the real upstream the first time, fails every later time.
+		dir := t.TempDir()
+		script := filepath.Join(dir, "wafbench-once")
+		body := "#!/bin/sh\nif [ -e " + dir + "/started ]; then echo 'upstream refuses to start again' >&2; exit 3; fi\n" +
+			"touch " + dir + "/started\nexec " + self + " \"$@\"\n"
+		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return script
+	}
+	recs, windows, err, _ := passthroughRun(t, nil, once, func(t *testing.T, p *proxy, up *Upstream) {
+		syscall.Kill(up.PID(), syscall.SIGKILL)
+		<-up.proc.Done()
+	})
+	if err == nil || !strings.Contains(err.Error(), "exited (signal 9) and could not be restarted") || !strings.Contains(err.Error(), "run ended before trial 2 of 2") {
+		t.Errorf("run error: got %v, want the upstream's death, the failed restart and the run's end", err)
+	}
+	if windows != 1 || len(recs) != 1 {
+		t.Errorf("got %d windows and %d records, want 1 and 1", windows, len(recs))
 	}
 }
