@@ -312,15 +312,53 @@ func describe(meta *result.Meta, st *resolved, sf stackFlags, ms []modes.Mode) e
 	return err
 }
 
+// ensureCRS makes dir hold the rule files the engines load. The default
+// directory (build/crs, a build output) is exported afresh at every run
+// start, so an export left by an older wafbench is brought up to date (only
+// files that differ are rewritten). A directory given with --crs-dir is used
+// as it is, once it holds an export; crsMeta then notes how it differs from
+// this wafbench's own export.
 func ensureCRS(dir string) (*crs.Manifest, error) {
-	if man, err := crs.ReadManifest(dir); err == nil {
-		return man, nil
+	if filepath.Clean(dir) != inRepo("build/crs") {
+		if man, err := crs.ReadManifest(dir); err == nil {
+			return man, nil
+		}
 	}
 	man, err := crs.Export(dir, crs.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("export CRS to %s: %w", dir, err)
 	}
 	return man, nil
+}
+
+// crsDifferences lists the files whose content in dir differs from what
+// this wafbench exports (none for the default directory).
+func crsDifferences(dir string, files map[string]string) ([]string, error) {
+	tmp, err := os.MkdirTemp("", "wafbench-crs-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := crs.Export(tmp, crs.Options{}); err != nil {
+		return nil, err
+	}
+	want, _, err := hashTree(tmp)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for name, sum := range files {
+		if want[name] != sum {
+			out = append(out, name)
+		}
+	}
+	for name := range want {
+		if _, ok := files[name]; !ok {
+			out = append(out, name+" (not loaded)")
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // crsMeta describes the rule set. Its hashes are computed now, from the
@@ -334,8 +372,14 @@ func crsMeta(man *crs.Manifest, dir string) (*result.CRS, error) {
 		return nil, fmt.Errorf("hash the rule files in %s: %w", dir, err)
 	}
 	c.SHA256, c.Files = sum, files
-	if man.SHA256 != "" && man.SHA256 != sum {
-		c.Notes = append(c.Notes, fmt.Sprintf("files changed since export: manifest.json says %.12s…, the files hash to %.12s…", man.SHA256, sum))
+	if filepath.Clean(dir) != inRepo("build/crs") {
+		diff, err := crsDifferences(dir, files)
+		if err != nil {
+			return nil, err
+		}
+		if len(diff) > 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("--crs-dir %s differs from this wafbench's export in: %s", dir, strings.Join(diff, ", ")))
+		}
 	}
 	for _, a := range man.Adaptations {
 		c.Adaptations = append(c.Adaptations, fmt.Sprintf("%s:%d: %s -> %s (%s)", a.File, a.Line, a.Before, a.After, a.Reason))
@@ -347,35 +391,32 @@ func crsMeta(man *crs.Manifest, dir string) (*result.CRS, error) {
 	return c, nil
 }
 
-// hashTree hashes every regular file under dir except the export's own
-// manifest.json: each file's SHA-256 by relative path, and one SHA-256 over
-// "path sha\n" lines in path order.
+// hashTree hashes exactly the files an engine reads when it loads
+// dir/main.conf (crs.Files: main.conf, every include, every data file):
+// each file's SHA-256 by path relative to dir, and one SHA-256 over
+// "path sha\n" lines in the order the engines read them.
 func hashTree(dir string) (map[string]string, string, error) {
-	files := map[string]string{}
-	var names []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil || rel == crs.ManifestFile {
-			return err
-		}
-		sum, err := host.FileSHA256(path)
-		if err != nil {
-			return err
-		}
-		files[rel] = sum
-		names = append(names, rel)
-		return nil
-	})
+	paths, err := crs.Files(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	sort.Strings(names)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	files := map[string]string{}
 	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%s %s\n", n, files[n])
+	for _, path := range paths {
+		rel, err := filepath.Rel(abs, path)
+		if err != nil {
+			return nil, "", err
+		}
+		sum, err := host.FileSHA256(path)
+		if err != nil {
+			return nil, "", err
+		}
+		files[rel] = sum
+		fmt.Fprintf(h, "%s %s\n", rel, sum)
 	}
 	return files, hex.EncodeToString(h.Sum(nil)), nil
 }
