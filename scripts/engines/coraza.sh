@@ -85,7 +85,8 @@ if [ "${WB_ACTION:-build}" = profile ]; then
   fi
   grep -E '^BenchmarkTrain' "$out" >&2 || { cat "$out" >&2; rm -f "$WB_PROFILE_OUT"; die "training printed no benchmark line: no profile written"; }
   [ -s "$WB_PROFILE_OUT" ] || die "training wrote an empty profile"
-  version=$(go version -m "$bin" | awk '$1 == "dep" && $2 == "github.com/corazawaf/coraza/v3" {print $3}')
+  # Test binaries carry no dependency list: ask the module graph.
+  version=$(go list ${WB_MODFILE:+"-modfile=$WB_MODFILE"} -m -f '{{.Version}}' github.com/corazawaf/coraza/v3)
   ops=$(awk '/^BenchmarkTrain/ {print $2}' "$out")
   nsop=$(awk '/^BenchmarkTrain/ {print $3}' "$out")
   facts=$WB_ROOT/build/pgo/$(basename "${WB_PROFILE_OUT%.pgo}").train.json
