@@ -329,11 +329,7 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
     // Always install a callback: libmodsecurity then never writes to stderr
     // itself. With the rule-message property it hands over the parsed
     // message, and text is formatted only when someone will read it.
-#ifdef WAFBENCH_VARIANT_TEXT_LOG
-    engine->modsec_->setServerLogCb(&Engine::ServerLogCallback, modsecurity::TextLogProperty);
-#else
     engine->modsec_->setServerLogCb(&Engine::ServerLogCallback, modsecurity::RuleMessageLogProperty);
-#endif
     engine->rules_ = std::make_unique<modsecurity::RulesSet>();
     int n = engine->rules_->loadFromUri(rules_file.c_str());
     if (n < 0) {
@@ -361,20 +357,13 @@ void Engine::ServerLogCallback(void* data, const void* message) {
   auto* engine = static_cast<Engine*>(data);
   if (engine == nullptr || message == nullptr || !engine->log_.write) return;
   if (engine->log_.enabled && !engine->log_.enabled()) return;
-#ifdef WAFBENCH_VARIANT_TEXT_LOG
-  engine->log_.write(static_cast<const char*>(message));
-#else
   // libmodsecurity 3.0.9 passes RuleMessage*, 3.0.13+ const RuleMessage*;
   // log() does not modify the message in either.
   auto* rm = static_cast<modsecurity::RuleMessage*>(const_cast<void*>(message));
   engine->log_.write(rm->log());
-#endif
 }
 
 std::unique_ptr<Transaction> Engine::NewTransaction() {
-#ifdef WAFBENCH_VARIANT_NO_TXN_ID
-  auto txn = std::make_unique<modsecurity::Transaction>(modsec_.get(), rules_.get(), this);
-#else
   if (thread_number == 0) thread_number = next_thread_number.fetch_add(1, std::memory_order_relaxed);
   // "<thread>-<sequence>": at most 10 + 1 + 20 digits.
   char id[40];
@@ -383,7 +372,6 @@ std::unique_ptr<Transaction> Engine::NewTransaction() {
   r = std::to_chars(r.ptr, id + sizeof(id) - 1, ++thread_sequence);
   *r.ptr = '\0';
   auto txn = std::make_unique<modsecurity::Transaction>(modsec_.get(), rules_.get(), id, this);
-#endif
   return std::unique_ptr<Transaction>(new Transaction(std::move(txn)));
 }
 
@@ -398,7 +386,6 @@ Transaction::~Transaction() = default;
 Verdict Transaction::CheckIntervention() {
   modsecurity::ModSecurityIntervention it;
   modsecurity::intervention::clean(&it);
-#ifndef WAFBENCH_VARIANT_NO_EARLY_RETURN
   // Not disruptive: libmodsecurity copied nothing, so there is nothing to free.
   if (!txn_->intervention(&it)) return Verdict{};
   Verdict v;
@@ -406,14 +393,6 @@ Verdict Transaction::CheckIntervention() {
   v.status = (it.status >= 300 && it.status <= 599) ? it.status : 403;
   modsecurity::intervention::free(&it);
   return v;
-#else
-  Verdict v;
-  if (txn_->intervention(&it) && it.disruptive) {
-    v.status = (it.status >= 300 && it.status <= 599) ? it.status : 403;
-  }
-  modsecurity::intervention::free(&it);
-  return v;
-#endif
 }
 
 template <typename F>
