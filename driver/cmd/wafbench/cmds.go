@@ -115,7 +115,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("serve: --log-dir: %w", err)
 	}
-	up, err := runner.StartUpstream(ctx, self, st.upstreamCPUs, tmp)
+	up, err := runner.StartUpstream(ctx, self, st.cpus.Upstream, tmp)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"wafbench/driver/cpu"
 	"wafbench/driver/modes"
 	"wafbench/driver/runlock"
 )
@@ -79,8 +80,7 @@ func TestSharedCPUsRefused(t *testing.T) {
 }
 
 func TestSharedCPUsOneCPUExplainsFlag(t *testing.T) {
-	st := &resolved{clientCPUs: []int{0}, upstreamCPUs: []int{0}}
-	st.spec.CPUs = []int{0}
+	st := &resolved{cpus: cpu.Partition{Envoy: []int{0}, Client: []int{0}, Upstream: []int{0}}}
 	_, err := sharedCPUs(st, nil, 1, false)
 	if err != nil {
 		t.Fatalf("no proxied mode: got %v, want no refusal", err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/modes"
@@ -65,9 +66,9 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 
 // resolved is the outcome of checking stackFlags.
 type resolved struct {
-	spec                     runner.EnvoySpec
-	clientCPUs, upstreamCPUs []int
-	envoyVersion             string
+	spec         runner.EnvoySpec // spec.CPUs is cpus.Envoy
+	cpus         cpu.Partition
+	envoyVersion string
 }
 
 // resolve checks the flags against the machine; every error is bad input.
@@ -79,43 +80,10 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	pick := func(flagName, v string, def []int) ([]int, error) {
-		if v == "" {
-			return def, nil
-		}
-		l, err := cpu.ParseList(v)
-		if err != nil {
-			return nil, usagef("--%s: %v", flagName, err)
-		}
-		if err := cpu.Check(l); err != nil {
-			return nil, usagef("--%s: %v", flagName, err)
-		}
-		return l, nil
-	}
-	n := min(s.concurrency, len(online)-1)
-	if n < 1 {
-		n = 1
-	}
-	envoyCPUs, err := pick("envoy-cpus", s.envoyCPUs, online[:n])
+	part, err := cpu.Plan(cpu.PartitionRequest{Online: online, Concurrency: s.concurrency,
+		Envoy: s.envoyCPUs, Client: s.clientCPUs, Upstream: s.upstreamCPUs})
 	if err != nil {
-		return nil, err
-	}
-	var rest []int
-	for _, c := range online {
-		if !contains(envoyCPUs, c) {
-			rest = append(rest, c)
-		}
-	}
-	if len(rest) == 0 {
-		rest = online // one CPU: nothing to partition; recorded as observed
-	}
-	clientCPUs, err := pick("client-cpus", s.clientCPUs, rest)
-	if err != nil {
-		return nil, err
-	}
-	upstreamCPUs, err := pick("upstream-cpus", s.upstreamCPUs, clientCPUs)
-	if err != nil {
-		return nil, err
+		return nil, usageError{err.Error()}
 	}
 	bin, err := envoy.FindBinary(s.envoyBin)
 	if err != nil {
@@ -126,9 +94,9 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 		return nil, usagef("envoy %s: %v", bin, err)
 	}
 	r := &resolved{
-		spec: runner.EnvoySpec{Binary: bin, Concurrency: s.concurrency, CPUs: envoyCPUs,
+		spec: runner.EnvoySpec{Binary: bin, Concurrency: s.concurrency, CPUs: part.Envoy,
 			ModuleDir: s.moduleDir, RulesFile: filepath.Join(s.crsDir, "main.conf")},
-		clientCPUs: clientCPUs, upstreamCPUs: upstreamCPUs, envoyVersion: ver,
+		cpus: part, envoyVersion: ver,
 	}
 	for _, m := range ms {
 		if m.Host != modes.Envoy {
@@ -150,13 +118,17 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 	return r, nil
 }
 
-func contains(l []int, v int) bool {
-	for _, x := range l {
-		if x == v {
-			return true
-		}
+// sharedCPUs applies cpu.Partition.Shared to runs with a proxy (only
+// ref-direct has nothing to keep apart); a refusal is bad input.
+func sharedCPUs(st *resolved, ms []modes.Mode, online int, allow bool) (note string, err error) {
+	if !slices.ContainsFunc(ms, func(m modes.Mode) bool { return m.Host != modes.Direct }) {
+		return "", nil
 	}
-	return false
+	note, err = st.cpus.Shared(online, allow)
+	if err != nil {
+		return "", usageError{err.Error()}
+	}
+	return note, nil
 }
 
 // parseModes resolves the --modes list against the build registry; an

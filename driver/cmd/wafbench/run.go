@@ -180,7 +180,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Suite: suiteName, Modes: modeNames, Repeats: repeats, Order: order, Seed: seed,
 		ModeOrder: plan.ModeOrder(popts), TrialScope: scope,
 		EnvoyPath: st.spec.Binary, EnvoyVersion: st.envoyVersion, Concurrency: st.spec.Concurrency,
-		EnvoyCPUs: st.spec.CPUs, ClientCPUs: st.clientCPUs, UpstreamCPUs: st.upstreamCPUs,
+		EnvoyCPUs: st.spec.CPUs, ClientCPUs: st.cpus.Client, UpstreamCPUs: st.cpus.Upstream,
 	}
 	fs.VisitAll(func(f *flag.Flag) { meta.Flags[f.Name] = f.Value.String() })
 	meta.Flags["duration"], meta.Flags["warmup"], meta.Flags["trial-warmup"] = duration.String(), warmup.String(), trialW.String()
@@ -213,8 +213,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stderr, "wafbench: run directory %s (%d trials, %d workloads each)\n", dir, len(trials), len(trials[0].Cases))
 
-	if err := cpu.PinSelf(st.clientCPUs); err != nil {
-		return finish(dir, meta, release, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(st.clientCPUs), err))
+	if err := cpu.PinSelf(st.cpus.Client); err != nil {
+		return finish(dir, meta, release, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(st.cpus.Client), err))
 	}
 	var prog *runner.Progress
 	if progress == "always" || (progress == "auto" && isTerminal(stderr)) {
@@ -223,7 +223,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg := &runner.Config{
 		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate,
-		Envoy: st.spec, ClientCPUs: st.clientCPUs, UpstreamCPU: st.upstreamCPUs,
+		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream,
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName,
 	}
 	if prog == nil {
