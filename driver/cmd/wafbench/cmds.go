@@ -14,6 +14,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/load"
+	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
 	"wafbench/driver/report"
 	"wafbench/driver/result"
@@ -96,7 +97,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	mode := envoy.ModeOf(m.String())
 	if mode != envoy.Passthrough {
-		if _, err := ensureCRS(sf.crsDir); err != nil {
+		if _, err := runmeta.EnsureCRS(sf.crsDir, inRepo("build/crs")); err != nil {
 			return err
 		}
 	}

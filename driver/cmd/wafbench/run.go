@@ -2,34 +2,27 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"time"
 
 	"golang.org/x/term"
 
 	"wafbench/driver/cpu"
-	"wafbench/driver/host"
+	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
 	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
-	"wafbench/driver/refhost"
 	"wafbench/driver/report"
 	"wafbench/driver/result"
 	"wafbench/driver/runlock"
 	"wafbench/driver/runner"
-	"wafbench/filters/crs"
 )
 
 const runUsage = `Usage: wafbench run [flags]
@@ -188,7 +181,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, c := range cases {
 		meta.Workloads = append(meta.Workloads, c.Key())
 	}
-	if err := describe(meta, st, sf, ms); err != nil {
+	err = runmeta.Describe(meta, runmeta.Stack{RepoDir: inRepo("."), EnvoyBinary: st.spec.Binary,
+		ModuleDir: sf.moduleDir, CRSDir: sf.crsDir, Modes: ms})
+	if me := (*runmeta.ModuleError)(nil); errors.As(err, &me) {
+		return usageError{err.Error()}
+	}
+	if err != nil {
 		return err
 	}
 	if sharedNote != "" {
@@ -266,222 +264,6 @@ func finish(dir string, meta *result.Meta, release func(), runErr error) error {
 		return err
 	}
 	return runErr
-}
-
-// describe fills the environment, version and hash fields of meta, and
-// exports the CRS first if a WAF mode needs it.
-func describe(meta *result.Meta, st *resolved, sf stackFlags, ms []modes.Mode) error {
-	f := host.Collect(inRepo("."))
-	meta.GitSHA, meta.GitDirty, meta.GoVersion, meta.Arch = f.GitSHA, f.GitDirty, f.GoVersion, runtime.GOARCH
-	meta.Kernel, meta.CPUModel, meta.NumCPU, meta.Governor, meta.SMT = f.Kernel, f.CPUModel, f.NumCPU, f.Governor, f.SMT
-	// Envoy inherits this process's environment; record what changes how
-	// the engines run (Go's GC in the Coraza module, the stage timers).
-	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "WAFBENCH_STAGE_TIMERS", "LLVM_PROFILE_FILE"} {
-		if v, ok := os.LookupEnv(k); ok {
-			meta.Notes = append(meta.Notes, fmt.Sprintf("environment passed to Envoy: %s=%s", k, v))
-		}
-	}
-	sum, err := host.FileSHA256(st.spec.Binary)
-	if err != nil {
-		return err
-	}
-	meta.EnvoySHA256 = sum
-	waf := false
-	for _, m := range ms {
-		if m.Engine == "" {
-			continue
-		}
-		waf = true
-		mod, err := describeModule(sf.moduleDir, m)
-		if err != nil {
-			return err
-		}
-		if meta.Modules == nil {
-			meta.Modules = map[string]result.Module{}
-		}
-		meta.Modules[m.String()] = mod
-	}
-	if !waf {
-		return nil
-	}
-	man, err := ensureCRS(sf.crsDir)
-	if err != nil {
-		return err
-	}
-	meta.CRS, err = crsMeta(man, sf.crsDir)
-	return err
-}
-
-// ensureCRS makes dir hold the rule files the engines load. The default
-// directory (build/crs, a build output) is exported afresh at every run
-// start, so an export left by an older wafbench is brought up to date (only
-// files that differ are rewritten). A directory given with --crs-dir is used
-// as it is, once it holds an export; crsMeta then notes how it differs from
-// this wafbench's own export.
-func ensureCRS(dir string) (*crs.Manifest, error) {
-	if filepath.Clean(dir) != inRepo("build/crs") {
-		if man, err := crs.ReadManifest(dir); err == nil {
-			return man, nil
-		}
-	}
-	man, err := crs.Export(dir, crs.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("export CRS to %s: %w", dir, err)
-	}
-	return man, nil
-}
-
-// crsDifferences lists the files whose content in dir differs from what
-// this wafbench exports (none for the default directory).
-func crsDifferences(dir string, files map[string]string) ([]string, error) {
-	tmp, err := os.MkdirTemp("", "wafbench-crs-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	if _, err := crs.Export(tmp, crs.Options{}); err != nil {
-		return nil, err
-	}
-	want, _, err := hashTree(tmp)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for name, sum := range files {
-		if want[name] != sum {
-			out = append(out, name)
-		}
-	}
-	for name := range want {
-		if _, ok := files[name]; !ok {
-			out = append(out, name+" (not loaded)")
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// crsMeta describes the rule set. Its hashes are computed now, from the
-// files in dir that the engines will load, not taken from the export's
-// manifest (which an edit after export would not update); the manifest's
-// version and adaptations are recorded beside them.
-func crsMeta(man *crs.Manifest, dir string) (*result.CRS, error) {
-	c := &result.CRS{Version: man.Version, Dir: dir, RuleFiles: man.RuleFiles, Files: map[string]string{}}
-	files, sum, err := hashTree(dir)
-	if err != nil {
-		return nil, fmt.Errorf("hash the rule files in %s: %w", dir, err)
-	}
-	c.SHA256, c.Files = sum, files
-	if filepath.Clean(dir) != inRepo("build/crs") {
-		diff, err := crsDifferences(dir, files)
-		if err != nil {
-			return nil, err
-		}
-		if len(diff) > 0 {
-			c.Notes = append(c.Notes, fmt.Sprintf("--crs-dir %s differs from this wafbench's export in: %s", dir, strings.Join(diff, ", ")))
-		}
-	}
-	for _, a := range man.Adaptations {
-		c.Adaptations = append(c.Adaptations, fmt.Sprintf("%s:%d: %s -> %s (%s)", a.File, a.Line, a.Before, a.After, a.Reason))
-	}
-	c.ParanoiaLevel, c.Settings = man.ParanoiaLevel, map[string]string{}
-	for _, st := range man.Settings {
-		c.Settings[st.Name] = st.Line
-	}
-	return c, nil
-}
-
-// hashTree hashes exactly the files an engine reads when it loads
-// dir/main.conf (crs.Files: main.conf, every include, every data file):
-// each file's SHA-256 by path relative to dir, and one SHA-256 over
-// "path sha\n" lines in the order the engines read them.
-func hashTree(dir string) (map[string]string, string, error) {
-	paths, err := crs.Files(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	files := map[string]string{}
-	h := sha256.New()
-	for _, path := range paths {
-		rel, err := filepath.Rel(abs, path)
-		if err != nil {
-			return nil, "", err
-		}
-		sum, err := host.FileSHA256(path)
-		if err != nil {
-			return nil, "", err
-		}
-		files[rel] = sum
-		fmt.Fprintf(h, "%s %s\n", rel, sum)
-	}
-	return files, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// describeModule records what a WAF mode runs: for a build, its manifest
-// (compiler, flags, source and profile hashes); for nginx, the connector.
-func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
-	var mod result.Module
-	if m.Build != nil {
-		mod.BuildName = m.Build.Mode()
-		mod.Engine, mod.EngineVersion = m.Engine, m.Build.Version
-		mod.Build = buildSummary(m)
-		if b, err := os.ReadFile(filepath.Join(m.Dir, "manifest.json")); err == nil {
-			mod.Manifest = b
-		}
-	}
-	if m.Host == modes.Nginx {
-		mod.Path = refhost.NginxModule
-		mod.Engine = "libmodsecurity (nginx connector " + refhost.Version(m.String()) + ")"
-		mod.SHA256, _ = host.FileSHA256(refhost.NginxModule)
-		if m.Build == nil {
-			mod.Build = "Debian packages"
-			if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
-				mod.EngineVersion = strings.TrimSpace(string(out))
-			}
-		}
-		return mod, nil
-	}
-	dir := m.Dir
-	if moduleDir != "" {
-		dir = moduleDir
-		mod.Build += " (module from --module-dir " + moduleDir + ")"
-	}
-	mod.Path = filepath.Join(dir, "libwafbench_"+m.Engine+".so")
-	sum, err := host.FileSHA256(mod.Path)
-	if err != nil {
-		return result.Module{}, usagef("mode %s: %v", m, err)
-	}
-	mod.SHA256 = sum
-	if m.Engine == modes.Coraza {
-		mod.EngineVersion, _ = goModuleInfo(mod.Path)
-	}
-	return mod, nil
-}
-
-// buildSummary is one line of a build's recipe for tables.
-func buildSummary(m modes.Mode) string {
-	b := m.Build
-	parts := []string{b.Compiler}
-	if b.Flags != "" {
-		parts = append(parts, b.Flags)
-	}
-	if b.LTO != "" {
-		parts = append(parts, "LTO="+b.LTO)
-	}
-	if len(b.Tags) > 0 {
-		parts = append(parts, "tags="+strings.Join(b.Tags, ","))
-	}
-	if b.PGO != nil {
-		parts = append(parts, "PGO(train: "+b.PGO.Training+")")
-	}
-	if b.Instrument {
-		parts = append(parts, "instrumented")
-	}
-	return strings.Join(append(parts, b.Link), " ")
 }
 
 func isTerminal(w io.Writer) bool {
