@@ -359,11 +359,7 @@ func fillLoad(rec *result.Record, res *load.Result) {
 	rec.PerSecond = res.PerSecond
 	rec.Late = res.Late
 	rec.WarmupErrors = res.WarmupErrors
-	var responses int64
-	for _, n := range res.Statuses {
-		responses += n
-	}
-	rec.BehindRate = result.FellBehind(res.RateRequested, res.RateAchieved, res.Late, responses)
+	rec.BehindRate = res.FellBehind()
 	if len(res.Errors) > 0 {
 		rec.Errors = res.Errors
 	}

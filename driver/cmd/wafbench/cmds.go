@@ -17,7 +17,6 @@ import (
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
 	"wafbench/driver/report"
-	"wafbench/driver/result"
 	"wafbench/driver/runner"
 	"wafbench/driver/upstream"
 	"wafbench/envoy"
@@ -146,29 +145,6 @@ func (h *headerList) Set(v string) error {
 	return nil
 }
 
-// loadJSON is what load --json prints.
-type loadJSON struct {
-	Target            string           `json:"target"`
-	Conns             int              `json:"conns"`
-	Load              string           `json:"load"`
-	DurationS         float64          `json:"duration_s"`
-	Requests          int64            `json:"requests"`
-	ReqPerS           float64          `json:"req_per_s"`
-	RateRequestedPerS float64          `json:"rate_requested_per_s"`
-	RateAchievedPerS  float64          `json:"rate_achieved_per_s"`
-	Late              int64            `json:"late"`
-	BehindRate        bool             `json:"behind_rate"` // open loop: fell behind the requested rate (result.FellBehind)
-	WarmupErrors      int64            `json:"warmup_errors"`
-	Errors            map[string]int64 `json:"errors"`
-	Statuses          map[int]int64    `json:"statuses"`
-	P50Us             float64          `json:"p50_us"`
-	P90Us             float64          `json:"p90_us"`
-	P99Us             float64          `json:"p99_us"`
-	P999Us            float64          `json:"p999_us"`
-	MaxUs             float64          `json:"max_us"`
-	PerSecond         []int64          `json:"per_second"`
-}
-
 func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	var hs headerList
@@ -234,21 +210,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// running (exit 1), not bad input: the flags were valid.
 		return fmt.Errorf("load: %w", err)
 	}
-	out := loadJSON{Target: *target, Conns: *conns, Load: "closed", DurationS: res.Elapsed.Seconds(), Requests: res.Requests,
-		ReqPerS: res.ReqPerS(), RateRequestedPerS: res.RateRequested, RateAchievedPerS: res.RateAchieved, Late: res.Late, WarmupErrors: res.WarmupErrors,
-		Errors: res.Errors, Statuses: res.Statuses, PerSecond: res.PerSecond}
-	if *rate > 0 {
-		out.Load = "open"
-		var responses int64
-		for _, n := range res.Statuses {
-			responses += n
-		}
-		out.BehindRate = result.FellBehind(res.RateRequested, res.RateAchieved, res.Late, responses)
-	}
-	if h := res.Hist; h != nil && h.TotalCount() > 0 {
-		out.P50Us, out.P90Us, out.P99Us = float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(90)), float64(h.ValueAtQuantile(99))
-		out.P999Us, out.MaxUs = float64(h.ValueAtQuantile(99.9)), float64(h.Max())
-	}
+	out := res.Summarize(*target, *conns)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		return enc.Encode(out)

@@ -1,0 +1,59 @@
+package load
+
+import "wafbench/driver/result"
+
+// Summary is a trial's result as `wafbench load --json` prints it: one
+// flat JSON object, latencies in microseconds.
+type Summary struct {
+	Target            string           `json:"target"`
+	Conns             int              `json:"conns"`
+	Load              string           `json:"load"` // "closed" or "open"
+	DurationS         float64          `json:"duration_s"`
+	Requests          int64            `json:"requests"`
+	ReqPerS           float64          `json:"req_per_s"`
+	RateRequestedPerS float64          `json:"rate_requested_per_s"`
+	RateAchievedPerS  float64          `json:"rate_achieved_per_s"`
+	Late              int64            `json:"late"`
+	BehindRate        bool             `json:"behind_rate"` // open loop: fell behind the requested rate (result.FellBehind)
+	WarmupErrors      int64            `json:"warmup_errors"`
+	Errors            map[string]int64 `json:"errors"`
+	Statuses          map[int]int64    `json:"statuses"`
+	P50Us             float64          `json:"p50_us"`
+	P90Us             float64          `json:"p90_us"`
+	P99Us             float64          `json:"p99_us"`
+	P999Us            float64          `json:"p999_us"`
+	MaxUs             float64          `json:"max_us"`
+	PerSecond         []int64          `json:"per_second"`
+}
+
+// Summarize flattens r, the result of driving target over conns
+// connections, into a Summary.
+func (r *Result) Summarize(target string, conns int) Summary {
+	s := Summary{Target: target, Conns: conns, Load: "closed", DurationS: r.Elapsed.Seconds(), Requests: r.Requests,
+		ReqPerS: r.ReqPerS(), RateRequestedPerS: r.RateRequested, RateAchievedPerS: r.RateAchieved, Late: r.Late,
+		WarmupErrors: r.WarmupErrors, Errors: r.Errors, Statuses: r.Statuses, PerSecond: r.PerSecond}
+	if r.RateRequested > 0 {
+		s.Load = "open"
+		s.BehindRate = r.FellBehind()
+	}
+	if h := r.Hist; h != nil && h.TotalCount() > 0 {
+		s.P50Us, s.P90Us, s.P99Us = float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(90)), float64(h.ValueAtQuantile(99))
+		s.P999Us, s.MaxUs = float64(h.ValueAtQuantile(99.9)), float64(h.Max())
+	}
+	return s
+}
+
+// Responses counts the responses of any status in the window.
+func (r *Result) Responses() int64 {
+	var n int64
+	for _, c := range r.Statuses {
+		n += c
+	}
+	return n
+}
+
+// FellBehind reports whether an open-loop window did not hold its
+// requested rate (result.FellBehind); closed loop never falls behind.
+func (r *Result) FellBehind() bool {
+	return result.FellBehind(r.RateRequested, r.RateAchieved, r.Late, r.Responses())
+}
