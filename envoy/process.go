@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"wafbench/driver/cpu"
+	"wafbench/driver/child"
 )
 
 // Options says how to run one Envoy process.
@@ -46,9 +46,7 @@ type Process struct {
 	ListenerReady time.Duration
 	LogPath       string
 
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when the process has been reaped
-	err    error         // cmd.Wait's result, valid after done
+	proc   *child.Process
 	client *http.Client
 	stop   sync.Once
 	stopE  error
@@ -118,31 +116,25 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 
 	t0 := time.Now()
+	var cpus []int // nil: not pinned
 	if len(o.CPUs) > 0 {
-		err = cpu.StartPinned(cmd, o.CPUs)
-	} else {
-		err = cmd.Start()
+		cpus = o.CPUs
 	}
+	proc, err := child.Start(cmd, cpus)
 	if err != nil {
 		return nil, fmt.Errorf("envoy start %s: %w", o.Binary, err)
 	}
 	p := &Process{
-		PID:     cmd.Process.Pid,
+		PID:     proc.PID(),
 		LogPath: logPath,
-		cmd:     cmd,
-		done:    make(chan struct{}),
+		proc:    proc,
 		client: &http.Client{
 			Timeout:   5 * time.Second,
 			Transport: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 2},
 		},
 	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 
 	timeout := o.StartTimeout
 	if timeout <= 0 {
@@ -164,8 +156,8 @@ func (p *Process) waitReady(ctx context.Context, addrPath string, t0 time.Time) 
 	defer tick.Stop()
 	for {
 		select {
-		case <-p.done:
-			return fmt.Errorf("envoy (pid %d) exited during startup: %v", p.PID, p.err)
+		case <-p.proc.Done():
+			return fmt.Errorf("envoy (pid %d) exited during startup: %v", p.PID, p.proc.ExitErr())
 		case <-ctx.Done():
 			stage := "admin /ready LIVE"
 			if p.AdminAddr != "" && p.AdminReady > 0 {
@@ -261,11 +253,11 @@ func (p *Process) ServerInfo(ctx context.Context) ([]byte, error) {
 }
 
 // Done is closed when the Envoy process has exited and been reaped.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.proc.Done() }
 
 // ExitErr is Envoy's exit status as exec.Cmd.Wait returned it (nil for a
 // clean exit). Call it only after Done is closed.
-func (p *Process) ExitErr() error { <-p.done; return p.err }
+func (p *Process) ExitErr() error { return p.proc.ExitErr() }
 
 // Stop sends SIGTERM to Envoy's process group, waits up to timeout for Envoy
 // to exit, then sends SIGKILL to the group and reaps it. It returns nil if
@@ -279,32 +271,23 @@ func (p *Process) Stop(timeout time.Duration) error {
 
 func (p *Process) doStop(timeout time.Duration) error {
 	defer p.client.CloseIdleConnections()
-	pgid := -p.PID
+	var exitedFirst bool // by itself, before Stop
 	select {
-	case <-p.done:
-		// Exited by itself before Stop; clear any leftover group members.
-		syscall.Kill(pgid, syscall.SIGKILL)
-		if p.err != nil {
-			return fmt.Errorf("envoy (pid %d) had already exited: %v\n%s", p.PID, p.err, logTail(p.LogPath, 20))
-		}
-		return nil
+	case <-p.proc.Done():
+		exitedFirst = true
 	default:
 	}
-	syscall.Kill(pgid, syscall.SIGTERM)
-	var killed bool
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		killed = true
-		syscall.Kill(pgid, syscall.SIGKILL)
-		<-p.done
-	}
-	syscall.Kill(pgid, syscall.SIGKILL) // anything else left in the group
-	if killed {
+	killed := p.proc.Stop(syscall.SIGTERM, timeout) // the group: Envoy and anything it left
+	err := p.proc.ExitErr()
+	switch {
+	case exitedFirst && err != nil:
+		return fmt.Errorf("envoy (pid %d) had already exited: %v\n%s", p.PID, err, logTail(p.LogPath, 20))
+	case exitedFirst:
+		return nil
+	case killed:
 		return fmt.Errorf("envoy (pid %d) ignored SIGTERM for %v; killed", p.PID, timeout)
-	}
-	if p.err != nil && !terminatedBy(p.err, syscall.SIGTERM) {
-		return fmt.Errorf("envoy (pid %d) stop: %v", p.PID, p.err)
+	case err != nil && !terminatedBy(err, syscall.SIGTERM):
+		return fmt.Errorf("envoy (pid %d) stop: %v", p.PID, err)
 	}
 	return nil
 }
@@ -325,11 +308,8 @@ func logTail(path string, n int) string {
 	if err != nil {
 		return "  (no envoy log: " + err.Error() + ")"
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	if len(lines) == 1 && lines[0] == "" {
+	lines := child.LastLines(string(b), n)
+	if len(lines) == 0 {
 		return "  (envoy log " + path + " is empty)"
 	}
 	return "  envoy log " + path + " (last lines):\n    " + strings.Join(lines, "\n    ")

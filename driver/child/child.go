@@ -1,7 +1,7 @@
 // Package child starts the driver's helper processes — the upstream, the
 // reference hosts, perf — each pinned to its CPUs and in a process group of
 // its own that dies with the driver, waits for them to become ready, and
-// ends them. (Envoy has richer needs: envoy.Start.)
+// ends them. envoy.Start runs Envoy as one, adding its own readiness checks.
 package child
 
 import (
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -102,4 +103,18 @@ func (p *Process) Stop(sig syscall.Signal, grace time.Duration) (killed bool) {
 		_ = syscall.Kill(pgid, syscall.SIGKILL) // anything else left in the group
 	})
 	return p.kill
+}
+
+// LastLines returns the last n lines of text (a child's log), without the
+// surrounding blank space; none for blank text.
+func LastLines(text string, n int) []string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }

@@ -195,7 +195,7 @@ func startNginx(ctx context.Context, spec Spec) (*Process, error) {
 		tail, _ := os.ReadFile(logPath)
 		stderr, _ := os.ReadFile(logPath + ".stderr")
 		tail = append(tail, stderr...)
-		return nil, fmt.Errorf("nginx did not listen on %s: %w; %s", listen, err, lastLines(string(tail), 5))
+		return nil, fmt.Errorf("nginx did not listen on %s: %w; %s", listen, err, strings.Join(child.LastLines(string(tail), 5), " | "))
 	}
 	p.Ready = time.Since(spawn)
 	return p, nil
@@ -218,12 +218,4 @@ func Version(mode string) string {
 		return strings.TrimSpace(strings.TrimPrefix(string(v), "nginx version: ")) + " + ModSecurity-nginx connector " + strings.TrimSpace(string(c))
 	}
 	return ""
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
