@@ -4,7 +4,10 @@
 // would allocate per message on the hot path.
 package http1
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // TrimOWS trims optional whitespace (SP, HTAB) from both ends.
 func TrimOWS(b []byte) []byte {
@@ -73,4 +76,23 @@ func ParseChunkSize(line []byte) (int64, bool) {
 		n = n<<4 | int64(c)
 	}
 	return n, true
+}
+
+// AppendRequest appends an HTTP/1.1 request to dst: the request line,
+// headers in order exactly as given (it adds no Host), Content-Length when
+// body is non-nil unless a header sets Content-Length or Transfer-Encoding,
+// a blank line and body. It is wafbench's one request serializer.
+func AppendRequest(dst []byte, method, target string, headers [][2]string, body []byte) []byte {
+	dst = append(append(append(append(dst, method...), ' '), target...), " HTTP/1.1\r\n"...)
+	framed := false
+	for _, h := range headers {
+		if EqualFold([]byte(h[0]), "content-length") || EqualFold([]byte(h[0]), "transfer-encoding") {
+			framed = true
+		}
+		dst = append(append(append(append(dst, h[0]...), ": "...), h[1]...), "\r\n"...)
+	}
+	if body != nil && !framed {
+		dst = append(strconv.AppendInt(append(dst, "Content-Length: "...), int64(len(body)), 10), "\r\n"...)
+	}
+	return append(append(dst, "\r\n"...), body...)
 }

@@ -25,11 +25,10 @@
 package load
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"net"
-	"strconv"
+	"slices"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -50,30 +49,11 @@ type Request struct {
 // It never adds "Connection: close". The result has ExpectStatus 200 and no
 // Name; set both as needed.
 func Build(method, path string, headers [][2]string, body []byte, host string) Request {
-	var b bytes.Buffer
-	b.Grow(len(method) + len(path) + len(host) + 64 + len(body))
-	b.WriteString(method + " " + path + " HTTP/1.1\r\n")
-	hasHost, hasLength := false, false
-	for _, h := range headers {
-		switch {
-		case http1.EqualFold([]byte(h[0]), "host"):
-			hasHost = true
-		case http1.EqualFold([]byte(h[0]), "content-length"), http1.EqualFold([]byte(h[0]), "transfer-encoding"):
-			hasLength = true
-		}
+	if !slices.ContainsFunc(headers, func(h [2]string) bool { return http1.EqualFold([]byte(h[0]), "host") }) {
+		headers = append([][2]string{{"Host", host}}, headers...)
 	}
-	if !hasHost {
-		b.WriteString("Host: " + host + "\r\n")
-	}
-	for _, h := range headers {
-		b.WriteString(h[0] + ": " + h[1] + "\r\n")
-	}
-	if body != nil && !hasLength {
-		b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
-	}
-	b.WriteString("\r\n")
-	b.Write(body)
-	return Request{Raw: b.Bytes(), ExpectStatus: 200}
+	raw := http1.AppendRequest(make([]byte, 0, len(method)+len(path)+len(host)+64+len(body)), method, path, headers, body)
+	return Request{Raw: raw, ExpectStatus: 200}
 }
 
 // Options describe one trial. They are not modified by Run.

@@ -12,8 +12,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
+
+	"wafbench/driver/http1"
 )
 
 // Response is one parsed HTTP/1.1 response.
@@ -93,25 +94,9 @@ type Request struct {
 	Body    []byte
 }
 
-// Bytes serializes r as an HTTP/1.1 request.
+// Bytes serializes r as an HTTP/1.1 request (http1.AppendRequest).
 func (r Request) Bytes() []byte {
-	var b bytes.Buffer
-	b.Grow(256 + len(r.Body))
-	b.WriteString(r.Method + " " + r.Target + " HTTP/1.1\r\n")
-	framed := false
-	for _, h := range r.Headers {
-		switch http.CanonicalHeaderKey(h[0]) {
-		case "Content-Length", "Transfer-Encoding":
-			framed = true
-		}
-		b.WriteString(h[0] + ": " + h[1] + "\r\n")
-	}
-	if r.Body != nil && !framed {
-		b.WriteString("Content-Length: " + strconv.Itoa(len(r.Body)) + "\r\n")
-	}
-	b.WriteString("\r\n")
-	b.Write(r.Body)
-	return b.Bytes()
+	return http1.AppendRequest(make([]byte, 0, 256+len(r.Body)), r.Method, r.Target, r.Headers, r.Body)
 }
 
 // Chunked encodes chunks as a chunked request body (with the final
