@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"wafbench/driver/builds"
+	"wafbench/driver/internal/flaglist"
 )
 
 // Mode is a mode resolved against the declared builds: what a run needs to
@@ -104,11 +105,7 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 func (r *Registry) ResolveList(list string) ([]Mode, error) {
 	var out []Mode
 	seen := map[string]bool{}
-	for _, f := range strings.Split(list, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
+	for _, f := range flaglist.Split(list) {
 		m, err := r.Resolve(f)
 		if err != nil {
 			return nil, err

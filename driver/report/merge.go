@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -215,18 +216,9 @@ func checkDistinct(dirs, names []string, metas []*result.Meta) error {
 
 func appendNew(dst []string, vs ...string) []string {
 	for _, v := range vs {
-		if !contains(dst, v) {
+		if !slices.Contains(dst, v) {
 			dst = append(dst, v)
 		}
 	}
 	return dst
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,21 +126,12 @@ func (e parityEntry) expected(mode envoy.Mode) int {
 	return 0
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // check reports the first thing wrong with the entry's fields.
 func (e parityEntry) check() error {
 	switch {
-	case !contains(parityClasses, e.Class):
+	case !slices.Contains(parityClasses, e.Class):
 		return fmt.Errorf("class %q: want one of %s", e.Class, strings.Join(parityClasses, ", "))
-	case !contains(parityCarriers, e.Carrier):
+	case !slices.Contains(parityCarriers, e.Carrier):
 		return fmt.Errorf("carrier %q: want one of %s", e.Carrier, strings.Join(parityCarriers, ", "))
 	case e.Method == "" || !strings.HasPrefix(e.Target, "/"):
 		return fmt.Errorf("want method and a target starting with /")

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/internal/flaglist"
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
 	"wafbench/driver/perf"
@@ -92,7 +93,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	keys := suite.Workloads
 	if workloads != "" {
-		keys = strings.Split(workloads, ",")
+		keys = flaglist.Split(workloads)
 	}
 	cases, err := set.Cases(keys)
 	if err != nil {
