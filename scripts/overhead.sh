@@ -6,11 +6,18 @@
 # report, whose "Integration overhead" section gives
 #   (mode CPU/req − passthrough CPU/req) ÷ engine-only CPU/req   (goal ≤ 1.10).
 #
+# Allocator: inside Envoy, libmodsecurity's malloc/free are Envoy's exported
+# tcmalloc. The ModSecurity engine benchmark therefore runs twice, under
+# glibc malloc and with Debian's tcmalloc_minimal preloaded; each block of
+# engine-bench.txt starts with an "allocator: …" line and the report gives
+# one row per allocator. Coraza's Go heap does not use malloc ("go").
+#
 # Usage: scripts/overhead.sh [repeats=3]
 # Environment: OVERHEAD_WORKLOADS (default headers@16,json_4k@1),
 #   OVERHEAD_ENVOY_CPU (default 0; Envoy and the benchmarks run on it),
 #   OVERHEAD_BENCHTIME (default 2s), OVERHEAD_COUNT (default 5),
-#   WAFBENCH_RULES (default build/crs/main.conf), RUN_FLAGS (extra run flags).
+#   WAFBENCH_RULES (default build/crs/main.conf), RUN_FLAGS (extra run flags),
+#   OVERHEAD_TCMALLOC (default Debian's libtcmalloc_minimal.so.4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,6 +28,7 @@ benchtime=${OVERHEAD_BENCHTIME:-2s}
 count=${OVERHEAD_COUNT:-5}
 rules=${WAFBENCH_RULES:-$root/build/crs/main.conf}
 go=${GO:-go}
+tcmalloc=${OVERHEAD_TCMALLOC:-/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
 case $repeats in '' | *[!0-9]* | 0)
   echo "overhead: repeats: want a positive integer, got '$repeats'" >&2
   exit 2
@@ -32,6 +40,7 @@ esac
 # modules) and the CRS export.
 make build modules crs
 [ -f "$rules" ] || { echo "overhead: rules $rules missing: run make crs or set WAFBENCH_RULES" >&2; exit 2; }
+[ -f "$tcmalloc" ] || { echo "overhead: $tcmalloc missing: apt-get install libtcmalloc-minimal4 (scripts/setup.sh)" >&2; exit 2; }
 mkdir -p build/bench
 "$go" test -c -o build/bench/coraza-engine.test ./filters/coraza/engine
 "$go" test -c -tags modsecurity_engine -o build/bench/modsecurity-engine.test ./filters/modsecurity/bench
@@ -59,13 +68,19 @@ out=$dir/engine-bench.txt
   echo "benchtime: $benchtime"
   echo "git: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
 } >"$out"
-for engine in modsecurity coraza; do
+# engine:allocator pairs; the allocator line precedes each block.
+for run in modsecurity:glibc modsecurity:tcmalloc coraza:go; do
+  engine=${run%%:*} allocator=${run#*:}
   case $engine in
     modsecurity) pkg=filters/modsecurity/bench ;;
     coraza) pkg=filters/coraza/engine ;;
   esac
+  preload=()
+  [ "$allocator" = tcmalloc ] && preload=(env "LD_PRELOAD=$tcmalloc")
+  echo "allocator: $allocator" >>"$out"
   # go test runs a test binary in its package directory; so do we.
-  (cd "$pkg" && WAFBENCH_RULES=$rules GOMAXPROCS=1 taskset -c "$cpu" "$root/build/bench/$engine-engine.test" \
+  (cd "$pkg" && WAFBENCH_RULES=$rules GOMAXPROCS=1 "${preload[@]}" taskset -c "$cpu" \
+    "$root/build/bench/$engine-engine.test" \
     -test.run '^$' -test.bench "^BenchmarkEngine\$/^$engine\$/^($names)\$" \
     -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) | tee -a "$out"
 done
