@@ -33,7 +33,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"wafbench/driver/http1"
+	"wafbench/internal/http1"
 )
 
 // Request is what every connection sends, serialized once.

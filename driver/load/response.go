@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"wafbench/driver/http1"
+	"wafbench/internal/http1"
 )
 
 // kind classifies what went wrong with one request.

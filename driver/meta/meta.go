@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"wafbench/driver/host"
+	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"

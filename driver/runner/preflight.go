@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"wafbench/driver/host"
+	"wafbench/driver/internal/host"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"io"
 
-	"wafbench/driver/http1"
+	"wafbench/internal/http1"
 )
 
 // event is what one parser step produced.

@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"time"
 
-	"wafbench/driver/http1"
+	"wafbench/internal/http1"
 )
 
 // Response is one parsed HTTP/1.1 response.

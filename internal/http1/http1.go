@@ -1,7 +1,9 @@
-// Package http1 holds the allocation-free HTTP/1.1 syntax helpers shared by
-// the load engine's response parser and the upstream's request parser. They
-// are hand-written because net/textproto and strconv work on strings and
-// would allocate per message on the hot path.
+// Package http1 holds the HTTP/1.1 syntax wafbench writes and parses by
+// hand: the one request serializer (AppendRequest; the load engine, the e2e
+// client) and the allocation-free helpers shared by the load engine's
+// response parser and the upstream's request parser. They are hand-written
+// because net/textproto and strconv work on strings and would allocate per
+// message on the hot path.
 package http1
 
 import (
