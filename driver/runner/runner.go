@@ -24,6 +24,7 @@ import (
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"
 	"wafbench/envoy"
+	"wafbench/internal/atomicfile"
 )
 
 // Config is a fully resolved run. Build it with the CLI's flag parsing; Run
@@ -421,7 +422,7 @@ func saveStats(ctx context.Context, dir, rel string, stats func(context.Context)
 	if err := os.MkdirAll(filepath.Join(dir, "stats"), 0o755); err != nil {
 		return &writeError{err}
 	}
-	if err := result.WriteFileAtomic(filepath.Join(dir, rel), b); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, rel), b); err != nil {
 		return &writeError{err}
 	}
 	return nil
@@ -470,7 +471,7 @@ func logLine(r *result.Record) string {
 	if r.CPU.UsPerRequest > 0 {
 		cpu = fmt.Sprintf("%8.1f", r.CPU.UsPerRequest)
 	}
-	s := fmt.Sprintf("trial %d %-11s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
+	s := fmt.Sprintf("trial %d %-22s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
 		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
 	if r.Error != "" {
 		s += "  ERROR " + r.Error
