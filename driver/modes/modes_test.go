@@ -148,6 +148,18 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 	if _, err := reg.ResolveList("coraza, coraza"); err == nil || !strings.Contains(err.Error(), "listed twice") {
 		t.Errorf("ResolveList of a duplicate: %v", err)
 	}
+	all, err := reg.ResolveList("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 5 || all[0].String() != Passthrough {
+		t.Errorf("ResolveList(all) = %v", all)
+	}
+	for _, m := range all {
+		if m.Build != nil && m.Build.Instrument {
+			t.Errorf("ResolveList(all) includes the instrumented build %s", m)
+		}
+	}
 	if _, err := reg.ResolveList(" , "); err == nil {
 		t.Errorf("ResolveList of nothing succeeded")
 	}

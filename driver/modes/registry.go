@@ -100,12 +100,30 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 	return m, nil
 }
 
-// ResolveList resolves a comma-separated list of mode names, refusing
-// duplicates and an empty list.
+// All is the --modes item that stands for passthrough and every engine
+// build that is not instrumented, in build-file order.
+const All = "all"
+
+// ResolveList resolves a comma-separated list of mode names (All expands to
+// passthrough and every measurable build), refusing duplicates and an empty
+// list.
 func (r *Registry) ResolveList(list string) ([]Mode, error) {
+	var names []string
+	for _, f := range flaglist.Split(list) {
+		if f != All {
+			names = append(names, f)
+			continue
+		}
+		names = append(names, Passthrough)
+		for _, b := range r.builds.Builds {
+			if !b.Instrument {
+				names = append(names, b.Mode())
+			}
+		}
+	}
 	var out []Mode
 	seen := map[string]bool{}
-	for _, f := range flaglist.Split(list) {
+	for _, f := range names {
 		m, err := r.Resolve(f)
 		if err != nil {
 			return nil, err
