@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"wafbench/driver/modes"
+	"wafbench/internal/atomicfile"
 )
 
 // Mode selects what runs inside Envoy's HTTP filter chain: nothing but the
@@ -234,12 +235,7 @@ func WriteYAML(c Config, path string) error {
 		return err
 	}
 	// Temporary file and rename: a full disk leaves no empty config.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, y, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, y)
 }
 
 // MarshalYAML renders a bootstrap as YAML (protojson with proto field names,

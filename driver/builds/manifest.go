@@ -1,14 +1,14 @@
 package builds
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"wafbench/driver/internal/host"
+	"wafbench/internal/atomicfile"
 )
 
 // ManifestFile is the manifest's name inside a build directory. It is
@@ -79,47 +79,7 @@ func WriteManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, ManifestFile), append(data, '\n'))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// FileSHA256 is the hex SHA-256 of a file's contents.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(data, '\n'))
 }
 
 // UpToDate reports whether dir holds a finished build of recipeHash whose
@@ -136,7 +96,7 @@ func UpToDate(dir, recipeHash string) (bool, string) {
 	if m.RecipeHash != recipeHash {
 		return false, "recipe changed"
 	}
-	sum, err := FileSHA256(filepath.Join(dir, m.Module))
+	sum, err := host.FileSHA256(filepath.Join(dir, m.Module))
 	if err != nil {
 		return false, "module missing"
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"wafbench/driver/internal/host"
 )
 
 // Trainer runs the PGO loop of a pgo build: build the instrumented build,
@@ -113,7 +115,7 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 		return nil, fmt.Errorf("%s: the merged profile has no function with a non-zero count: %w", label, ErrTraining)
 	}
 	profRel, infoRel := b.ProfilePath()
-	sum, err := FileSHA256(merged)
+	sum, err := host.FileSHA256(merged)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +171,7 @@ func (t *Trainer) trainGo(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	if err != nil || fi.Size() == 0 {
 		return nil, fmt.Errorf("%s training: the script wrote no profile %s: %w", b.Mode(), out, ErrTraining)
 	}
-	sum, err := FileSHA256(out)
+	sum, err := host.FileSHA256(out)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"wafbench/driver/internal/host"
+	"wafbench/internal/atomicfile"
 )
 
 // ProfileInfo is the JSON file written beside a training profile
@@ -75,7 +78,7 @@ func WriteProfileInfo(path string, p *ProfileInfo) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return atomicfile.WriteFile(path, append(data, '\n'))
 }
 
 // errNoProfile is wrapped by CheckProfile's errors.
@@ -91,7 +94,7 @@ func (s *Set) CheckProfile(root string, b *Build) (*ProfileRef, error) {
 	}
 	rel, infoRel := b.ProfilePath()
 	train := "train it with 'make pgo'"
-	sum, err := FileSHA256(filepath.Join(root, rel))
+	sum, err := host.FileSHA256(filepath.Join(root, rel))
 	if err != nil {
 		return nil, fmt.Errorf("build %s: profile %s missing: %s: %w", b.Mode(), rel, train, errNoProfile)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"wafbench/driver/internal/host"
 )
 
 // moduleSources are the repository files, per engine, whose contents a build
@@ -116,7 +118,7 @@ func RecipeHash(root string, b *Build, toolchain, profileSHA string) (string, er
 		return "", err
 	}
 	for _, f := range files {
-		sum, err := FileSHA256(filepath.Join(root, f))
+		sum, err := host.FileSHA256(filepath.Join(root, f))
 		if err != nil {
 			return "", fmt.Errorf("build %s: source file %v", b.Mode(), err)
 		}

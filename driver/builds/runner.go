@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"wafbench/driver/internal/host"
 )
 
 // Facts is what an engine script writes to $WB_OUT/facts.json (see the
@@ -282,7 +284,7 @@ func (r *Runner) manifest(b *Build, st *Status, out string, start time.Time) (*M
 	if err != nil || fi.Size() == 0 {
 		return nil, fmt.Errorf("build %s: the script succeeded but wrote no %s: %w", b.Mode(), module, ErrBuild)
 	}
-	sum, err := FileSHA256(filepath.Join(out, module))
+	sum, err := host.FileSHA256(filepath.Join(out, module))
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +320,7 @@ func (r *Runner) manifest(b *Build, st *Status, out string, start time.Time) (*M
 	}
 	if mf := b.Modfile(); mf != "" {
 		m.Modfile = mf
-		if m.ModfileSHA256, err = FileSHA256(filepath.Join(r.Root, mf)); err != nil {
+		if m.ModfileSHA256, err = host.FileSHA256(filepath.Join(r.Root, mf)); err != nil {
 			return nil, err
 		}
 	}

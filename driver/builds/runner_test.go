@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wafbench/driver/internal/host"
 )
 
 // fixtureScript is an engine script honouring the contract: it writes a
@@ -96,7 +98,7 @@ func TestRunnerBuildThenUpToDate(t *testing.T) {
 	if got.Build != "modsecurity" || got.EngineVersion != "3.0.9" || got.SharedLibDir != "lib" || got.CompilerVersion != "fixture 1.0" {
 		t.Errorf("manifest: got %+v", got)
 	}
-	if sum, _ := FileSHA256(filepath.Join(dir, "libwafbench_modsecurity.so")); sum != got.ModuleSHA256 {
+	if sum, _ := host.FileSHA256(filepath.Join(dir, "libwafbench_modsecurity.so")); sum != got.ModuleSHA256 {
 		t.Errorf("module sha256: got %s, manifest says %s", sum, got.ModuleSHA256)
 	}
 
@@ -197,7 +199,7 @@ func TestCheckProfile(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(root, "build/pgo"), 0o755)
 	os.WriteFile(filepath.Join(root, prof), []byte("profile"), 0o644)
-	sum, _ := FileSHA256(filepath.Join(root, prof))
+	sum, _ := host.FileSHA256(filepath.Join(root, prof))
 	good := ProfileInfo{Engine: "modsecurity", ProfileSHA256: sum, TrainedOn: "modsecurity@instr", Training: "train",
 		SourceVersion: "3.0.14", SourceSHA256: b.Source.SHA256}
 	tests := []struct {

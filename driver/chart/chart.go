@@ -31,6 +31,7 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
+	"wafbench/internal/atomicfile"
 )
 
 // Chart size.
@@ -385,7 +386,7 @@ func WriteAll(dir string, s *stats.Summary, recs []result.Record) ([]string, err
 			}
 			return err
 		}
-		if err := result.WriteFileAtomic(filepath.Join(dir, name), buf.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), buf.Bytes()); err != nil {
 			return err
 		}
 		files = append(files, name)

@@ -15,6 +15,7 @@ import (
 	"wafbench/driver/chart"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
+	"wafbench/internal/atomicfile"
 )
 
 // Output names inside a run directory.
@@ -74,7 +75,7 @@ func Build(dir string, warn io.Writer) error {
 		if err := o.f(&buf); err != nil {
 			return fmt.Errorf("report %s: %s: %w", dir, o.name, err)
 		}
-		if err := result.WriteFileAtomic(filepath.Join(dir, o.name), buf.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, o.name), buf.Bytes()); err != nil {
 			return fmt.Errorf("report %s: %w", dir, err)
 		}
 	}

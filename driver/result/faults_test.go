@@ -39,19 +39,6 @@ func TestWriteMetaDiskFullKeepsOldAndNoTemp(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomicLeavesNoEmptyFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "chart.svg")
-	fullAt(t, path+".tmp")
-	if err := WriteFileAtomic(path, []byte("<svg/>")); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("got %v, want ENOSPC", err)
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 0 {
-		t.Errorf("got %d files left (%s…), want none", len(ents), ents[0].Name())
-	}
-}
-
 func TestAppendDiskFullLeavesNoPartialLine(t *testing.T) {
 	dir := t.TempDir()
 	if err := Append(dir, &Record{Trial: 1}); err != nil {

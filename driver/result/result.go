@@ -4,14 +4,14 @@
 package result
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
+
+	"wafbench/internal/atomicfile"
 )
 
 // File names inside a run directory.
@@ -248,53 +248,13 @@ func ReadMeta(dir string) (*Meta, error) {
 	return &m, nil
 }
 
-// WriteMeta writes dir/meta.json atomically (see WriteFileAtomic).
+// WriteMeta writes dir/meta.json atomically (atomicfile.WriteFile).
 func WriteMeta(dir string, m *Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(dir+"/"+MetaFile, append(b, '\n'))
-}
-
-// WriteFileAtomic writes b to path.tmp, syncs it and renames it over path,
-// so path is either its old content or all of b. On any error the
-// temporary file is removed: a full disk leaves no empty or partial file.
-func WriteFileAtomic(path string, b []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-}
-
-// WriteAtomic is WriteFileAtomic for content produced by write.
-func WriteAtomic(path string, write func(io.Writer) error) (err error) {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(dir+"/"+MetaFile, append(b, '\n'))
 }
 
 // ReserveFile holds space in a run directory so that its final meta.json

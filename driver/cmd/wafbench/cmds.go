@@ -21,6 +21,7 @@ import (
 	"wafbench/driver/upstream"
 	"wafbench/envoy"
 	"wafbench/filters/crs"
+	"wafbench/internal/atomicfile"
 )
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -239,11 +240,7 @@ func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error 
 	}
 	addr := ln.Addr().String() + "\n"
 	if *addrFile != "" {
-		tmp := *addrFile + ".tmp"
-		if err := os.WriteFile(tmp, []byte(addr), 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, *addrFile); err != nil {
+		if err := atomicfile.WriteFile(*addrFile, []byte(addr)); err != nil {
 			return err
 		}
 	} else {
