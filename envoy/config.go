@@ -81,9 +81,9 @@ func ModeOf(mode string) Mode {
 // IsWAF reports whether m loads a WAF dynamic module.
 func (m Mode) IsWAF() bool { return m == ModSecurity || m == Coraza }
 
-// ModuleName is the dynamic_module_config name of m's module ("" for
+// moduleName is the dynamic_module_config name of m's module ("" for
 // passthrough). Envoy loads lib<name>.so from ENVOY_DYNAMIC_MODULES_SEARCH_PATH.
-func (m Mode) ModuleName() string {
+func (m Mode) moduleName() string {
 	if !m.IsWAF() {
 		return ""
 	}
@@ -95,12 +95,12 @@ func (m Mode) ModuleFile() string {
 	if !m.IsWAF() {
 		return ""
 	}
-	return "lib" + m.ModuleName() + ".so"
+	return "lib" + m.moduleName() + ".so"
 }
 
 // Names and limits fixed by the generated bootstrap.
 const (
-	ListenerName    = "wafbench"
+	listenerName    = "wafbench"
 	UpstreamCluster = "upstream"
 	FilterName      = "wafbench" // filter_name passed to the module
 	// DynamicModuleFilterName is the HTTP filter name of the module filter.
@@ -120,8 +120,8 @@ const (
 	// max_pending_requests and max_requests of the upstream cluster, far
 	// above any client connection count we run (1024).
 	CircuitBreakerMax = 100000
-	// ConnectTimeout is the upstream cluster's connect timeout.
-	ConnectTimeout = 10 * time.Second
+	// connectTimeout is the upstream cluster's connect timeout.
+	connectTimeout = 10 * time.Second
 )
 
 // Config describes one Envoy bootstrap. The zero values of InspectResponse,
@@ -230,7 +230,7 @@ func WriteYAML(c Config, path string) error {
 	if err != nil {
 		return err
 	}
-	y, err := MarshalYAML(b)
+	y, err := marshalYAML(b)
 	if err != nil {
 		return err
 	}
@@ -238,9 +238,9 @@ func WriteYAML(c Config, path string) error {
 	return atomicfile.WriteFile(path, y)
 }
 
-// MarshalYAML renders a bootstrap as YAML (protojson with proto field names,
+// marshalYAML renders a bootstrap as YAML (protojson with proto field names,
 // then JSON→YAML).
-func MarshalYAML(b *bootstrapv3.Bootstrap) ([]byte, error) {
+func marshalYAML(b *bootstrapv3.Bootstrap) ([]byte, error) {
 	j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap to JSON: %w", err)
@@ -276,7 +276,7 @@ func makeListener(c Config) (*listener.Listener, error) {
 		return nil, err
 	}
 	return &listener.Listener{
-		Name:    ListenerName,
+		Name:    listenerName,
 		Address: loopback(0),
 		FilterChains: []*listener.FilterChain{{
 			Filters: []*listener.Filter{{
@@ -403,7 +403,7 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	}
 	f, err := anypb.New(&dynmodfilter.DynamicModuleFilter{
 		DynamicModuleConfig: &dynmod.DynamicModuleConfig{
-			Name:       c.Mode.ModuleName(),
+			Name:       c.Mode.moduleName(),
 			DoNotClose: true, // required for the Go module, harmless for C++
 		},
 		FilterName:   FilterName,
@@ -435,7 +435,7 @@ func makeCluster(up netip.AddrPort) (*cluster.Cluster, error) {
 	return &cluster.Cluster{
 		Name:                 UpstreamCluster,
 		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_STATIC},
-		ConnectTimeout:       durationpb.New(ConnectTimeout),
+		ConnectTimeout:       durationpb.New(connectTimeout),
 		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
 		CircuitBreakers: &cluster.CircuitBreakers{Thresholds: []*cluster.CircuitBreakers_Thresholds{{
 			Priority:           core.RoutingPriority_DEFAULT,

@@ -192,7 +192,7 @@ func (p *Process) waitReady(ctx context.Context, addrPath string, t0 time.Time) 
 }
 
 // listenerAddr returns the bound address of the listener named
-// ListenerName, or "" while its port is still 0.
+// listenerName, or "" while its port is still 0.
 func (p *Process) listenerAddr(ctx context.Context) (string, error) {
 	body, err := p.admin(ctx, "/listeners?format=json")
 	if err != nil {
@@ -214,7 +214,7 @@ func (p *Process) listenerAddr(ctx context.Context) (string, error) {
 	}
 	for _, l := range ls.ListenerStatuses {
 		sa := l.LocalAddress.SocketAddress
-		if l.Name == ListenerName && sa.PortValue != 0 {
+		if l.Name == listenerName && sa.PortValue != 0 {
 			return net.JoinHostPort(sa.Address, strconv.Itoa(sa.PortValue)), nil
 		}
 	}
