@@ -222,6 +222,11 @@ key=$(printf '%s\n' "$RECIPE_REV" "$WB_SOURCE_SHA256" "$COMPILER_VERSION" "$OPT"
 ENG=$WB_CACHE/modsecurity/$WB_VERSION-$key
 PREFIX=$ENG/prefix
 SRC=$ENG/src
+# ThinLTO compiles the engine's bitcode again at every link (module and
+# shared library): a cache beside the engine makes the second link and a
+# module-only rebuild cheap.
+LTOCACHE=""
+[ "$WB_LTO" != thin ] || LTOCACHE="-Wl,--thinlto-cache-dir=$ENG/thinlto-cache"
 
 build_engine() {
   rm -rf "$ENG"
@@ -259,14 +264,14 @@ ENGINE_VERSION=$(sed -n 's/^Version: *//p' "$PREFIX/lib/pkgconfig/modsecurity.pc
 
 # --- module: engine linked in statically ------------------------------------
 MODFLAGS=(OPTFLAGS="$OPT" MSC_CFLAGS="-isystem $PREFIX/include" MSC_LIBS="$PREFIX/lib/libmodsecurity.a $DEPS"
-  EXTRA_LDFLAGS="$WB_FLAGS $LINKF")
+  EXTRA_LDFLAGS="$WB_FLAGS $LINKF $LTOCACHE")
 step module - env LLVM_PROFILE_FILE=/dev/null nice "${MAKE_MODULE[@]}" module "${MODFLAGS[@]}"
 check_exports "${MODFLAGS[@]}"
 
 # --- shared library of the same objects, for nginx --------------------------
 mkdir -p "$WB_OUT/lib"
 soname=libmodsecurity.so.3
-step shared-lib - nice "$CXX" -shared $OPT $LINKF -o "$WB_OUT/lib/$soname" -Wl,-soname,$soname \
+step shared-lib - nice "$CXX" -shared $OPT $LINKF $LTOCACHE -o "$WB_OUT/lib/$soname" -Wl,-soname,$soname \
   -Wl,--whole-archive "$PREFIX/lib/libmodsecurity.a" -Wl,--no-whole-archive $DEPS -Wl,-z,now
 rm -rf "$WB_OUT/.obj"
 
