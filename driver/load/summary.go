@@ -43,8 +43,8 @@ func (r *Result) Summarize(target string, conns int) Summary {
 	return s
 }
 
-// Responses counts the responses of any status in the window.
-func (r *Result) Responses() int64 {
+// responses counts the responses of any status in the window.
+func (r *Result) responses() int64 {
 	var n int64
 	for _, c := range r.Statuses {
 		n += c
@@ -55,5 +55,5 @@ func (r *Result) Responses() int64 {
 // FellBehind reports whether an open-loop window did not hold its
 // requested rate (result.FellBehind); closed loop never falls behind.
 func (r *Result) FellBehind() bool {
-	return result.FellBehind(r.RateRequested, r.RateAchieved, r.Late, r.Responses())
+	return result.FellBehind(r.RateRequested, r.RateAchieved, r.Late, r.responses())
 }

@@ -80,7 +80,7 @@ func Describe(m *result.Meta, s Stack) error {
 	if !waf {
 		return nil
 	}
-	def := DefaultCRSDir(s.RepoDir)
+	def := defaultCRSDir(s.RepoDir)
 	man, err := EnsureCRS(s.CRSDir, def)
 	if err != nil {
 		return err
@@ -89,9 +89,9 @@ func Describe(m *result.Meta, s Stack) error {
 	return err
 }
 
-// DefaultCRSDir is the CRS export of the checkout at repoDir (build/crs, a
+// defaultCRSDir is the CRS export of the checkout at repoDir (build/crs, a
 // build output).
-func DefaultCRSDir(repoDir string) string { return filepath.Join(repoDir, "build", "crs") }
+func defaultCRSDir(repoDir string) string { return filepath.Join(repoDir, "build", "crs") }
 
 // EnsureCRS makes dir hold the rule files the engines load. The default
 // directory (defaultDir, a build output) is exported afresh at every run
