@@ -107,6 +107,19 @@ func Online() ([]int, error) {
 	return fromSet(&set), nil
 }
 
+// ParseOnline parses the CPU list s (ParseList) and checks that every CPU
+// it names is online (Check).
+func ParseOnline(s string) ([]int, error) {
+	l, err := ParseList(s)
+	if err == nil {
+		err = Check(l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 // Check returns an error naming the first CPU of cpus that is not online.
 func Check(cpus []int) error {
 	if len(cpus) == 0 {

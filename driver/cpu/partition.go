@@ -33,10 +33,7 @@ func Plan(r PartitionRequest) (Partition, error) {
 		if v == "" {
 			return def, nil
 		}
-		l, err := ParseList(v)
-		if err == nil {
-			err = Check(l)
-		}
+		l, err := ParseOnline(v)
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %v", flagName, err)
 		}

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -168,22 +168,15 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *target == "" {
 		return usagef("load: --target is required")
 	}
-	u, err := url.Parse(*target)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return usagef("load: --target: want http://HOST:PORT/PATH, got %q", *target)
+	tgt, err := load.ParseTarget(*target)
+	if errors.Is(err, load.ErrNotLoopback) {
+		return usagef("load: --target %v", err)
 	}
-	hostPort := u.Host
-	if u.Port() == "" {
-		hostPort = net.JoinHostPort(u.Hostname(), "80")
-	}
-	if ip := net.ParseIP(u.Hostname()); (ip == nil && u.Hostname() != "localhost") || (ip != nil && !ip.IsLoopback()) {
-		return usagef("load: --target %s is not a loopback address; wafbench only drives 127.0.0.0/8, ::1 and localhost", u.Hostname())
+	if err != nil {
+		return usagef("load: --target: %v", err)
 	}
 	if *cpus != "" {
-		l, err := cpu.ParseList(*cpus)
-		if err == nil {
-			err = cpu.Check(l)
-		}
+		l, err := cpu.ParseOnline(*cpus)
 		if err != nil {
 			return usagef("load: --cpus: %v", err)
 		}
@@ -191,14 +184,13 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	path := u.RequestURI()
 	var b []byte
 	if *body != "" {
 		b = []byte(*body)
 	}
-	req := load.Build(*method, path, hs, b, u.Host)
+	req := load.Build(*method, tgt.Path, hs, b, tgt.Host)
 	req.ExpectStatus = *expect
-	opts := load.Options{Target: hostPort, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout}
+	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout}
 	if err := opts.Validate(); err != nil {
 		return usagef("load: %v", err)
 	}

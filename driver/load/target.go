@@ -1,0 +1,37 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+)
+
+// Target is an HTTP URL to drive, split the way Options and Build want it.
+type Target struct {
+	Addr string // host:port to connect to (port 80 when the URL has none)
+	Host string // the URL's host[:port], the Host header Build adds
+	Path string // the request-target: path and query
+}
+
+// ErrNotLoopback is wrapped by ParseTarget's error for a host that is not
+// on this machine.
+var ErrNotLoopback = errors.New("not a loopback address; wafbench only drives 127.0.0.0/8, ::1 and localhost")
+
+// ParseTarget parses an http://HOST[:PORT]/PATH URL. wafbench sends load to
+// this machine only: a HOST other than a loopback address or localhost is
+// refused (wrapping ErrNotLoopback).
+func ParseTarget(s string) (Target, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return Target{}, fmt.Errorf("want http://HOST:PORT/PATH, got %q", s)
+	}
+	if ip := net.ParseIP(u.Hostname()); (ip == nil && u.Hostname() != "localhost") || (ip != nil && !ip.IsLoopback()) {
+		return Target{}, fmt.Errorf("%s is %w", u.Hostname(), ErrNotLoopback)
+	}
+	t := Target{Addr: u.Host, Host: u.Host, Path: u.RequestURI()}
+	if u.Port() == "" {
+		t.Addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	return t, nil
+}
