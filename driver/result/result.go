@@ -5,11 +5,14 @@ package result
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"wafbench/internal/atomicfile"
 )
@@ -233,6 +236,22 @@ func FellBehind(requested, achieved float64, late, responses int64) bool {
 		return true
 	}
 	return responses > 0 && float64(late) > BehindLateShare*float64(responses)
+}
+
+// End records in m how the run ended: the finish time and the status —
+// complete, interrupted (runErr is context.Canceled) or failed (runErr
+// noted).
+func (m *Meta) End(runErr error) {
+	m.FinishedUTC = time.Now().UTC().Format(time.RFC3339)
+	switch {
+	case runErr == nil:
+		m.Status = "complete"
+	case errors.Is(runErr, context.Canceled):
+		m.Status = "interrupted"
+	default:
+		m.Status = "failed"
+		m.Notes = append(m.Notes, "run error: "+runErr.Error())
+	}
 }
 
 // ReadMeta reads dir/meta.json.

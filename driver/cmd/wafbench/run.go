@@ -248,16 +248,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // reserved for it (result.Reserve).
 func finish(dir string, meta *result.Meta, release func(), runErr error) error {
 	release()
-	meta.FinishedUTC = time.Now().UTC().Format(time.RFC3339)
-	switch {
-	case runErr == nil:
-		meta.Status = "complete"
-	case errors.Is(runErr, context.Canceled):
-		meta.Status = "interrupted"
-	default:
-		meta.Status = "failed"
-		meta.Notes = append(meta.Notes, "run error: "+runErr.Error())
-	}
+	meta.End(runErr)
 	if err := result.WriteMeta(dir, meta); err != nil {
 		if runErr != nil {
 			return fmt.Errorf("%w (and meta.json still says \"running\": %v)", runErr, err)
