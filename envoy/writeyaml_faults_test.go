@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"wafbench/internal/diskfull"
 )
 
 // TestWriteYAMLDiskFullLeavesNoEmptyFile writes a config where the disk is
@@ -14,9 +16,7 @@ import (
 func TestWriteYAMLDiskFullLeavesNoEmptyFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "envoy.yaml")
-	if err := os.Symlink("/dev/full", path+".tmp"); err != nil {
-		t.Fatal(err)
-	}
+	diskfull.At(t, path+".tmp")
 	err := WriteYAML(Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1"}, path)
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"wafbench/driver/stats"
+	"wafbench/internal/diskfull"
 )
 
 // TestWriteAllDiskFullLeavesNoEmptySVG fills the disk under the throughput
@@ -16,9 +17,7 @@ import (
 // that no empty or partial SVG is left behind.
 func TestWriteAllDiskFullLeavesNoEmptySVG(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.Symlink("/dev/full", filepath.Join(dir, ThroughputFile+".tmp")); err != nil {
-		t.Fatal(err)
-	}
+	diskfull.At(t, filepath.Join(dir, ThroughputFile+".tmp"))
 	_, err := WriteAll(dir, stats.Summarize(records()), records())
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)

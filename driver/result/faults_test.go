@@ -6,26 +6,16 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-)
 
-// fullAt makes path a symlink to /dev/full, whose writes fail with ENOSPC
-// (a full disk, from the real kernel).
-func fullAt(t *testing.T, path string) {
-	t.Helper()
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Fatalf("this test needs /dev/full (Linux): %v", err)
-	}
-	if err := os.Symlink("/dev/full", path); err != nil {
-		t.Fatal(err)
-	}
-}
+	"wafbench/internal/diskfull"
+)
 
 func TestWriteMetaDiskFullKeepsOldAndNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	if err := WriteMeta(dir, &Meta{Name: "x", Status: "running"}); err != nil {
 		t.Fatal(err)
 	}
-	fullAt(t, filepath.Join(dir, MetaFile+".tmp"))
+	diskfull.At(t, filepath.Join(dir, MetaFile+".tmp"))
 	err := WriteMeta(dir, &Meta{Name: "x", Status: "failed"})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
@@ -47,7 +37,7 @@ func TestAppendDiskFullLeavesNoPartialLine(t *testing.T) {
 	before, _ := os.ReadFile(filepath.Join(dir, RawFile))
 	// Swap raw.jsonl for /dev/full: the next append fails as on a full disk.
 	os.Rename(filepath.Join(dir, RawFile), filepath.Join(dir, "kept"))
-	fullAt(t, filepath.Join(dir, RawFile))
+	diskfull.At(t, filepath.Join(dir, RawFile))
 	if err := Append(dir, &Record{Trial: 2}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
 	}

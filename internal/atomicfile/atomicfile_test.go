@@ -6,24 +6,14 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-)
 
-// fullAt makes path a symlink to /dev/full, whose writes fail with ENOSPC
-// (a full disk, from the real kernel).
-func fullAt(t *testing.T, path string) {
-	t.Helper()
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Fatalf("this test needs /dev/full (Linux): %v", err)
-	}
-	if err := os.Symlink("/dev/full", path); err != nil {
-		t.Fatal(err)
-	}
-}
+	"wafbench/internal/diskfull"
+)
 
 func TestWriteFileLeavesNoEmptyFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "chart.svg")
-	fullAt(t, path+".tmp")
+	diskfull.At(t, path+".tmp")
 	if err := WriteFile(path, []byte("<svg/>")); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
 	}
