@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -67,36 +68,39 @@ func exitCode(err error, stderr io.Writer) int {
 
 var errHelp = errors.New("help requested")
 
+// commands are the subcommands, in the order topUsage lists them.
+var commands = []struct {
+	name string
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}{
+	{"run", runCmd}, {"report", reportCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
+	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
+}
+
+// commandNames lists the subcommands for messages: "run, report, …".
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
 // run dispatches a subcommand; tests call it directly.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topUsage)
-		return usagef("missing command (run, report, merge, serve, load, upstream, crs)")
+		return usagef("missing command (%s)", commandNames())
 	}
 	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "run":
-		return runCmd(ctx, rest, stdout, stderr)
-	case "report":
-		return reportCmd(ctx, rest, stdout, stderr)
-	case "merge":
-		return mergeCmd(ctx, rest, stdout, stderr)
-	case "serve":
-		return serveCmd(ctx, rest, stdout, stderr)
-	case "load":
-		return loadCmd(ctx, rest, stdout, stderr)
-	case "upstream":
-		return upstreamCmd(ctx, rest, stdout, stderr)
-	case "crs":
-		return crsCmd(ctx, rest, stdout, stderr)
-	case "build":
-		return buildCmd(ctx, rest, stdout, stderr)
-	case "pgo":
-		return pgoCmd(ctx, rest, stdout, stderr)
-	case "help", "-h", "--help":
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
 		fmt.Fprint(stdout, topUsage)
 		return nil
-	default:
-		return usagef("unknown command %q (run, report, merge, serve, load, upstream, crs)", cmd)
 	}
+	for _, c := range commands {
+		if c.name == cmd {
+			return c.run(ctx, rest, stdout, stderr)
+		}
+	}
+	return usagef("unknown command %q (%s)", cmd, commandNames())
 }
