@@ -40,6 +40,7 @@ type Config struct {
 	Duration    time.Duration // measured window per workload
 	MaxRequests int64         // cap per measured window; 0 = none
 	Rate        float64       // open-loop req/s; 0 = closed loop
+	Timeout     time.Duration // per request and per connect; 0 = load.DefaultTimeout
 	Envoy       EnvoySpec
 	ClientCPUs  []int
 	UpstreamCPU []int
@@ -145,7 +146,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if cfg.TrialWarmup > 0 {
 		cfg.Progress.Trial(tr, "warming up")
 		wc := cfg.Cases[tr.Cases[0]]
-		if _, err := load.Run(ctx, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
+		if _, err := load.Run(ctx, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
 			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
 		}
 	}
@@ -269,6 +270,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		Duration:    cfg.Duration,
 		MaxRequests: cfg.MaxRequests,
 		Rate:        cfg.Rate,
+		Timeout:     cfg.Timeout,
 		OnWarmupEnd: func() {
 			var err error
 			if p.pid != 0 {

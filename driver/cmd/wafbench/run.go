@@ -53,6 +53,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		seed, maxRequests        int64
 		rate                     float64
 		warmup, duration, trialW time.Duration
+		reqTimeout               time.Duration
 		noReport, allowShared    bool
 		perfHz                   int
 	)
@@ -68,6 +69,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&duration, "duration", 0, "measured window per workload; 0 = the suite's")
 	fs.DurationVar(&trialW, "trial-warmup", -1, "warmup of each fresh Envoy before its first workload; negative = the suite's")
 	fs.Int64Var(&maxRequests, "max-requests", 0, "cap on requests per measured window; 0 = no cap (time only)")
+	fs.DurationVar(&reqTimeout, "timeout", 0, "per request and per connect: a request not answered in time counts as a timeout error; 0 = 5s")
 	fs.Float64Var(&rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
 	fs.StringVar(&order, "order", plan.Latin, "mode order across repeats: latin (rotate) or shuffle (seeded)")
 	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle (recorded in meta.json)")
@@ -115,8 +117,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if trialW < 0 {
 		trialW = time.Duration(suite.TrialWarmup)
 	}
-	if duration < 0 || maxRequests < 0 || rate < 0 {
-		return usagef("--duration, --max-requests and --rate must not be negative")
+	if duration < 0 || maxRequests < 0 || rate < 0 || reqTimeout < 0 {
+		return usagef("--duration, --max-requests, --rate and --timeout must not be negative")
 	}
 	modeNames := make([]string, len(ms))
 	byName := map[string]modes.Mode{}
@@ -221,7 +223,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg := &runner.Config{
 		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
-		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate,
+		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate, Timeout: reqTimeout,
 		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream,
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName,
 	}
