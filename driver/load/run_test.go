@@ -74,9 +74,10 @@ func sum(xs []int64) (n int64) {
 }
 
 // Every test here fixes the work (MaxRequests, or an explicit server-side
-// event that cancels the run) instead of the time: windows are an hour
-// long, so a window that ends did so because of the cap or the cancel, and
-// nothing depends on how fast the machine is.
+// event that cancels the run) instead of the time: windows and request
+// timeouts are an hour long, so a window that ends did so because of the
+// cap or the cancel, no slow request counts as an error, and nothing
+// depends on how fast the machine is.
 const forever = time.Hour
 
 // onCount returns a function that counts calls and cancels the run when
@@ -100,7 +101,7 @@ func TestRunClosedLoop(t *testing.T) {
 		t.Run(fmt.Sprintf("conns=%d", conns), func(t *testing.T) {
 			var calls []string
 			opts := Options{
-				Target: addr, Conns: conns, Duration: forever, MaxRequests: n,
+				Target: addr, Conns: conns, Duration: forever, Timeout: forever, MaxRequests: n,
 				OnWarmupEnd:  func() { calls = append(calls, "warmup-end") },
 				OnMeasureEnd: func() { calls = append(calls, "measure-end") },
 			}
@@ -154,7 +155,7 @@ func TestRunWarmup(t *testing.T) {
 	var calls []string
 	before := srv.Stats().Requests
 	opts := Options{
-		Target: addr, Conns: 2, Warmup: 50 * time.Millisecond, Duration: forever, MaxRequests: n,
+		Target: addr, Conns: 2, Warmup: 50 * time.Millisecond, Duration: forever, Timeout: forever, MaxRequests: n,
 		OnWarmupEnd: func() {
 			calls = append(calls, "warmup-end")
 			if srv.Stats().Requests == before {
@@ -189,7 +190,7 @@ func TestRunStatusMismatch(t *testing.T) {
 	req.ExpectStatus = 403
 	// The cap counts responses of any status.
 	const n = 200
-	res, err := Run(context.Background(), Options{Target: addr, Conns: 2, Duration: forever, MaxRequests: n}, req)
+	res, err := Run(context.Background(), Options{Target: addr, Conns: 2, Duration: forever, Timeout: forever, MaxRequests: n}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestRunOpenLoop(t *testing.T) {
 	srv, addr := startUpstream(t)
 	const rate, n = 2000, 400
 	before := srv.Stats().Requests
-	opts := Options{Target: addr, Conns: 8, Duration: forever, MaxRequests: n, Rate: rate}
+	opts := Options{Target: addr, Conns: 8, Duration: forever, Timeout: forever, MaxRequests: n, Rate: rate}
 	res, err := Run(context.Background(), opts, get(addr))
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +299,7 @@ func TestRunOpenLoopCoordinatedOmission(t *testing.T) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
 	})
-	opts := Options{Target: addr, Conns: 1, Duration: forever, MaxRequests: n, Rate: rate}
+	opts := Options{Target: addr, Conns: 1, Duration: forever, Timeout: forever, MaxRequests: n, Rate: rate}
 	res, err := Run(context.Background(), opts, get(addr))
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +324,7 @@ func TestRunMaxRequests(t *testing.T) {
 	_, addr := startUpstream(t)
 	for _, rate := range []float64{0, 5000} {
 		t.Run(fmt.Sprintf("rate=%v", rate), func(t *testing.T) {
-			opts := Options{Target: addr, Conns: 4, Warmup: 10 * time.Millisecond, Duration: forever, MaxRequests: 300, Rate: rate}
+			opts := Options{Target: addr, Conns: 4, Warmup: 10 * time.Millisecond, Duration: forever, Timeout: forever, MaxRequests: 300, Rate: rate}
 			res, err := Run(context.Background(), opts, get(addr))
 			if err != nil {
 				t.Fatal(err)
@@ -351,9 +352,9 @@ func TestRunCancel(t *testing.T) {
 		after int64 // cancel when the server has seen this many requests
 		opts  Options
 	}{
-		{"closed in window", 50, Options{Conns: 4, Duration: forever}},
-		{"closed in warmup", 50, Options{Conns: 4, Warmup: forever, Duration: time.Second}},
-		{"open", 3, Options{Conns: 4, Duration: forever, Rate: 10}},
+		{"closed in window", 50, Options{Conns: 4, Duration: forever, Timeout: forever}},
+		{"closed in warmup", 50, Options{Conns: 4, Warmup: forever, Duration: time.Second, Timeout: forever}},
+		{"open", 3, Options{Conns: 4, Duration: forever, Timeout: forever, Rate: 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -424,7 +425,7 @@ func TestRunServerCloses(t *testing.T) {
 		}
 	})
 	const conns, n = 2, 100
-	res, err := Run(context.Background(), Options{Target: addr, Conns: conns, Duration: forever, MaxRequests: n}, get(addr))
+	res, err := Run(context.Background(), Options{Target: addr, Conns: conns, Duration: forever, Timeout: forever, MaxRequests: n}, get(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +490,7 @@ func TestRunBadResponse(t *testing.T) {
 		io.WriteString(c, "garbage\r\n\r\n")
 		answer()
 	})
-	res, err := Run(ctx, Options{Target: addr, Conns: 1, Duration: forever}, get(addr))
+	res, err := Run(ctx, Options{Target: addr, Conns: 1, Duration: forever, Timeout: forever}, get(addr))
 	if !errors.Is(err, context.Canceled) || res == nil {
 		t.Fatalf("got %v, %v; want a partial result and context.Canceled", res, err)
 	}
@@ -542,7 +543,7 @@ func TestEncodeDecodeHist(t *testing.T) {
 func TestSteadyStateAllocs(t *testing.T) {
 	_, addr := startUpstream(t)
 	mallocs := func(n int64) uint64 {
-		opts := Options{Target: addr, Conns: 2, Duration: time.Minute, MaxRequests: n}
+		opts := Options{Target: addr, Conns: 2, Duration: time.Minute, MaxRequests: n, Timeout: time.Minute}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

@@ -112,7 +112,7 @@ func TestDirect(t *testing.T) {
 // load result.
 func run(t *testing.T, addr string, req load.Request, n int64) *load.Result {
 	t.Helper()
-	res, err := load.Run(context.Background(), load.Options{Target: addr, Conns: 1, Duration: time.Hour, MaxRequests: n}, req)
+	res, err := load.Run(context.Background(), load.Options{Target: addr, Conns: 1, Duration: time.Hour, MaxRequests: n, Timeout: time.Hour}, req)
 	if err != nil {
 		t.Fatalf("%s through nginx: %v", req.Name, err)
 	}

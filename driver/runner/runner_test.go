@@ -107,7 +107,7 @@ func setup(t *testing.T, modeNames []string, keys []string, repeats int, n int64
 	}
 	return &Config{
 		Dir: t.TempDir(), Self: wafbenchBin(t), Set: set, Cases: cases, Trials: trials,
-		Duration: window, MaxRequests: n,
+		Duration: window, MaxRequests: n, Timeout: window,
 		Envoy: EnvoySpec{Binary: envoyBin(t), Concurrency: 1, CPUs: online,
 			ModuleDir: moduleDir, RulesFile: filepath.Join(root, "build", "crs", "main.conf")},
 		ClientCPUs: online, UpstreamCPU: online, Modes: byName,

@@ -173,7 +173,7 @@ func TestInterruptKeepsRows(t *testing.T) {
 	const trials = 500
 	res := t.TempDir()
 	cmd := exec.Command(self, "run", "--suite", "quick", "--modes", "passthrough", "--workloads", "headers@1",
-		"--repeats", strconv.Itoa(trials), "--duration", "1h", "--max-requests", "20", "--warmup", "0s", "--trial-warmup", "0s",
+		"--repeats", strconv.Itoa(trials), "--duration", "1h", "--max-requests", "20", "--timeout", "1h", "--warmup", "0s", "--trial-warmup", "0s",
 		"--results", res, "--name", "intr", "--progress", "never", "--no-report")
 	cmd.Env = append(os.Environ(), "WAFBENCH_AS_MAIN=1")
 	cmd.Dir = "../../.."
