@@ -20,6 +20,7 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"
+	"wafbench/envoy"
 	"wafbench/filters/crs"
 )
 
@@ -234,7 +235,7 @@ func Module(moduleDir string, m modes.Mode) (result.Module, error) {
 		dir = moduleDir
 		mod.Build += " (module from --module-dir " + moduleDir + ")"
 	}
-	mod.Path = filepath.Join(dir, "libwafbench_"+m.Engine+".so")
+	mod.Path = filepath.Join(dir, envoy.Mode(m.Engine).ModuleFile())
 	sum, err := host.FileSHA256(mod.Path)
 	if err != nil {
 		return result.Module{}, &ModuleError{Mode: m.String(), Err: err}

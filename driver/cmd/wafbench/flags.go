@@ -105,7 +105,7 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 			}
 		}
 		if s.moduleDir != "" && m.Host == modes.Envoy && m.Engine != "" {
-			so := filepath.Join(s.moduleDir, "libwafbench_"+m.Engine+".so")
+			so := filepath.Join(s.moduleDir, envoy.Mode(m.Engine).ModuleFile())
 			if _, err := os.Stat(so); err != nil {
 				return nil, usagef("mode %s: module %s not found (--module-dir)", m, so)
 			}
