@@ -39,6 +39,7 @@ fi
 
 : "${WB_ROOT:?run through wafbench build (or: scripts/engines/coraza.sh pgo <build>)}" "${WB_OUT:?}" "${WB_BUILD:?}"
 cd "$WB_ROOT"
+WB_MODFILE=${WB_MODFILE:-} WB_TAGS=${WB_TAGS:-} WB_PROFILE=${WB_PROFILE:-}
 
 log() { printf '%s: %s\n' "$WB_BUILD" "$*" >&2; }
 die() { printf '%s: %s\n' "$WB_BUILD" "$*" >&2; exit 1; }
