@@ -17,6 +17,7 @@ import (
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
+	"wafbench/envoy"
 )
 
 // ModuleInfoPrefix starts the line each WAF module logs once per filter
@@ -225,21 +226,16 @@ func moduleCounters(ctx context.Context, stats func(context.Context) ([]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("admin /stats: %w", err)
 	}
-	var doc struct {
-		Stats []struct {
-			Name  string  `json:"name"`
-			Value *uint64 `json:"value"`
-		} `json:"stats"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("admin /stats: %w", err)
+	all, err := envoy.ParseStats(b)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]uint64{}
 	prefix := "wafbench_" + engine + "_"
-	for _, s := range doc.Stats {
-		name := s.Name[strings.LastIndex(s.Name, ".")+1:]
-		if strings.HasPrefix(name, prefix) && s.Value != nil {
-			out[name] = *s.Value
+	for full, v := range all {
+		name := full[strings.LastIndex(full, ".")+1:]
+		if strings.HasPrefix(name, prefix) && v >= 0 {
+			out[name] = uint64(v)
 		}
 	}
 	if _, ok := out[prefix+"requests"]; !ok {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,21 +155,9 @@ func envoyStats(t *testing.T, path string) map[string]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Stats []struct {
-			Name  string          `json:"name"`
-			Value json.RawMessage `json:"value"`
-		} `json:"stats"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
+	out, err := envoy.ParseStats(b)
+	if err != nil {
 		t.Fatalf("%s: %v", path, err)
-	}
-	out := map[string]int64{}
-	for _, s := range doc.Stats {
-		var v int64
-		if json.Unmarshal(s.Value, &v) == nil {
-			out[s.Name] = v
-		}
 	}
 	return out
 }

@@ -73,21 +73,15 @@ func processCounters(t *testing.T, p *envoy.Process) map[string]int64 {
 	if err != nil {
 		t.Fatalf("stats: %v", err)
 	}
-	var doc struct {
-		Stats []struct {
-			Name  string          `json:"name"`
-			Value json.RawMessage `json:"value"`
-		} `json:"stats"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	all, err := envoy.ParseStats(raw)
+	if err != nil {
 		t.Fatalf("stats: %v", err)
 	}
 	const prefix = "dynamicmodulescustom.wafbench_coraza_"
 	out := map[string]int64{}
-	for _, s := range doc.Stats {
-		var v int64
-		if strings.HasPrefix(s.Name, prefix) && json.Unmarshal(s.Value, &v) == nil {
-			out[strings.TrimPrefix(s.Name, prefix)] = v
+	for name, v := range all {
+		if strings.HasPrefix(name, prefix) {
+			out[strings.TrimPrefix(name, prefix)] = v
 		}
 	}
 	if len(out) == 0 {

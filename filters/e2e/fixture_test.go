@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -201,20 +200,9 @@ func envoyStats(t testing.TB, mode envoy.Mode) map[string]int64 {
 	if err != nil {
 		t.Fatalf("envoy %s stats: %v", mode, err)
 	}
-	var doc struct {
-		Stats []struct {
-			Name  string          `json:"name"`
-			Value json.RawMessage `json:"value"`
-		} `json:"stats"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	out, err := envoy.ParseStats(raw)
+	if err != nil {
 		t.Fatalf("envoy %s stats: %v", mode, err)
-	}
-	out := map[string]int64{}
-	for _, s := range doc.Stats {
-		if v, err := strconv.ParseInt(string(s.Value), 10, 64); err == nil {
-			out[s.Name] = v
-		}
 	}
 	return out
 }
