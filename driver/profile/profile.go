@@ -20,6 +20,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/load"
 	"wafbench/driver/modes"
 )
 
@@ -223,8 +224,8 @@ func (w *Workload) validate() error {
 		return fmt.Errorf("%s: conns: want at least one connection count", where)
 	}
 	for _, c := range w.Conns {
-		if c < 1 || c > 1024 {
-			return fmt.Errorf("%s: conns: want 1..1024, got %d", where, c)
+		if c < 1 || c > load.MaxConns {
+			return fmt.Errorf("%s: conns: want 1..%d, got %d", where, load.MaxConns, c)
 		}
 	}
 	if len(w.Expect) == 0 {
@@ -276,8 +277,8 @@ func (s *Set) Cases(keys []string) ([]Case, error) {
 		conns := w.Conns
 		if hasConns {
 			c, err := strconv.Atoi(connStr)
-			if err != nil || c < 1 || c > 1024 {
-				return nil, fmt.Errorf("workload %s: conns: want 1..1024, got %q", k, connStr)
+			if err != nil || c < 1 || c > load.MaxConns {
+				return nil, fmt.Errorf("workload %s: conns: want 1..%d, got %q", k, load.MaxConns, connStr)
 			}
 			conns = []int{c}
 		}

@@ -150,7 +150,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	var hs headerList
 	target := fs.String("target", "", "http://HOST:PORT/PATH to drive (required; loopback only)")
-	conns := fs.Int("conns", 16, "persistent HTTP/1.1 connections (1..1024)")
+	conns := fs.Int("conns", 16, fmt.Sprintf("persistent HTTP/1.1 connections (1..%d)", load.MaxConns))
 	duration := fs.Duration("duration", 5*time.Second, "measured window")
 	warmup := fs.Duration("warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
 	rate := fs.Float64("rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
