@@ -2,7 +2,6 @@ package envoy
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -21,8 +20,5 @@ func TestWriteYAMLDiskFullLeavesNoEmptyFile(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
 	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		t.Errorf("left behind: %s", e.Name())
-	}
+	diskfull.NothingLeft(t, dir)
 }

@@ -22,10 +22,7 @@ func TestWriteAllDiskFullLeavesNoEmptySVG(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
 	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		t.Errorf("left behind: %s", e.Name())
-	}
+	diskfull.NothingLeft(t, dir)
 }
 
 // TestWriteAllSkipsEmptyCharts measures no CPU (as a ref-direct-only run):

@@ -19,3 +19,16 @@ func At(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 }
+
+// NothingLeft fails the test for every entry left in dir: after a write
+// that failed on a full disk, no empty or partial file may remain.
+func NothingLeft(t testing.TB, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
