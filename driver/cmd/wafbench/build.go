@@ -57,19 +57,6 @@ func loadBuildEnv(buildsFile string, force bool, stderr io.Writer) (*buildEnv, e
 	return &buildEnv{root: root, set: set, runner: &builds.Runner{Root: root, Set: set, Stderr: stderr, Force: force}}, nil
 }
 
-// pick resolves NAME arguments; an unknown one is bad input listing the known builds.
-func (e *buildEnv) pick(cmd string, names []string) ([]*builds.Build, error) {
-	var out []*builds.Build
-	for _, n := range names {
-		b, ok := e.set.Find(n)
-		if !ok {
-			return nil, usagef("%s: unknown build %q; known builds: %s", cmd, n, strings.Join(e.set.Modes(), ", "))
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
 func buildCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	list := fs.Bool("list", false, "list the builds and whether each is up to date; build nothing")
@@ -82,26 +69,18 @@ func buildCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	chosen, err := env.pick("build", fs.Args())
+	chosen, err := env.set.Pick(fs.Args())
 	if err != nil {
-		return err
+		return usagef("build: %v", err)
 	}
 	if *list {
 		return env.list(stdout, chosen)
 	}
 	if len(chosen) == 0 {
-		for i := range env.set.Builds {
-			b := &env.set.Builds[i]
-			if b.Instrument {
-				continue
-			}
-			if b.PGO != nil {
-				if _, err := env.set.CheckProfile(env.root, b); err != nil {
-					fmt.Fprintf(stderr, "%s: skipped: %v\n", b.Mode(), err)
-					continue
-				}
-			}
-			chosen = append(chosen, b)
+		var skipped []builds.Skipped
+		chosen, skipped = env.set.Buildable(env.root)
+		for _, sk := range skipped {
+			fmt.Fprintf(stderr, "%s: skipped: %v\n", sk.Build.Mode(), sk.Err)
 		}
 	}
 	var failed []string
@@ -158,16 +137,12 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	chosen, err := env.pick("pgo", fs.Args())
+	chosen, err := env.set.Pick(fs.Args())
 	if err != nil {
-		return err
+		return usagef("pgo: %v", err)
 	}
 	if len(chosen) == 0 {
-		for i := range env.set.Builds {
-			if env.set.Builds[i].PGO != nil {
-				chosen = append(chosen, &env.set.Builds[i])
-			}
-		}
+		chosen = env.set.PGOBuilds()
 	}
 	profiles, err := profile.LoadDir(*profilesDir)
 	if err != nil {
@@ -196,7 +171,8 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		tr := &builds.Trainer{Runner: env.runner, Wafbench: self, Cases: keys,
 			RunArgs: []string{"--builds", *buildsFile, "--profiles", *profilesDir}}
-		if _, err := tr.Train(ctx, b); err == nil {
+		_, err = tr.Train(ctx, b)
+		if err == nil {
 			_, _, err = env.runner.Build(ctx, b)
 		}
 		if err != nil {
