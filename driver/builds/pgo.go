@@ -268,35 +268,60 @@ func formatCounts(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// profileCoverage counts the functions of a merged clang profile that have
-// a non-zero entry count, and all functions it lists.
+// profileCoverage counts the functions of a merged clang profile that ran
+// (a non-zero counter), and all functions it lists.
 func profileCoverage(ctx context.Context, tool, profdata string) (counted, total int, err error) {
-	out, err := execOutput(ctx, tool, "show", "--all-functions", profdata)
+	out, err := execOutput(ctx, tool, "show", "--all-functions", "--counts", profdata)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s show: %v", tool, err)
 	}
 	return parseFunctionCounts(out)
 }
 
-// parseFunctionCounts reads the "Function count: N" lines of
-// 'llvm-profdata show --all-functions'.
+// parseFunctionCounts reads 'llvm-profdata show --all-functions --counts':
+// a function is a "  name:" line, followed by "Function count: N" (front-end
+// profiles) or "Block counts: [a, b, …]" (IR profiles, entry_first = 0). A
+// function counts as covered when any of its counters is non-zero.
 func parseFunctionCounts(out string) (counted, total int, err error) {
+	covered := false
+	flush := func() {
+		if covered {
+			counted++
+		}
+		covered = false
+	}
 	for _, l := range strings.Split(out, "\n") {
-		v, ok := strings.CutPrefix(strings.TrimSpace(l), "Function count:")
-		if !ok {
+		if strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   ") && strings.HasSuffix(l, ":") {
+			if total > 0 {
+				flush()
+			}
+			total++
 			continue
 		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("llvm-profdata show: %q: %v", l, err)
+		t := strings.TrimSpace(l)
+		var nums string
+		if v, ok := strings.CutPrefix(t, "Function count:"); ok {
+			nums = v
+		} else if v, ok := strings.CutPrefix(t, "Block counts:"); ok {
+			nums = strings.Trim(strings.TrimSpace(v), "[]")
+		} else {
+			continue
 		}
-		total++
-		if n > 0 {
-			counted++
+		for _, f := range strings.Split(nums, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			n, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("llvm-profdata show: %q: %v", l, err)
+			}
+			covered = covered || n > 0
 		}
 	}
 	if total == 0 {
 		return 0, 0, fmt.Errorf("llvm-profdata show listed no functions")
 	}
+	flush()
 	return counted, total, nil
 }

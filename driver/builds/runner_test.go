@@ -268,26 +268,46 @@ func TestCheckTraining(t *testing.T) {
 }
 
 func TestParseFunctionCounts(t *testing.T) {
-	out := `Counters:
-  _ZN11modsecurity11Transaction9processURIEPKcS2_S2_:
-    Hash: 0x0cd5a1e5b8b8c1f2
-    Counters: 12
-    Function count: 2210
-  _ZN11modsecurity5utils6string7toupperE:
-    Hash: 0x0000000000000018
+	tests := []struct {
+		name, out          string
+		wantCounted, total int
+	}{
+		{"IR profile", `Counters:
+  _ZN11modsecurity4JSON12processChunkEPKc:
+    Hash: 0x03510b1eb87d49fc
+    Counters: 3
+    Block counts: [65, 0, 0]
+  _ZN11modsecurity9variables15ReqbodyErrorMsgD0Ev:
+    Hash: 0x0a4d0ad3efffffff
     Counters: 1
-    Function count: 0
+    Block counts: [0]
   main:
     Hash: 0x0000000000000018
-    Counters: 1
-    Function count: 1
+    Counters: 2
+    Block counts: [0, 7]
 Instrumentation level: IR  entry_first = 0
 Functions shown: 3
 Total functions: 3
-`
-	counted, total, err := parseFunctionCounts(out)
-	if err != nil || counted != 2 || total != 3 {
-		t.Errorf("got %d/%d err=%v, want 2/3", counted, total, err)
+`, 2, 3},
+		{"front-end profile", `Counters:
+  f:
+    Hash: 0x1
+    Counters: 1
+    Function count: 0
+  g:
+    Hash: 0x2
+    Counters: 1
+    Function count: 12
+Functions shown: 2
+`, 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counted, total, err := parseFunctionCounts(tt.out)
+			if err != nil || counted != tt.wantCounted || total != tt.total {
+				t.Errorf("got %d/%d err=%v, want %d/%d", counted, total, err, tt.wantCounted, tt.total)
+			}
+		})
 	}
 	if _, _, err := parseFunctionCounts("Total functions: 0\n"); err == nil {
 		t.Errorf("empty listing: got no error")
