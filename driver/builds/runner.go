@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"wafbench/driver/child"
 	"wafbench/driver/internal/host"
 )
 
@@ -204,18 +205,17 @@ func (r *Runner) env(b *Build, out, cache string, prof *ProfileRef) []string {
 	)
 }
 
-// run runs name with args and env (from the repository root, in its own
-// process group, stopped with SIGTERM to the group when ctx ends) with its
+// run runs name with args and env (from the repository root, as a
+// child.Process: its own process group, killed if the driver dies, stopped
+// with SIGTERM to the group, then SIGKILL after 30 s, when ctx ends) with its
 // output passed through to Stderr, printing a heartbeat (last line, elapsed
 // time) while it runs. On failure the error carries its last line.
 func (r *Runner) run(ctx context.Context, label, doing string, env []string, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.Command(name, args...)
 	cmd.Dir = r.Root
 	cmd.Env = env
 	cmd.Stdout = r.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
+	cmd.WaitDelay = 30 * time.Second // a leftover holding stderr cannot hang Wait
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	var mu sync.Mutex
@@ -256,7 +256,15 @@ func (r *Runner) run(ctx context.Context, label, doing string, env []string, nam
 			}
 		}
 	}()
-	err := cmd.Run()
+	p, err := child.Start(cmd, nil)
+	if err == nil {
+		select {
+		case <-p.Done():
+		case <-ctx.Done():
+			p.Stop(syscall.SIGTERM, 30*time.Second)
+		}
+		err = p.ExitErr()
+	}
 	tick.Stop()
 	close(stop)
 	pw.Close()
