@@ -69,7 +69,7 @@ func Describe(m *result.Meta, s Stack) error {
 			continue
 		}
 		waf = true
-		mod, err := Module(s.ModuleDir, md)
+		mod, err := describeModule(s.ModuleDir, md)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func Describe(m *result.Meta, s Stack) error {
 	if err != nil {
 		return err
 	}
-	m.CRS, err = CRS(man, s.CRSDir, def)
+	m.CRS, err = describeCRS(man, s.CRSDir, def)
 	return err
 }
 
@@ -98,7 +98,7 @@ func defaultCRSDir(repoDir string) string { return filepath.Join(repoDir, "build
 // directory (defaultDir, a build output) is exported afresh at every run
 // start, so an export left by an older wafbench is brought up to date (only
 // files that differ are rewritten). Any other directory (--crs-dir) is used
-// as it is, once it holds an export; CRS then notes how it differs from
+// as it is, once it holds an export; describeCRS then notes how it differs from
 // this wafbench's own export.
 func EnsureCRS(dir, defaultDir string) (*crs.Manifest, error) {
 	if filepath.Clean(dir) != filepath.Clean(defaultDir) {
@@ -113,12 +113,12 @@ func EnsureCRS(dir, defaultDir string) (*crs.Manifest, error) {
 	return man, nil
 }
 
-// CRS describes the rule set in dir. Its hashes are computed now, from the
+// describeCRS describes the rule set in dir. Its hashes are computed now, from the
 // files the engines will load, not taken from the export's manifest (which
 // an edit after export would not update); the manifest's version and
 // adaptations are recorded beside them. A dir other than defaultDir is
 // compared with this wafbench's export, and the differing files noted.
-func CRS(man *crs.Manifest, dir, defaultDir string) (*result.CRS, error) {
+func describeCRS(man *crs.Manifest, dir, defaultDir string) (*result.CRS, error) {
 	c := &result.CRS{Version: man.Version, Dir: dir, RuleFiles: man.RuleFiles, Files: map[string]string{}}
 	files, sum, err := hashRules(dir)
 	if err != nil {
@@ -204,11 +204,11 @@ func hashRules(dir string) (map[string]string, string, error) {
 	return files, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Module records what a WAF mode runs: for a build, its manifest
+// describeModule records what a WAF mode runs: for a build, its manifest
 // (compiler, flags, source and profile hashes); for nginx, the connector.
 // moduleDir (--module-dir), when set, replaces the build's directory. An
 // unreadable module file is a *ModuleError.
-func Module(moduleDir string, m modes.Mode) (result.Module, error) {
+func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
 	var mod result.Module
 	if m.Build != nil {
 		mod.BuildName = m.Build.Mode()

@@ -20,7 +20,7 @@ func TestCRSHashesTheFilesOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := CRS(man, def, def)
+	before, err := describeCRS(man, def, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestCRSHashesTheFilesOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := CRS(man2, other, def)
+	after, err := describeCRS(man2, other, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestCRSHashesTheFilesOnDisk(t *testing.T) {
 // reported as a *ModuleError naming the mode (the CLI's bad input).
 func TestModuleMissingIsModuleError(t *testing.T) {
 	m := modes.Mode{Name: modes.Name{Base: modes.Coraza, Engine: modes.Coraza, Host: modes.Envoy}}
-	_, err := Module(t.TempDir(), m)
+	_, err := describeModule(t.TempDir(), m)
 	var me *ModuleError
 	if !errors.As(err, &me) || !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "mode coraza: ") {
 		t.Fatalf("got %v, want a *ModuleError for mode coraza wrapping a missing file", err)
