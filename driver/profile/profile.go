@@ -351,6 +351,25 @@ func (s *Set) HeaderPairs(w *Workload) [][2]string {
 	return out
 }
 
+// Request is workload w serialized once as the driver sends it
+// (load.Build): the request line, Host first, the other headers in order,
+// Content-Length and the body. Its Name is w's name and its ExpectStatus
+// 200; the caller sets both for a case and a mode.
+func (s *Set) Request(w *Workload) load.Request {
+	var host string
+	var hs [][2]string
+	for _, h := range s.HeaderPairs(w) {
+		if strings.EqualFold(h[0], "Host") {
+			host = h[1]
+			continue
+		}
+		hs = append(hs, h)
+	}
+	r := load.Build(w.Method, w.FullPath(), hs, w.BodyBytes(), host)
+	r.Name = w.Name
+	return r
+}
+
 func splitHeader(h string) (string, string, error) {
 	k, v, ok := strings.Cut(h, ":")
 	k = strings.TrimSpace(k)

@@ -452,19 +452,9 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 
 // buildRequest serializes a workload's request once.
 func buildRequest(set *profile.Set, c profile.Case, mode string) load.Request {
-	w := c.Workload
-	var host string
-	var hs [][2]string
-	for _, h := range set.HeaderPairs(w) {
-		if strings.EqualFold(h[0], "Host") {
-			host = h[1]
-			continue
-		}
-		hs = append(hs, h)
-	}
-	r := load.Build(w.Method, w.FullPath(), hs, w.BodyBytes(), host)
+	r := set.Request(c.Workload)
 	r.Name = c.Key()
-	r.ExpectStatus = w.Expected(mode)
+	r.ExpectStatus = c.Workload.Expected(mode)
 	return r
 }
 

@@ -40,7 +40,7 @@ func TestSeedWorkloads(t *testing.T) {
 			for _, cs := range cases {
 				t.Run(cs.Key(), func(t *testing.T) {
 					w := cs.Workload
-					raw := Request{Method: w.Method, Target: w.FullPath(), Headers: set.HeaderPairs(w), Body: w.BodyBytes()}.Bytes()
+					raw := set.Request(w).Raw // as the driver sends it
 					want := w.Expected(string(mode))
 					var wg sync.WaitGroup
 					errs := make(chan string, cs.Conns*workloadSends)
