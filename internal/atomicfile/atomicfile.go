@@ -14,14 +14,14 @@ import (
 // path is either its old content or all of b. On any error the temporary
 // file is removed: a full disk leaves no empty or partial file.
 func WriteFile(path string, b []byte) error {
-	return Write(path, func(w io.Writer) error {
+	return write(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
 }
 
-// Write is WriteFile for content produced by write.
-func Write(path string, write func(io.Writer) error) (err error) {
+// write is WriteFile for content produced by fill.
+func write(path string, fill func(io.Writer) error) (err error) {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -35,7 +35,7 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err = write(bw); err != nil {
+	if err = fill(bw); err != nil {
 		return err
 	}
 	if err = bw.Flush(); err != nil {
