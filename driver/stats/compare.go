@@ -107,8 +107,8 @@ type Comparison struct {
 	P            float64
 	PMannWhitney float64
 	PHolm        float64 // Holm-adjusted P across Summary.Comparisons
-	Verdict string
-	Reason  string // why NotEstablished; empty otherwise
+	Verdict      string
+	Reason       string // why NotEstablished; empty otherwise
 }
 
 // N is the number of paired repeats.
