@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wafbench/driver/internal/host"
+	"wafbench/driver/result"
 )
 
 // Trainer runs the PGO loop of a pgo build: build the instrumented build,
@@ -212,16 +213,6 @@ func CheckTraining(rawPath string, cases []string) (*Training, error) {
 		return nil, err
 	}
 	defer f.Close()
-	type record struct {
-		Trial        int              `json:"trial"`
-		Mode         string           `json:"mode"`
-		Workload     string           `json:"workload"`
-		Conns        int              `json:"conns"`
-		Requests     int64            `json:"requests"`
-		Errors       map[string]int64 `json:"errors"`
-		WarmupErrors int64            `json:"warmup_errors"`
-		Error        string           `json:"error"`
-	}
 	tr := &Training{Workloads: map[string]int64{}}
 	trials := map[int]bool{}
 	sc := bufio.NewScanner(f)
@@ -229,7 +220,7 @@ func CheckTraining(rawPath string, cases []string) (*Training, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		var rec record
+		var rec result.Record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", rawPath, line, err)
 		}
