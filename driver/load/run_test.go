@@ -16,26 +16,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"wafbench/driver/upstream"
+	"wafbench/driver/upstream/upstreamtest"
 )
-
-// startUpstream serves the upstream package on loopback until the test ends.
-func startUpstream(tb testing.TB) (*upstream.Server, string) {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := new(upstream.Server)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.Serve(ctx, ln)
-	}()
-	tb.Cleanup(func() { cancel(); <-done })
-	return s, ln.Addr().String()
-}
 
 // startRaw serves every connection with handle until the test ends.
 func startRaw(t *testing.T, handle func(net.Conn)) string {
@@ -95,7 +77,7 @@ func onCount(n int64, cancel context.CancelFunc) (func(), *atomic.Int64) {
 // client, the histogram, the per-second series and the server all count the
 // same requests.
 func TestRunClosedLoop(t *testing.T) {
-	srv, addr := startUpstream(t)
+	srv, addr := upstreamtest.Start(t)
 	const n = 500
 	for _, conns := range []int{1, 16} {
 		t.Run(fmt.Sprintf("conns=%d", conns), func(t *testing.T) {
@@ -150,7 +132,7 @@ func TestRunClosedLoop(t *testing.T) {
 // TestRunWarmup checks the order of the callbacks around a warmup and that
 // warmup responses are not counted in the window.
 func TestRunWarmup(t *testing.T) {
-	srv, addr := startUpstream(t)
+	srv, addr := upstreamtest.Start(t)
 	const n = 200
 	var calls []string
 	before := srv.Stats().Requests
@@ -180,7 +162,7 @@ func TestRunWarmup(t *testing.T) {
 }
 
 func TestRunStatusMismatch(t *testing.T) {
-	_, addr := startUpstream(t)
+	_, addr := upstreamtest.Start(t)
 	req := get(addr)
 	req.ExpectStatus = 403
 	// The cap counts responses of any status.
@@ -227,7 +209,7 @@ func TestRunConnectRefused(t *testing.T) {
 // does not: the k-th response cannot come before its intended time
 // (k-1)/Rate.
 func TestRunOpenLoop(t *testing.T) {
-	srv, addr := startUpstream(t)
+	srv, addr := upstreamtest.Start(t)
 	const rate, n = 2000, 400
 	before := srv.Stats().Requests
 	opts := Options{Target: addr, Conns: 8, Duration: forever, Timeout: forever, MaxRequests: n, Rate: rate}
@@ -316,7 +298,7 @@ func TestRunOpenLoopCoordinatedOmission(t *testing.T) {
 }
 
 func TestRunMaxRequests(t *testing.T) {
-	_, addr := startUpstream(t)
+	_, addr := upstreamtest.Start(t)
 	for _, rate := range []float64{0, 5000} {
 		t.Run(fmt.Sprintf("rate=%v", rate), func(t *testing.T) {
 			opts := Options{Target: addr, Conns: 4, Warmup: 10 * time.Millisecond, Duration: forever, Timeout: forever, MaxRequests: 300, Rate: rate}
@@ -536,7 +518,7 @@ func TestEncodeDecodeHist(t *testing.T) {
 // TestSteadyStateAllocs checks that a longer run allocates no more than a
 // shorter one: requests themselves allocate nothing.
 func TestSteadyStateAllocs(t *testing.T) {
-	_, addr := startUpstream(t)
+	_, addr := upstreamtest.Start(t)
 	mallocs := func(n int64) uint64 {
 		opts := Options{Target: addr, Conns: 2, Duration: time.Minute, MaxRequests: n, Timeout: time.Minute}
 		var before, after runtime.MemStats
@@ -556,7 +538,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 }
 
 func BenchmarkClosedLoop(b *testing.B) {
-	_, addr := startUpstream(b)
+	_, addr := upstreamtest.Start(b)
 	for _, conns := range []int{1, 16} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			opts := Options{Target: addr, Conns: conns, Duration: time.Hour, MaxRequests: int64(b.N)}

@@ -3,7 +3,6 @@ package refhost
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"wafbench/driver/load"
-	"wafbench/driver/upstream"
+	"wafbench/driver/upstream/upstreamtest"
 )
 
 // These tests run Debian's nginx with the ModSecurity connector over the CRS
@@ -20,24 +19,6 @@ import (
 // installs nginx and libnginx-mod-http-modsecurity, `make crs` writes the
 // rules. Nothing here depends on speed: every exchange is a fixed number of
 // requests, and the checks are counts.
-
-// startUpstream serves the upstream on loopback until the test ends.
-func startUpstream(t *testing.T) (*upstream.Server, string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := new(upstream.Server)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.Serve(ctx, ln)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return s, ln.Addr().String()
-}
 
 func rulesFile(t *testing.T) string {
 	t.Helper()
@@ -125,7 +106,7 @@ func run(t *testing.T, addr string, req load.Request, n int64) *load.Result {
 // process behind.
 func TestNginxModSecurity(t *testing.T) {
 	requireNginx(t)
-	srv, upAddr := startUpstream(t)
+	srv, upAddr := upstreamtest.Start(t)
 	dir := t.TempDir()
 	p, err := Start(context.Background(), Spec{Mode: NginxModSecurity, UpstreamAddr: upAddr, RulesFile: rulesFile(t),
 		Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
@@ -195,7 +176,7 @@ func TestNginxModSecurity(t *testing.T) {
 // error from nginx's log, not hang.
 func TestNginxBadRules(t *testing.T) {
 	requireNginx(t)
-	_, upAddr := startUpstream(t)
+	_, upAddr := upstreamtest.Start(t)
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "bad.conf")
 	if err := os.WriteFile(rules, []byte("SecRuleEngine On\nSecNoSuchDirective 1\n"), 0o644); err != nil {
