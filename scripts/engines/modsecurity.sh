@@ -96,7 +96,7 @@ step() {
 }
 
 need() { # need TOOL DEBIAN-PACKAGE
-  command -v "$1" >/dev/null 2>&1 || die "$1 not found: install the Debian package $2 (./scripts/setup.sh installs it)"
+  command -v "$1" >/dev/null 2>&1 || die "$1 not found: install the Debian package $2 (./scripts/setup.sh installs those of the recipes in filters/builds.yaml)"
 }
 
 json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
