@@ -53,7 +53,7 @@ overhead:
 
 # The test runner: gotestsum prints one line per test and a closing summary.
 test: build modules crs
-	$(MAKE) -C filters/modsecurity test asan check-exports format-check
+	$(MAKE) -C filters/modsecurity test asan tsan check-exports format-check
 	$(MAKE) -C filters/coraza symbols
 	$(GO) vet ./...
 	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
