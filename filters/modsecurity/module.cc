@@ -92,6 +92,9 @@ class Filter {
 
   envoy_dynamic_module_type_on_http_filter_request_headers_status OnRequestHeaders(bool end_of_stream);
   envoy_dynamic_module_type_on_http_filter_request_body_status OnRequestBody(bool end_of_stream);
+  // OnRequestTrailers ends a request whose body was followed by trailers:
+  // the body is complete, so phase 2 runs here (never skipped).
+  envoy_dynamic_module_type_on_http_filter_request_trailers_status OnRequestTrailers();
   envoy_dynamic_module_type_on_http_filter_response_headers_status OnResponseHeaders();
   void OnStreamComplete();
   // FailClosed handles an exception that escaped one of the above: it counts
@@ -125,6 +128,7 @@ class Filter {
   std::unique_ptr<Transaction> txn_;
   bool rejected_ = false;
   bool error_counted_ = false;
+  bool phase2_done_ = false;
 };
 
 void Filter::Reject(const Verdict& v, CounterIndex blocked_counter, const char* details) {
@@ -258,6 +262,7 @@ void Filter::AppendChunks(envoy_dynamic_module_type_http_body_type type, Verdict
 }
 
 Verdict Filter::RunPhase2(bool with_body) {
+  phase2_done_ = true;
   Verdict v;
   if (with_body) {
     const uint64_t t0 = Now();
@@ -298,6 +303,19 @@ envoy_dynamic_module_type_on_http_filter_request_body_status Filter::OnRequestBo
     return envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationNoBuffer;
   }
   return envoy_dynamic_module_type_on_http_filter_request_body_status_Continue;
+}
+
+envoy_dynamic_module_type_on_http_filter_request_trailers_status Filter::OnRequestTrailers() {
+  if (rejected_) return envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration;
+  if (txn_ == nullptr || phase2_done_) {
+    return envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue;
+  }
+  Verdict v = RunPhase2(true);
+  if (v.blocked()) {
+    Reject(v, kBlockedPhase2, "wafbench_modsecurity_phase2");
+    return envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration;
+  }
+  return envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue;
 }
 
 envoy_dynamic_module_type_on_http_filter_response_headers_status Filter::OnResponseHeaders() {
@@ -472,9 +490,17 @@ envoy_dynamic_module_on_http_filter_request_body(envoy_dynamic_module_type_http_
 }
 
 WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_request_trailers_status
-envoy_dynamic_module_on_http_filter_request_trailers(envoy_dynamic_module_type_http_filter_envoy_ptr,
-                                                     envoy_dynamic_module_type_http_filter_module_ptr) {
-  return envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue;
+envoy_dynamic_module_on_http_filter_request_trailers(
+    envoy_dynamic_module_type_http_filter_envoy_ptr,
+    envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) return envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration;
+  try {
+    return f->OnRequestTrailers();
+  } catch (...) {
+    f->FailClosed(true);
+    return envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration;
+  }
 }
 
 WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_response_headers_status

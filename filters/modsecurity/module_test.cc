@@ -289,6 +289,34 @@ TEST_F(ModuleTest, Table) {
   }
 }
 
+// A body followed by trailers never sees end_of_stream in the body hook:
+// phase 2 must run in the trailers hook, or the body goes uninspected.
+TEST_F(ModuleTest, BodyWithTrailersIsInspected) {
+  for (const auto& [body, want_reply] :
+       std::vector<std::pair<std::string, uint32_t>>{{"user=1234+OR+1%3D1", 403}, {"user=alice", 0}}) {
+    SCOPED_TRACE(body);
+    Stream s = Post(body);
+    current = &s;
+    auto* f = envoy_dynamic_module_on_http_filter_new(config_, &s);
+    EXPECT_EQ(envoy_dynamic_module_on_http_filter_request_headers(&s, f, false), kHeadersStop);
+    EXPECT_EQ(envoy_dynamic_module_on_http_filter_request_body(&s, f, false),
+              envoy_dynamic_module_type_on_http_filter_request_body_status_StopIterationAndBuffer);
+    int got = envoy_dynamic_module_on_http_filter_request_trailers(&s, f);
+    envoy_dynamic_module_on_http_filter_stream_complete(&s, f);
+    envoy_dynamic_module_on_http_filter_destroy(f);
+    current = nullptr;
+    if (want_reply == 0) {
+      EXPECT_EQ(got, envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue);
+      EXPECT_EQ(s.replies, 0);
+    } else {
+      EXPECT_EQ(got, envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration);
+      EXPECT_EQ(s.replies, 1);
+      EXPECT_EQ(s.status, want_reply);
+      EXPECT_EQ(Counter(s, "blocked_phase2"), "1");
+    }
+  }
+}
+
 // After the response: an exception in stream_complete (here from the
 // logging timer's counter call) is counted, and no reply is attempted.
 TEST_F(ModuleTest, ThrowInStreamComplete) {
