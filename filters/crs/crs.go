@@ -28,6 +28,8 @@ import (
 	"strings"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
+
+	"wafbench/filters/rulefiles"
 )
 
 // Version is the CRS release embedded in the coraza-coreruleset module.
@@ -280,9 +282,6 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
-// dataFileRef matches an operator that reads a file named in its argument.
-var dataFileRef = regexp.MustCompile(`@(?:pmFromFile|pmf|ipMatchFromFile|ipMatchF)\s+([^"\s]+)`)
-
 // Files lists every file an engine reads when it loads dir/main.conf, as
 // absolute paths in the order they are first read: main.conf, each file it
 // includes (recursively; a glob includes its matches in name order) and,
@@ -291,77 +290,11 @@ var dataFileRef = regexp.MustCompile(`@(?:pmFromFile|pmf|ipMatchFromFile|ipMatch
 // against the directory of the file that names it, as both engines do).
 // A missing file is an error. Hashing these files hashes what Envoy loads.
 func Files(dir string) ([]string, error) {
-	abs, err := filepath.Abs(dir)
+	files, err := rulefiles.Walk(filepath.Join(dir, MainFile), nil)
 	if err != nil {
-		return nil, fmt.Errorf("crs files: dir %q: %w", dir, err)
+		return nil, fmt.Errorf("crs files: %w", err)
 	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(name string) bool {
-		if seen[name] {
-			return false
-		}
-		seen[name] = true
-		out = append(out, name)
-		return true
-	}
-	var walk func(conf string, depth int) error
-	walk = func(conf string, depth int) error {
-		if depth > 100 {
-			return fmt.Errorf("crs files: %s: includes nested more than 100 deep", conf)
-		}
-		data, err := os.ReadFile(conf)
-		if err != nil {
-			return fmt.Errorf("crs files: %w", err)
-		}
-		if !add(conf) {
-			return nil
-		}
-		base := filepath.Dir(conf)
-		resolve := func(name string) string {
-			if filepath.IsAbs(name) {
-				return filepath.Clean(name)
-			}
-			return filepath.Join(base, name)
-		}
-		var refs []string
-		for n, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "#") {
-				continue
-			}
-			for _, m := range dataFileRef.FindAllStringSubmatch(line, -1) {
-				refs = append(refs, m[1])
-			}
-			f := strings.Fields(line)
-			if len(f) < 2 || !strings.EqualFold(f[0], "Include") {
-				continue
-			}
-			pat := resolve(strings.Trim(strings.Join(f[1:], " "), `"'`))
-			matches := []string{pat}
-			if strings.ContainsAny(pat, "*?[") {
-				if matches, err = filepath.Glob(pat); err != nil {
-					return fmt.Errorf("crs files: %s:%d: Include %s: %w", conf, n+1, pat, err)
-				}
-			}
-			for _, m := range matches {
-				if err := walk(m, depth+1); err != nil {
-					return err
-				}
-			}
-		}
-		for _, ref := range refs {
-			name := resolve(ref)
-			if _, err := os.Stat(name); err != nil {
-				return fmt.Errorf("crs files: %s names %s: %w", conf, ref, err)
-			}
-			add(name)
-		}
-		return nil
-	}
-	if err := walk(filepath.Join(abs, MainFile), 0); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return files, nil
 }
 
 // adapt applies the libmodsecurity 3.0.9 adaptation to one rule file.

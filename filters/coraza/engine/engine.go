@@ -14,6 +14,8 @@ import (
 	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/experimental"
 	"github.com/corazawaf/coraza/v3/types"
+
+	"wafbench/filters/rulefiles"
 )
 
 // DefaultMaxBodyBytes is the request-body buffering limit used when
@@ -64,6 +66,12 @@ func New(cfg Config) (*WAF, error) {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if _, err := os.Stat(cfg.RulesFile); err != nil {
+		return nil, fmt.Errorf("engine config: rules_file: %w", err)
+	}
+	// The same refusal as the C++ module's: no rule may run scripts or
+	// programs (Coraza would silently ignore SecRuleScript, so the two
+	// engines would not evaluate the same rules).
+	if err := rulefiles.CheckNoScripts(cfg.RulesFile); err != nil {
 		return nil, fmt.Errorf("engine config: rules_file: %w", err)
 	}
 	w, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectivesFromFile(cfg.RulesFile))
