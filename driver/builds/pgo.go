@@ -82,11 +82,8 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 	args := append([]string{"run", "--suite", b.PGO.Training, "--modes", from.Mode(), "--results", results,
 		"--name", "train", "--no-report", "--progress", "never"}, t.RunArgs...)
 	env := append(os.Environ(), "LLVM_PROFILE_FILE="+filepath.Join(raw, "%p-%m.profraw"))
-	// Training is not a measurement: it takes a run lock of its own rather
-	// than waiting for (or blocking) the machine's measured runs.
-	if os.Getenv("WAFBENCH_LOCK") == "" {
-		env = append(env, "WAFBENCH_LOCK="+filepath.Join(work, "run.lock"))
-	}
+	// Training takes the machine's run lock like any run: it is not a
+	// measurement, but it would load the CPUs a measured run pins.
 	if err := r.run(ctx, label, "training", env, t.Wafbench, args...); err != nil {
 		return nil, fmt.Errorf("%w (kept %s): %w", err, rel(r.Root, work), ErrTraining)
 	}
