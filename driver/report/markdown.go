@@ -568,10 +568,10 @@ func writeLimitations(m *md, meta *result.Meta, s *stats.Summary, q *quality) {
 				established++
 			}
 		}
-		m.p("- %d of %d comparisons reached a verdict. With n=%d paired repeats the smallest attainable two-sided Mann–Whitney p is %s; Holm over %d comparisons needs at least %d repeats per mode before even a complete separation can be established.",
-			established, nc, minN, p(stats.MinP(minN, minN)), nc, stats.RepeatsNeeded(nc))
+		m.p("- %d of %d comparisons reached a verdict (n ≥ %d paired repeats each). Holm over %d comparisons multiplies the smallest p by %d: an effect of a few percent needs more repeats than a large one, and the per-repeat ratios in the tables show how much each comparison varies between fresh processes.",
+			established, nc, minN, nc, nc)
 	}
-	m.p("- The Mann–Whitney U test treats the two modes' per-repeat values as independent samples; the pairing within repeats enters only through the ratio intervals.")
+	m.p("- The paired t-test assumes the per-repeat log-ratios are independent and roughly normal; with few repeats that cannot be checked well. The bootstrap and order-statistic intervals of the median, which assume neither, must also exclude 1 for a verdict.")
 	m.p("- A percentile bootstrap of a median from few repeats is optimistic (too narrow); it is shown beside the order-statistic interval, which is exact but needs n ≥ 6.")
 	m.p("- Timing on shared VMs varies about ±30%% run to run; only differences established across interleaved repeats should be trusted, and only for this machine.")
 	if meta.GitDirty {
