@@ -141,6 +141,12 @@ func proxy(t testing.TB, mode envoy.Mode) *envoy.Process {
 }
 
 func startEnvoy(mode envoy.Mode) (*envoy.Process, error) {
+	return startEnvoyWorkers(mode, 1, string(mode))
+}
+
+// startEnvoyWorkers starts an Envoy of mode with the given number of worker
+// threads (--concurrency) in fx.tmp/dir; the caller stops it.
+func startEnvoyWorkers(mode envoy.Mode, workers int, name string) (*envoy.Process, error) {
 	cfg := envoy.Config{
 		Mode:             mode,
 		UpstreamAddr:     fx.upAddr,
@@ -151,7 +157,7 @@ func startEnvoy(mode envoy.Mode) (*envoy.Process, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%v; %s", err, setupHint)
 	}
-	dir := filepath.Join(fx.tmp, string(mode))
+	dir := filepath.Join(fx.tmp, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -165,7 +171,7 @@ func startEnvoy(mode envoy.Mode) (*envoy.Process, error) {
 		Binary:       fx.binary,
 		ConfigPath:   path,
 		WorkDir:      dir,
-		Concurrency:  1,
+		Concurrency:  workers,
 		Env:          envoy.Env(cfg),
 		ExtraArgs:    []string{"--component-log-level", componentLog()},
 		StartTimeout: 60 * time.Second,
