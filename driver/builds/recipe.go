@@ -24,7 +24,7 @@ var moduleSources = map[string][]string{
 		"filters/modsecurity/Makefile", "filters/abi/*.h", "scripts/engines/modsecurity.sh",
 	},
 	"coraza": {
-		"filters/coraza/...", "filters/crs/...", "filters/abi/*.h", "scripts/engines/coraza.sh",
+		"filters/coraza/...", "filters/crs/...", "filters/rulefiles/...", "filters/abi/*.h", "scripts/engines/coraza.sh",
 	},
 }
 
