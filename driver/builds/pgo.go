@@ -58,10 +58,7 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 	}
 	profdata := "llvm-profdata" + strings.TrimPrefix(b.Compiler, "clang")
 	pgoDir := filepath.Join(r.Root, "build", "pgo")
-	if err := os.MkdirAll(pgoDir, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(pgoDir, ".train-"+b.DirName()+"-")
+	work, err := trainingDir(pgoDir, b)
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +148,7 @@ func (t *Trainer) trainGo(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	}
 	profRel, infoRel := b.ProfilePath()
 	pgoDir := filepath.Join(r.Root, "build", "pgo")
-	if err := os.MkdirAll(pgoDir, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(pgoDir, ".train-"+b.DirName()+"-")
+	work, err := trainingDir(pgoDir, b)
 	if err != nil {
 		return nil, err
 	}
@@ -317,4 +311,13 @@ func parseFunctionCounts(out string) (counted, total int, err error) {
 	}
 	flush()
 	return counted, total, nil
+}
+
+// trainingDir makes a fresh scratch directory for training b under pgoDir
+// (build/pgo, created if missing); the caller removes it.
+func trainingDir(pgoDir string, b *Build) (string, error) {
+	if err := os.MkdirAll(pgoDir, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(pgoDir, ".train-"+b.DirName()+"-")
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"wafbench/driver/builds"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
 	"wafbench/driver/refhost"
@@ -214,7 +215,7 @@ func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
 		mod.BuildName = m.Build.Mode()
 		mod.Engine, mod.EngineVersion = m.Engine, m.Build.Version
 		mod.Build = buildSummary(m)
-		if b, err := os.ReadFile(filepath.Join(m.Dir, "manifest.json")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(m.Dir, builds.ManifestFile)); err == nil {
 			mod.Manifest = b
 		}
 	}

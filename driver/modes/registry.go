@@ -148,7 +148,7 @@ func (m Mode) CheckBuilt() error {
 		return nil
 	}
 	// The manifest is written last: without it the build is not finished.
-	if _, err := os.Stat(filepath.Join(m.Dir, "manifest.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(m.Dir, builds.ManifestFile)); err != nil {
 		return fmt.Errorf("mode %s: build %s is not built (%v): run 'make engines' or 'build/wafbench build %s'", m, m.Build.Mode(), err, m.Build.Mode())
 	}
 	if m.Host == Envoy {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"wafbench/driver/builds"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
@@ -65,16 +66,16 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) 
 		if err := checkIdentity(m, info); err != nil {
 			return nil, fail("%v", err)
 		}
-		if pf.ModulePath, err = mappedFile(p.pid, "libwafbench_"+m.Engine+".so"); err != nil {
+		if pf.ModulePath, err = mappedFile(p.pid, envoy.ModeOf(m.String()).ModuleFile()); err != nil {
 			return nil, fail("%v", err)
 		}
 		if pf.ModuleSHA256, err = host.FileSHA256(pf.ModulePath); err != nil {
 			return nil, fail("%v", err)
 		}
 		if m.Build != nil && !p.moduleOverride {
-			if want := manifestModuleSHA(m.Dir); want != "" && want != pf.ModuleSHA256 {
+			if man, err := builds.ReadManifest(m.Dir); err == nil && man.ModuleSHA256 != "" && man.ModuleSHA256 != pf.ModuleSHA256 {
 				return nil, fail("loaded module %s has SHA-256 %.12s…, but build %s's manifest says %.12s… — rebuild it ('build/wafbench build %s')",
-					pf.ModulePath, pf.ModuleSHA256, m.Build.Mode(), want, m.Build.Mode())
+					pf.ModulePath, pf.ModuleSHA256, m.Build.Mode(), man.ModuleSHA256, m.Build.Mode())
 			}
 		}
 	}
@@ -121,22 +122,6 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) 
 		}
 	}
 	return pf, nil
-}
-
-// manifestModuleSHA is the module SHA-256 a build's manifest.json records
-// ("" when there is none).
-func manifestModuleSHA(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		return ""
-	}
-	var man struct {
-		ModuleSHA256 string `json:"module_sha256"`
-	}
-	if json.Unmarshal(b, &man) != nil {
-		return ""
-	}
-	return man.ModuleSHA256
 }
 
 // checkIdentity compares a module's self-report with the mode it runs as.
