@@ -7,7 +7,10 @@
 // (`modsecurity`, `coraza`), `<engine>@<build>` for any other build declared in
 // filters/builds.yaml (`modsecurity@3.0.14-pgo`, `coraza@re2`), or a reference
 // host: `ref-direct`, `ref-nginx-modsecurity[@<build>]` (nginx's ModSecurity
-// connector on that libmodsecurity build).
+// connector on that libmodsecurity build), `ref-caddy-coraza` (Caddy with our
+// handler around coraza/v3). `coraza-wasm` is the Coraza engine wrapper run
+// as a proxy-wasm filter in Envoy's V8 instead of as a dynamic module; it has
+// no builds of its own.
 //
 // The name-only functions (Parse, Engine, IsWAF, Rank, Palette, ExpectKeys)
 // need no build file, so reports can be rebuilt anywhere from raw records;
@@ -18,6 +21,7 @@ package modes
 import (
 	"fmt"
 	"image/color"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -27,6 +31,8 @@ const (
 	Passthrough         = "passthrough"
 	RefDirect           = "ref-direct"
 	RefNginxModSecurity = "ref-nginx-modsecurity"
+	RefCaddyCoraza      = "ref-caddy-coraza"
+	CorazaWasm          = "coraza-wasm" // Coraza as a proxy-wasm filter in Envoy's V8
 
 	ModSecurity = "modsecurity" // engine: libmodsecurity (C++ module)
 	Coraza      = "coraza"      // engine: coraza/v3 (Go module)
@@ -46,6 +52,7 @@ const (
 	Envoy  Host = "envoy"  // a fresh Envoy per trial, with or without a WAF module
 	Nginx  Host = "nginx"  // nginx with the ModSecurity connector
 	Direct Host = "direct" // no proxy: the client talks to the upstream
+	Caddy  Host = "caddy"  // Caddy with our Coraza handler
 )
 
 // Name is a parsed mode name.
@@ -84,13 +91,25 @@ func Parse(s string) (Name, error) {
 		n.Host = Direct
 	case RefNginxModSecurity:
 		n.Host, n.Engine = Nginx, ModSecurity
+	case CorazaWasm:
+		n.Host, n.Engine = Envoy, Coraza
+	case RefCaddyCoraza:
+		n.Host, n.Engine = Caddy, Coraza
 	default:
-		return Name{}, fmt.Errorf("unknown mode %q (want passthrough, modsecurity[@build], coraza[@build], ref-direct or ref-nginx-modsecurity[@build])", s)
+		return Name{}, fmt.Errorf("unknown mode %q (want passthrough, modsecurity[@build], coraza[@build], %s, %s, %s[@build] or %s)", s, CorazaWasm, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
 	}
 	if hasBuild && n.Engine == "" {
 		return Name{}, fmt.Errorf("mode %q: %s runs no engine, so it has no builds", s, base)
 	}
+	if hasBuild && !hasBuilds(base) {
+		return Name{}, fmt.Errorf("mode %q: %s has no builds (only its default)", s, base)
+	}
 	return n, nil
+}
+
+// hasBuilds reports whether a mode base name takes `@<build>`.
+func hasBuilds(base string) bool {
+	return base == ModSecurity || base == Coraza || base == RefNginxModSecurity
 }
 
 // must parses a name that is known to be well formed, or returns a Name with
@@ -124,17 +143,29 @@ func IsEnvoyWAF(mode string) bool {
 // IsReference reports whether mode is a reference host (not Envoy).
 func IsReference(mode string) bool {
 	h := HostOf(mode)
-	return h == Nginx || h == Direct
+	return h == Nginx || h == Direct || h == Caddy
 }
 
+// IsWasm reports whether mode runs its engine as a proxy-wasm filter in
+// Envoy's V8 runtime (coraza-wasm) rather than as a dynamic module.
+func IsWasm(mode string) bool { return must(mode).Base == CorazaWasm }
+
+// WasmFile is where `make modules` writes the coraza-wasm filter, under the
+// repository root.
+func WasmFile(root string) string { return filepath.Join(root, "build", "filters", "coraza.wasm") }
+
 // ExpectKeys are the keys of a workload's `expect` map that apply to mode,
-// most specific first: the mode's own name, its base name for a build, then
-// "waf" for any mode that runs an engine, then "default".
+// most specific first: the mode's own name, its base name for a build (for
+// coraza-wasm: coraza, the engine it runs in another host), then "waf" for
+// any mode that runs an engine, then "default".
 func ExpectKeys(mode string) []string {
 	n := must(mode)
 	keys := []string{mode}
 	if n.Build != "" {
 		keys = append(keys, n.Base)
+	}
+	if n.Base == CorazaWasm {
+		keys = append(keys, Coraza)
 	}
 	if n.Engine != "" {
 		keys = append(keys, "waf")
@@ -143,22 +174,26 @@ func ExpectKeys(mode string) []string {
 }
 
 // Rank orders modes for tables and charts: passthrough, then each engine's
-// builds (default build first), then reference hosts.
+// builds (default build first), coraza-wasm, then reference hosts.
 func Rank(mode string) int {
 	n := must(mode)
 	switch {
 	case n.Base == Passthrough:
 		return 0
-	case n.Host == Envoy && n.Engine == ModSecurity:
+	case n.Base == ModSecurity:
 		return 1
-	case n.Host == Envoy && n.Engine == Coraza:
+	case n.Base == Coraza:
 		return 2
-	case n.Base == RefDirect:
+	case n.Base == CorazaWasm:
 		return 3
-	case n.Host == Nginx:
+	case n.Base == RefDirect:
 		return 4
+	case n.Host == Nginx:
+		return 5
+	case n.Host == Caddy:
+		return 6
 	}
-	return 5
+	return 7
 }
 
 // Sort orders modes by Rank, the default build before other builds, then by name.
@@ -189,6 +224,8 @@ var families = map[string][]color.RGBA{
 	Coraza:              {{0x1b, 0x9e, 0x77, 0xff}, {0x00, 0x6d, 0x2c, 0xff}, {0x41, 0xb6, 0xc4, 0xff}, {0x23, 0x8b, 0x45, 0xff}, {0x22, 0x5e, 0xa8, 0xff}, {0x74, 0xc4, 0x76, 0xff}},
 	RefDirect:           {{0x44, 0x44, 0x44, 0xff}},
 	RefNginxModSecurity: {{0x75, 0x70, 0xb3, 0xff}, {0x9e, 0x9a, 0xc8, 0xff}, {0x54, 0x27, 0x8f, 0xff}},
+	CorazaWasm:          {{0x31, 0x82, 0xbd, 0xff}},
+	RefCaddyCoraza:      {{0x8c, 0x6d, 0x31, 0xff}},
 }
 
 var unknownColors = []color.RGBA{{0xe7, 0x29, 0x8a, 0xff}, {0x66, 0xa6, 0x1e, 0xff}, {0xe6, 0xab, 0x02, 0xff}, {0xa6, 0x76, 0x1d, 0xff}}

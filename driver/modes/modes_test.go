@@ -19,6 +19,10 @@ func TestParse(t *testing.T) {
 		{in: "coraza@re2", want: Name{Base: Coraza, Build: "re2", Engine: Coraza, Host: Envoy}},
 		{in: "ref-direct", want: Name{Base: RefDirect, Host: Direct}},
 		{in: "ref-nginx-modsecurity@3.0.14-lto", want: Name{Base: RefNginxModSecurity, Build: "3.0.14-lto", Engine: ModSecurity, Host: Nginx}},
+		{in: "coraza-wasm", want: Name{Base: CorazaWasm, Engine: Coraza, Host: Envoy}},
+		{in: "ref-caddy-coraza", want: Name{Base: RefCaddyCoraza, Engine: Coraza, Host: Caddy}},
+		{in: "coraza-wasm@re2", wantErr: "has no builds"},
+		{in: "ref-caddy-coraza@3.7.0", wantErr: "has no builds"},
 		{in: "nginx", wantErr: `unknown mode "nginx"`},
 		{in: "coraza@", wantErr: "empty build"},
 		{in: "passthrough@x", wantErr: "has no builds"},
@@ -54,6 +58,8 @@ func TestExpectKeys(t *testing.T) {
 		"coraza":                  {"coraza", "waf", "default"},
 		"modsecurity@3.0.14-o2":   {"modsecurity@3.0.14-o2", "modsecurity", "waf", "default"},
 		"ref-nginx-modsecurity@x": {"ref-nginx-modsecurity@x", "ref-nginx-modsecurity", "waf", "default"},
+		"coraza-wasm":             {"coraza-wasm", "coraza", "waf", "default"},
+		"ref-caddy-coraza":        {"ref-caddy-coraza", "waf", "default"},
 	}
 	for mode, want := range tests {
 		if got := ExpectKeys(mode); !reflect.DeepEqual(got, want) {
@@ -63,16 +69,16 @@ func TestExpectKeys(t *testing.T) {
 }
 
 func TestSort(t *testing.T) {
-	got := []string{"ref-nginx-modsecurity", "coraza@re2", "modsecurity@3.0.14-pgo", "coraza", "ref-direct", "modsecurity", "passthrough", "modsecurity@3.0.14-o2"}
+	got := []string{"ref-caddy-coraza", "ref-nginx-modsecurity", "coraza-wasm", "coraza@re2", "modsecurity@3.0.14-pgo", "coraza", "ref-direct", "modsecurity", "passthrough", "modsecurity@3.0.14-o2"}
 	Sort(got)
-	want := []string{"passthrough", "modsecurity", "modsecurity@3.0.14-o2", "modsecurity@3.0.14-pgo", "coraza", "coraza@re2", "ref-direct", "ref-nginx-modsecurity"}
+	want := []string{"passthrough", "modsecurity", "modsecurity@3.0.14-o2", "modsecurity@3.0.14-pgo", "coraza", "coraza@re2", "coraza-wasm", "ref-direct", "ref-nginx-modsecurity", "ref-caddy-coraza"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Sort = %v, want %v", got, want)
 	}
 }
 
 func TestPalette(t *testing.T) {
-	all := []string{"coraza@re2", "modsecurity", "coraza", "passthrough", "modsecurity@3.0.14-pgo", "coraza@pgo", "mystery"}
+	all := []string{"coraza@re2", "modsecurity", "coraza", "passthrough", "modsecurity@3.0.14-pgo", "coraza@pgo", "mystery", "coraza-wasm", "ref-caddy-coraza", "ref-nginx-modsecurity", "ref-direct"}
 	p := Palette(all)
 	if len(p) != len(all) {
 		t.Fatalf("Palette gave %d colours for %d modes", len(p), len(all))
@@ -121,6 +127,8 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 		{name: "ref-nginx-modsecurity@3.0.14-lto", wantBuild: "modsecurity@3.0.14-lto", wantDir: "build/engines/modsecurity-3.0.14-lto"},
 		{name: "coraza@nope", wantErr: `no build "coraza@nope"`},
 		{name: "ref-nginx-modsecurity@re2", wantErr: `no build "modsecurity@re2"`},
+		{name: "ref-caddy-coraza"},
+		{name: "coraza-wasm", wantDir: "build/filters"},
 		{name: "nginx", wantErr: "known modes: passthrough, modsecurity, "},
 	}
 	for _, tt := range tests {
@@ -138,6 +146,8 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 			gotBuild, gotDir := "", ""
 			if m.Build != nil {
 				gotBuild = m.Build.Mode()
+			}
+			if m.Dir != "" {
 				gotDir, _ = filepath.Rel(root, m.Dir)
 			}
 			if gotBuild != tt.wantBuild || gotDir != tt.wantDir {
@@ -156,6 +166,9 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 		t.Errorf("ResolveList(all) = %v", all)
 	}
 	for _, m := range all {
+		if IsWasm(m.String()) || IsReference(m.String()) {
+			t.Errorf("ResolveList(all) includes %s", m)
+		}
 		if m.Build != nil && m.Build.Instrument {
 			t.Errorf("ResolveList(all) includes the instrumented build %s", m)
 		}

@@ -19,13 +19,16 @@ type Mode struct {
 	// which is also the default modsecurity build's engine).
 	Build *builds.Build
 	// Dir is the build's output directory (module file, manifest, lib/);
-	// "" when Build is nil.
+	// for coraza-wasm the directory of its .wasm file; "" otherwise.
 	Dir string
 }
 
-// ModuleFile is the path of the module an Envoy WAF mode loads ("" for
-// other modes).
+// ModuleFile is the path of the module an Envoy WAF mode loads (the .wasm
+// file for coraza-wasm; "" for other modes).
 func (m Mode) ModuleFile() string {
+	if m.Base == CorazaWasm {
+		return filepath.Join(m.Dir, filepath.Base(WasmFile("")))
+	}
 	if m.Host != Envoy || m.Build == nil {
 		return ""
 	}
@@ -66,7 +69,7 @@ func (r *Registry) Known() []string {
 			out = append(out, RefNginxModSecurity+"@"+b.Name)
 		}
 	}
-	out = append(out, RefDirect, RefNginxModSecurity)
+	out = append(out, CorazaWasm, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
 	Sort(out)
 	return out
 }
@@ -84,6 +87,11 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 		return m, nil
 	case n.Host == Nginx && n.Build == "":
 		return m, nil // Debian's libmodsecurity, as the connector package links it
+	case n.Base == CorazaWasm:
+		m.Dir = filepath.Dir(WasmFile(r.root))
+		return m, nil
+	case n.Host == Caddy:
+		return m, nil // our handler, built by `make modules` with the default Coraza
 	}
 	bname := n.Engine
 	if n.Build != "" {
@@ -101,7 +109,8 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 }
 
 // All is the --modes item that stands for passthrough and every engine
-// build that is not instrumented, in build-file order.
+// build that is not instrumented, in build-file order (not coraza-wasm,
+// whose V8 start-up takes half a minute per trial, nor reference hosts).
 const All = "all"
 
 // ResolveList resolves a comma-separated list of mode names (All expands to
@@ -144,6 +153,12 @@ func (r *Registry) ResolveList(list string) ([]Mode, error) {
 // whether its build is finished: the manifest exists (it is written last) and
 // the module file is there. The error says how to build it.
 func (m Mode) CheckBuilt() error {
+	if m.Base == CorazaWasm {
+		if _, err := os.Stat(m.ModuleFile()); err != nil {
+			return fmt.Errorf("mode %s: %v: run 'make modules'", m, err)
+		}
+		return nil
+	}
 	if m.Build == nil {
 		return nil
 	}
