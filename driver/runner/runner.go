@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	up, err := StartUpstream(ctx, cfg.Self, cfg.UpstreamCPU, tmp)
+	up, err := cfg.startUpstream(ctx, tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 		if exited(up.proc.Done(), 0) {
 			old := fmt.Sprintf("upstream (pid %d) exited (%s)", up.PID(), exitStatus(up.proc.ExitErr()))
 			up.Stop()
-			if up, err = StartUpstream(ctx, cfg.Self, cfg.UpstreamCPU, tmp); err != nil {
+			if up, err = cfg.startUpstream(ctx, tmp); err != nil {
 				return recs, fmt.Errorf("%s and could not be restarted: %w; run ended before trial %d of %d", old, err, tr.Index, len(cfg.Trials))
 			}
 			defer up.Stop()

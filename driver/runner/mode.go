@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"wafbench/driver/result"
+)
+
+// Session is the upstream of a run with nothing measured yet: it starts one
+// mode at a time the way a trial does, for callers that send their own
+// requests (the request matrix) instead of a workload.
+type Session struct {
+	cfg *Config
+	up  *Upstream
+	tmp string
+}
+
+// Open starts cfg's upstream, as Run does, with a fresh temporary directory
+// for process work files. cfg.Dir must exist: each mode's configuration and
+// log are written there, as for a trial.
+func Open(ctx context.Context, cfg *Config) (*Session, error) {
+	tmp, err := os.MkdirTemp("", "wafbench-session-")
+	if err != nil {
+		return nil, err
+	}
+	up, err := cfg.startUpstream(ctx, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &Session{cfg: cfg, up: up, tmp: tmp}, nil
+}
+
+// UpstreamAddr is the address of the session's upstream.
+func (s *Session) UpstreamAddr() string { return s.up.Addr }
+
+// Close stops the upstream and removes the temporary directory.
+func (s *Session) Close() {
+	s.up.Stop()
+	os.RemoveAll(s.tmp)
+}
+
+// Host is one mode started and preflighted by a Session.
+type Host struct {
+	Mode string
+	Addr string // where requests go: the proxy's listener, or the upstream for ref-direct
+	PID  int    // the proxy process; 0 for ref-direct
+	// Preflight is what the start proved (nil for modes without an engine).
+	Preflight *result.Preflight
+	p         *proxy
+}
+
+// Start starts mode as a trial starts it — a fresh pinned Envoy or reference
+// host whose configuration and log go to cfg.Dir under names that carry tag
+// — and runs the trial preflight. The error names the mode and the cause.
+func (s *Session) Start(ctx context.Context, mode, tag string) (*Host, error) {
+	if s.up.proc != nil && exited(s.up.proc.Done(), 0) {
+		old := s.up
+		old.Stop()
+		up, err := s.cfg.startUpstream(ctx, s.tmp)
+		if err != nil {
+			return nil, fmt.Errorf("upstream (pid %d) exited and could not be restarted: %w", old.PID(), err)
+		}
+		s.up = up
+	}
+	m, ok := s.cfg.Modes[mode]
+	if !ok {
+		return nil, fmt.Errorf("mode %s: not resolved in the run's modes", mode)
+	}
+	p, err := startProxy(ctx, s.cfg, mode, s.up.Addr, s.tmp, tag)
+	if err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", mode, processName(mode), err)
+	}
+	pf, err := preflight(ctx, m, p)
+	if err != nil {
+		p.stop()
+		removeIfEmpty(p.logPath)
+		return nil, err
+	}
+	h := &Host{Mode: mode, Addr: p.addr, PID: p.pid, p: p}
+	if pf != nil {
+		h.Preflight = &result.Preflight{Module: pf.Module, ModulePath: pf.ModulePath,
+			ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib}
+	}
+	return h, nil
+}
+
+// Stop ends the mode's process (nothing for ref-direct).
+func (h *Host) Stop() {
+	h.p.stop()
+	removeIfEmpty(h.p.logPath)
+}
+
+// startUpstream starts the upstream cfg names, pinned to its CPUs.
+func (cfg *Config) startUpstream(ctx context.Context, tmp string) (*Upstream, error) {
+	return StartUpstream(ctx, cfg.Self, cfg.UpstreamCPU, tmp)
+}
