@@ -64,6 +64,7 @@ type Record struct {
 	StatsFile string           `json:"stats_file,omitempty"` // relative path of the admin /stats dump
 	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
 	Error     string           `json:"error,omitempty"`      // why the trial failed, if it did
+	Shard     string           `json:"shard,omitempty"`      // "i/N" (0-based i) of a run --shard; "" when not sharded
 }
 
 // Latency holds client-side latency percentiles in microseconds.
@@ -151,6 +152,16 @@ type Meta struct {
 	Modules map[string]Module `json:"modules,omitempty"` // by mode
 	CRS     *CRS              `json:"crs,omitempty"`
 	Notes   []string          `json:"notes,omitempty"`
+
+	// Machine identifies the machine the run ran on (a hash of its boot ID):
+	// runs with the same Machine pool as one block in merge --blocks.
+	Machine string `json:"machine,omitempty"`
+	// Shard is set on a run of one slice of a design (run --shard).
+	Shard *Shard `json:"shard,omitempty"`
+	// Shards is set on a merge of shards of one design; Blocks on a merge
+	// that pools machines as blocks (merge --blocks).
+	Shards *ShardSet `json:"shards,omitempty"`
+	Blocks []Block   `json:"blocks,omitempty"`
 }
 
 // Module identifies a WAF dynamic module and the engine inside it.

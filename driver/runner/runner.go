@@ -51,6 +51,7 @@ type Config struct {
 	// Modes resolves every mode name of Trials (driver/modes); a WAF mode's
 	// module comes from its build directory unless Envoy.ModuleDir is set.
 	Modes map[string]modes.Mode
+	Shard string // "i/N" of run --shard, copied into every record; "" when not sharded
 
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
@@ -245,7 +246,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rec := result.Record{
 		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
-		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed",
+		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed", Shard: cfg.Shard,
 		RateRequestedPerS: cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
 		ExpectStatus: c.Workload.Expected(tr.Mode),
 	}
@@ -435,7 +436,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 	for _, ci := range tr.Cases {
 		c := cfg.Cases[ci]
 		rec := result.Record{Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
-			Workload: c.Workload.Name, Conns: c.Conns, ExpectStatus: c.Workload.Expected(tr.Mode), Error: err.Error()}
+			Workload: c.Workload.Name, Conns: c.Conns, ExpectStatus: c.Workload.Expected(tr.Mode), Error: err.Error(), Shard: cfg.Shard}
 		if errors.Is(err, context.Canceled) {
 			rec.Error, rec.Interrupted = "", true
 		}

@@ -57,7 +57,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		noReport, allowShared    bool
 		perfHz                   int
 	)
+	var shardArg string
 	sf.register(fs)
+	fs.StringVar(&shardArg, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
 	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity)")
 	fs.StringVar(&workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
@@ -131,6 +133,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	trials, shard, err := selectShard(shardArg, popts, trials)
+	if err != nil {
+		return err
+	}
 	st, err := sf.resolve(ms)
 	if err != nil {
 		return err
@@ -181,6 +187,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.VisitAll(func(f *flag.Flag) { meta.Flags[f.Name] = f.Value.String() })
 	meta.Flags["duration"], meta.Flags["warmup"], meta.Flags["trial-warmup"] = duration.String(), warmup.String(), trialW.String()
 	meta.Flags["repeats"] = fmt.Sprint(repeats)
+	shard.record(meta)
 	for _, c := range cases {
 		meta.Workloads = append(meta.Workloads, c.Key())
 	}
@@ -225,7 +232,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate, Timeout: reqTimeout,
 		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream,
-		Progress: prog, PerfFreqHz: perfHz, Modes: byName,
+		Progress: prog, PerfFreqHz: perfHz, Modes: byName, Shard: shard.name(),
 	}
 	if prog == nil {
 		cfg.Log = stderr
