@@ -45,13 +45,16 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // Body describes a request body: a literal, or prefix + fill repeated +
-// suffix so that the whole body is exactly Size bytes.
+// suffix so that the whole body is exactly Size bytes, or a generated
+// Shape (shapes.go) of Size bytes (0 = empty) or, for a form, Args fields.
 type Body struct {
 	Literal string `json:"literal,omitempty"`
 	Prefix  string `json:"prefix,omitempty"`
 	Fill    string `json:"fill,omitempty"`
 	Suffix  string `json:"suffix,omitempty"`
-	Size    int    `json:"size,omitempty"` // bytes, whole body
+	Size    int    `json:"size,omitempty"`  // bytes, whole body
+	Shape   string `json:"shape,omitempty"` // json_value, json_real, form, multipart
+	Args    int    `json:"args,omitempty"`  // fields of a form shape
 }
 
 // Repeat appends Text Count times.
@@ -71,6 +74,16 @@ type Workload struct {
 	Conns      []int          `json:"conns"`
 	Expect     map[string]int `json:"expect"` // mode, "waf" or "default" -> status
 	NoBase     bool           `json:"no_base_headers,omitempty"`
+	// Sweep declares one parameter over a range (sweep.go): the workload
+	// expands into one named point per value, e.g. json_real@size=4k.
+	Sweep map[string][]Value `json:"sweep,omitempty"`
+	// CapacityFrom names the closed-loop workload whose throughput, measured
+	// earlier in the same trial at the same conns, is 100% of a load sweep;
+	// Capacity gives that figure instead (req/s, every mode).
+	CapacityFrom string  `json:"capacity_from,omitempty"`
+	Capacity     float64 `json:"capacity,omitempty"`
+	// Point is set on the workloads a sweep expanded into.
+	Point *Point `json:"-"`
 
 	file string
 }
@@ -97,6 +110,7 @@ type Set struct {
 	BaseHeaders map[string][]string // by file
 	Workloads   map[string]*Workload
 	Suites      map[string]*Suite
+	Sweeps      map[string][]string // sweep name -> its point workloads, in range order
 }
 
 // Case is one workload at one connection count, as a suite runs it.
@@ -118,7 +132,7 @@ func LoadDir(dir string) (*Set, error) {
 		return nil, fmt.Errorf("profiles: no *.yaml files in %s", dir)
 	}
 	sort.Strings(paths)
-	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}}
+	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -133,7 +147,7 @@ func LoadDir(dir string) (*Set, error) {
 
 // Parse reads one profile file's contents; name is used in errors.
 func Parse(name string, data []byte) (*Set, error) {
-	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}}
+	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
 	if err := set.add(name, data); err != nil {
 		return nil, err
 	}
@@ -152,15 +166,26 @@ func (s *Set) add(name string, data []byte) error {
 	}
 	s.BaseHeaders[name] = f.BaseHeaders
 	for i := range f.Workloads {
-		w := f.Workloads[i]
-		w.file = name
-		if err := w.validate(); err != nil {
+		if _, dup := s.Sweeps[f.Workloads[i].Name]; dup {
+			return fmt.Errorf("profile %s: workload %s defined twice", name, f.Workloads[i].Name)
+		}
+		points, err := f.Workloads[i].expand()
+		if err != nil {
 			return fmt.Errorf("profile %s: %v", name, err)
 		}
-		if _, dup := s.Workloads[w.Name]; dup {
-			return fmt.Errorf("profile %s: workload %s defined twice", name, w.Name)
+		for _, w := range points {
+			w.file = name
+			if err := w.validate(); err != nil {
+				return fmt.Errorf("profile %s: %v", name, err)
+			}
+			if _, dup := s.Workloads[w.Name]; dup {
+				return fmt.Errorf("profile %s: workload %s defined twice", name, w.Name)
+			}
+			s.Workloads[w.Name] = &w
+			if w.Point != nil {
+				s.Sweeps[w.Point.Base] = append(s.Sweeps[w.Point.Base], w.Name)
+			}
 		}
-		s.Workloads[w.Name] = &w
 	}
 	for n, su := range f.Suites {
 		su := su
@@ -174,6 +199,15 @@ func (s *Set) add(name string, data []byte) error {
 }
 
 func (s *Set) check() error {
+	for _, n := range sortedKeys(s.Workloads) {
+		w := s.Workloads[n]
+		if w.CapacityFrom == "" {
+			continue
+		}
+		if src, ok := s.Workloads[w.CapacityFrom]; !ok || src.Point != nil {
+			return fmt.Errorf("workload %s: capacity_from: want a plain closed-loop workload, got %q", n, w.CapacityFrom)
+		}
+	}
 	for _, n := range sortedKeys(s.Suites) {
 		su := s.Suites[n]
 		if err := su.validate(); err != nil {
@@ -207,7 +241,14 @@ func (w *Workload) validate() error {
 			return fmt.Errorf("%s: headers: %v", where, err)
 		}
 	}
-	if b := w.Body; b != nil {
+	if b := w.Body; b != nil && b.Shape != "" {
+		if err := b.validateShape(where, w.Headers); err != nil {
+			return err
+		}
+	} else if b != nil {
+		if b.Args != 0 {
+			return fmt.Errorf("%s: body: args applies to shape form only", where)
+		}
 		if b.Literal != "" && (b.Fill != "" || b.Size != 0 || b.Prefix != "" || b.Suffix != "") {
 			return fmt.Errorf("%s: body: literal excludes prefix, fill, suffix and size", where)
 		}
@@ -264,34 +305,78 @@ func (su *Suite) validate() error {
 }
 
 // Cases resolves "name@conns" (or "name", meaning every conns the workload
-// lists) into cases, in the order given.
+// lists) into cases, in the order given. A sweep's name stands for all its
+// points (json_real@1: every size at one connection); a point is named in
+// full (json_real@size=4k@1). A rate-sweep point must come after the
+// closed-loop case that gives its capacity.
 func (s *Set) Cases(keys []string) ([]Case, error) {
 	var out []Case
 	seen := map[string]bool{}
 	for _, k := range keys {
-		name, connStr, hasConns := strings.Cut(k, "@")
-		w, ok := s.Workloads[name]
-		if !ok {
-			return nil, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(sortedKeys(s.Workloads), ", "))
+		ws, connStr, hasConns := s.lookup(k)
+		if ws == nil {
+			return nil, fmt.Errorf("unknown workload %q (known: %s)", k, strings.Join(s.knownNames(), ", "))
 		}
-		conns := w.Conns
-		if hasConns {
-			c, err := strconv.Atoi(connStr)
-			if err != nil || c < 1 || c > load.MaxConns {
-				return nil, fmt.Errorf("workload %s: conns: want 1..%d, got %q", k, load.MaxConns, connStr)
+		for _, w := range ws {
+			conns := w.Conns
+			if hasConns {
+				c, err := strconv.Atoi(connStr)
+				if err != nil || c < 1 || c > load.MaxConns {
+					return nil, fmt.Errorf("workload %s: conns: want 1..%d, got %q", k, load.MaxConns, connStr)
+				}
+				conns = []int{c}
 			}
-			conns = []int{c}
-		}
-		for _, c := range conns {
-			cs := Case{Workload: w, Conns: c}
-			if seen[cs.Key()] {
-				return nil, fmt.Errorf("workload %s listed twice", cs.Key())
+			for _, c := range conns {
+				cs := Case{Workload: w, Conns: c}
+				if seen[cs.Key()] {
+					return nil, fmt.Errorf("workload %s listed twice", cs.Key())
+				}
+				seen[cs.Key()] = true
+				out = append(out, cs)
 			}
-			seen[cs.Key()] = true
-			out = append(out, cs)
 		}
 	}
+	if err := checkCapacity(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// lookup finds the workloads k names: a workload or sweep, with or without
+// a trailing "@conns".
+func (s *Set) lookup(k string) (ws []*Workload, conns string, hasConns bool) {
+	named := func(name string) []*Workload {
+		if w, ok := s.Workloads[name]; ok {
+			return []*Workload{w}
+		}
+		var out []*Workload
+		for _, p := range s.Sweeps[name] {
+			out = append(out, s.Workloads[p])
+		}
+		return out
+	}
+	if ws := named(k); ws != nil {
+		return ws, "", false
+	}
+	if i := strings.LastIndex(k, "@"); i >= 0 {
+		if ws := named(k[:i]); ws != nil {
+			return ws, k[i+1:], true
+		}
+	}
+	return nil, "", false
+}
+
+// knownNames lists workloads and sweeps, sweep points left out.
+func (s *Set) knownNames() []string {
+	var out []string
+	for _, n := range sortedKeys(s.Workloads) {
+		if s.Workloads[n].Point == nil {
+			out = append(out, n)
+		}
+	}
+	out = append(out, sortedKeys(s.Sweeps)...)
+	sort.Strings(out)
+	return out
 }
 
 // Expected is the status the workload should get in mode: the first of the
@@ -320,6 +405,10 @@ func (w *Workload) BodyBytes() []byte {
 	if b == nil {
 		return nil
 	}
+	if b.Shape != "" {
+		body, _ := shapeBody(b.Shape, b.Size, b.Args) // checked by validate
+		return body
+	}
 	if b.Literal != "" {
 		return []byte(b.Literal)
 	}
@@ -347,6 +436,9 @@ func (s *Set) HeaderPairs(w *Workload) [][2]string {
 	for _, h := range hs {
 		k, v, _ := splitHeader(h)
 		out = append(out, [2]string{k, v})
+	}
+	if b := w.Body; b != nil && b.Shape != "" {
+		out = append(out, [2]string{"Content-Type", shapes[b.Shape]})
 	}
 	return out
 }
