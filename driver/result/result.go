@@ -162,6 +162,30 @@ type Meta struct {
 	// that pools machines as blocks (merge --blocks).
 	Shards *ShardSet `json:"shards,omitempty"`
 	Blocks []Block   `json:"blocks,omitempty"`
+	// Precision is the run's precision goal and, for run --precision, how
+	// the repeats it added ended; nil for runs with no target.
+	Precision *Precision `json:"precision,omitempty"`
+}
+
+// Precision is the half-width a run aims for on the comparisons it targets
+// (the suite's precision_targets, or run --precision), and how run
+// --precision's added repeats ended.
+type Precision struct {
+	TargetPct      float64           `json:"target_pct"`         // 95% CI half-width of each targeted ratio, % of the ratio
+	BudgetS        float64           `json:"budget_s,omitempty"` // run --budget in seconds, planned repeats included; 0 = planned allocation only
+	Targets        []PrecisionTarget `json:"targets"`
+	PlannedRepeats int               `json:"planned_repeats"`
+	AddedRepeats   int               `json:"added_repeats,omitempty"` // whole blocks run --precision added
+	Stop           string            `json:"stop,omitempty"`          // why no further block was added (run --precision)
+}
+
+// PrecisionTarget is one targeted comparison: Ratio "num/den" (mode names),
+// Metric a stats metric name (req_per_s, cpu_us_per_req, p99_us), Workload
+// "name@conns".
+type PrecisionTarget struct {
+	Ratio    string `json:"ratio"`
+	Metric   string `json:"metric"`
+	Workload string `json:"workload"`
 }
 
 // Module identifies a WAF dynamic module and the engine inside it.
