@@ -36,6 +36,14 @@ type Record struct {
 
 	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
 	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`
+	// LoadFraction is a rate-sweep point's offered load as a fraction of
+	// CapacityPerS, the closed-loop req/s it was scaled from (profile
+	// capacity_from or capacity); both 0 for other workloads.
+	LoadFraction float64 `json:"load_fraction,omitempty"`
+	CapacityPerS float64 `json:"capacity_per_s,omitempty"`
+	// EnvoyConcurrency is Envoy's worker threads (--concurrency) in this
+	// trial; 0 in records written before it was recorded (see meta.json).
+	EnvoyConcurrency int `json:"envoy_concurrency,omitempty"`
 	// Late counts open-loop sends more than 1 ms behind their intended time;
 	// BehindRate flags a window that did not hold its requested rate (see
 	// FellBehind). Both are zero for closed loop.

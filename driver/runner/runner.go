@@ -56,7 +56,8 @@ type Config struct {
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
 	onWindowStart func(p *proxy, up *Upstream)
-	writeErr      error // first failure to append to raw.jsonl (see failTrial)
+	writeErr      error              // first failure to append to raw.jsonl (see failTrial)
+	capacity      map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
 }
 
 // ErrTrialsFailed reports that some trials failed but the run finished.
@@ -156,6 +157,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		c := cfg.Cases[ci]
 		cfg.Progress.Case(tr, c, i)
 		rec := measure(ctx, cfg, tr, c, p, up)
+		noteCapacity(cfg, tr, c, &rec)
 		rec.StatsFile = statsRel
 		if i == 0 {
 			rec.Startup = p.startup
@@ -244,14 +246,20 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 }
 
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
+	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := result.Record{
 		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
 		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed", Shard: cfg.Shard,
-		RateRequestedPerS: cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
-		ExpectStatus: c.Workload.Expected(tr.Mode),
+		RateRequestedPerS: rate, WarmupS: cfg.Warmup.Seconds(),
+		ExpectStatus: c.Workload.Expected(tr.Mode), EnvoyConcurrency: cfg.Envoy.Concurrency,
+		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
 	}
-	if cfg.Rate > 0 {
+	if rate > 0 {
 		rec.Load = "open"
+	}
+	if rateErr != nil {
+		rec.Error = rateErr.Error()
+		return rec
 	}
 	var before, after procstat.Snapshot
 	var sampleErr error
@@ -270,7 +278,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		Warmup:      cfg.Warmup,
 		Duration:    cfg.Duration,
 		MaxRequests: cfg.MaxRequests,
-		Rate:        cfg.Rate,
+		Rate:        rate,
 		Timeout:     cfg.Timeout,
 		OnWarmupEnd: func() {
 			var err error
