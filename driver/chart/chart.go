@@ -1,6 +1,13 @@
 // Package chart draws wafbench's SVG charts with gonum/plot: throughput and
-// CPU per request as grouped bars with confidence-interval whiskers, latency
-// percentiles on a log scale, and the per-second series of one trial.
+// CPU per request as grouped bars with confidence-interval whiskers, the
+// latency percentile distribution of each workload from the merged HDR
+// histograms, and the per-second stability of every trial as small
+// multiples.
+//
+// Every chart keeps its legend outside the data area and its notes under
+// it, so no text covers data; a test records every text box drawn and fails
+// on overlaps. A mode has the registry's colour (modes.Palette) in every
+// chart of a report.
 //
 // Output is byte-for-byte reproducible from the same data: gonum's SVG
 // canvas writes no timestamp or random id, fonts are not embedded and are
@@ -14,15 +21,16 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -61,6 +69,12 @@ func modeColor(s *stats.Summary, mode string) color.Color {
 	return modes.Palette(s.Modes)[mode]
 }
 
+// Text sizes shared by the charts.
+const (
+	noteSize   = vg.Length(8.5) // notes under a chart
+	legendSize = vg.Length(10)
+)
+
 // plainTicks are plot.DefaultTicks labelled without trailing zeros
 // ("25000", not "25000.00").
 type plainTicks struct{}
@@ -75,48 +89,205 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
+// logTicks label a log axis at 1, 2 and 5 × 10ᵏ when it spans at most
+// about two decades and at every decade otherwise, so a narrow range still
+// gets labels; the other integer multiples are unlabelled minor ticks.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return nil
+	}
+	dense := math.Log10(max/min) <= 2.3
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		dec := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * dec
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || dense && (m == 2 || m == 5) {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// niceCeil is the smallest of 1, 1.5, 2, 3, 5, 7 × 10ᵏ at or above v (> 0).
+func niceCeil(v float64) float64 {
+	dec := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 1.5, 2, 3, 5, 7, 10} {
+		if m*dec >= v*(1-1e-12) {
+			return m * dec
+		}
+	}
+	return 10 * dec
+}
+
+// niceFloor is the largest of 1, 1.5, 2, 3, 5, 7 × 10ᵏ at or below v (> 0).
+func niceFloor(v float64) float64 {
+	dec := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{7, 5, 3, 2, 1.5, 1} {
+		if m*dec <= v*(1+1e-12) {
+			return m * dec
+		}
+	}
+	return dec
+}
+
 func newPlot(title, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
 	p.Y.Tick.Marker = plainTicks{}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// newLegend is a legend drawn beside a plot rather than in it (frame.draw).
+func newLegend() *plot.Legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font.Size = legendSize
+	l.Left, l.Top = true, true
+	l.ThumbnailWidth = vg.Points(16)
+	l.Padding = vg.Points(2)
+	return &l
 }
 
 // newCanvas makes the canvas render draws on; tests may swap it.
 var newCanvas = func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) }
 
+// render draws p alone on a Width × Height canvas.
 func render(w io.Writer, p *plot.Plot) error { return renderSized(w, p, Width, Height) }
 
 func renderSized(w io.Writer, p *plot.Plot, width, height vg.Length) error {
+	return frame{plot: p}.render(w, width, height)
+}
+
+// frame lays out one plot with its legend in a column to the right of the
+// plot and notes in lines under it: neither can cover data.
+type frame struct {
+	plot   *plot.Plot
+	legend *plot.Legend // nil or empty: none
+	notes  []string     // one line each, under the plot
+}
+
+// noteStyle is the style of a frame's notes.
+func noteStyle() text.Style {
+	sty := plot.New().Title.TextStyle
+	sty.Font.Size = noteSize
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	return sty
+}
+
+// legendWidth is the width the frame's legend column takes, 0 without one.
+func (f frame) legendWidth(c draw.Canvas) vg.Length {
+	if f.legend == nil {
+		return 0
+	}
+	r := f.legend.Rectangle(c)
+	if r.Size().Y == 0 {
+		return 0
+	}
+	return r.Size().X + vg.Points(14)
+}
+
+// notesHeight is the height of the frame's notes.
+func (f frame) notesHeight() vg.Length {
+	if len(f.notes) == 0 {
+		return 0
+	}
+	sty := noteStyle()
+	return vg.Length(len(f.notes))*sty.Height("Xg") + vg.Points(6)
+}
+
+// dataArea is where f's plot puts its data inside a canvas of the given
+// size: Draw the plot into it with the same canvas to get the same layout.
+func (f frame) dataArea(width, height vg.Length) draw.Canvas {
+	return f.plot.DataCanvas(f.plotCanvas(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: width, Y: height}}}))
+}
+
+func (f frame) plotCanvas(c draw.Canvas) draw.Canvas {
+	return draw.Crop(c, 0, -f.legendWidth(c), f.notesHeight(), 0)
+}
+
+// draw draws the frame onto c.
+func (f frame) draw(c draw.Canvas) {
+	pc := f.plotCanvas(c)
+	f.plot.Draw(pc)
+	if lw := f.legendWidth(c); lw > 0 {
+		top := f.plot.DataCanvas(pc).Max.Y
+		lc := c
+		lc.Min.X = c.Max.X - lw + vg.Points(8)
+		lc.Max.Y = top
+		f.legend.Draw(lc)
+	}
+	if len(f.notes) > 0 {
+		sty := noteStyle()
+		lh := sty.Height("Xg")
+		y := c.Min.Y + vg.Points(3)
+		for i := len(f.notes) - 1; i >= 0; i-- {
+			c.FillText(sty, vg.Point{X: c.Min.X + vg.Points(6), Y: y}, f.notes[i])
+			y += lh
+		}
+	}
+}
+
+func (f frame) render(w io.Writer, width, height vg.Length) error {
 	c := newCanvas(width, height)
-	p.Draw(draw.New(c))
+	f.draw(draw.New(c))
 	_, err := c.WriteTo(w)
 	return err
+}
+
+// hasCI reports whether e carries a finite confidence interval.
+func hasCI(e stats.Estimate) bool {
+	return e.Lo > 0 && !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) && !math.IsNaN(e.Lo) && !math.IsNaN(e.Hi)
 }
 
 // Throughput draws median req/s per workload (rows) and mode (bars) on a log
 // scale, with whiskers at the 95 % CI of the median where it is finite.
 func Throughput(w io.Writer, s *stats.Summary) error {
-	return groupedBars(w, s, "Throughput (median over repeats, 95% CI)", "requests/s",
+	return groupedBars(w, s, "Throughput (median over repeats)", "requests/s",
 		func(g *stats.Group) stats.Estimate { return g.ReqPerS })
 }
 
 // CPU draws median Envoy CPU µs per request per workload and mode on a log
 // scale, with whiskers at the 95 % CI of the median where it is finite.
 func CPU(w io.Writer, s *stats.Summary) error {
-	return groupedBars(w, s, "Envoy CPU per request (median over repeats, 95% CI)", "CPU µs/request",
+	return groupedBars(w, s, "Envoy CPU per request (median over repeats)", "CPU µs/request",
 		func(g *stats.Group) stats.Estimate { return g.CPUUsPerReq })
+}
+
+// noCIMark follows the value of a bar that has no confidence interval.
+const noCIMark = "*"
+
+// ciNote says which bars carry whiskers and why the others do not.
+func ciNote(withCI, without int, ns map[int]bool) string {
+	var nl []string
+	for _, n := range slices.Sorted(maps.Keys(ns)) {
+		nl = append(nl, strconv.Itoa(n))
+	}
+	why := fmt.Sprintf("n = %s repeats; a %g%% CI of the median needs n ≥ 6", strings.Join(nl, ", "), 100*stats.Confidence)
+	switch {
+	case without == 0:
+		return fmt.Sprintf("Whiskers: %g%% confidence interval of the median (order statistics).", 100*stats.Confidence)
+	case withCI == 0:
+		return "No whiskers: no group has a confidence interval (" + why + "). Bars are medians."
+	}
+	return fmt.Sprintf("Whiskers: %g%% CI of the median. %s marks %d bars without one (%s).", 100*stats.Confidence, noCIMark, without, why)
 }
 
 // groupedBars draws horizontal bars, one row per workload and one bar per
 // mode, on a log scale: the modes differ by up to four orders of magnitude,
 // which a linear axis flattens to nothing. Each bar is labelled with its
 // value. gonum's BarChart cannot sit on a log axis (it starts at 0), hence
-// the small hand-written plotter below.
+// the small hand-written plotter below. The axis ends just past the longest
+// bar's label; the legend sits beside the plot.
 func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stats.Group) stats.Estimate) error {
 	if len(s.Workloads) == 0 {
 		return fmt.Errorf("chart %q: %w", title, ErrNothingToDraw)
@@ -126,7 +297,7 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 	p.Title.Text = title
 	p.X.Label.Text = unit + " (log scale)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	p.Add(plotter.NewGrid())
 	// Rows top-down in the summary's workload order.
 	names := make([]string, n)
@@ -134,12 +305,13 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 		names[n-1-i] = wl.String()
 	}
 	p.NominalY(names...)
-	// Viewers without Liberation Serif substitute a wider font and gonum
-	// positions text by its own metrics, so labels can run long: keep a gap.
-	p.Y.Padding = vg.Points(28)
+	p.Y.Padding = vg.Points(6)
 	bars := &hbars{height: 0.8 / float64(k), label: p.X.Tick.Label}
 	bars.label.Font.Size = vg.Points(7)
+	leg := newLegend()
 	lo, hi := math.Inf(1), math.Inf(-1)
+	withCI, without := 0, 0
+	ns := map[int]bool{}
 	for i, m := range s.Modes {
 		c := modeColor(s, m)
 		for j, wl := range s.Workloads {
@@ -151,40 +323,49 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 			if !(e.Median > 0) || math.IsInf(e.Median, 0) {
 				continue
 			}
-			b := hbar{y: float64(n-1-j) + bars.height*(float64(k-1)/2-float64(i)), v: e.Median, color: c}
-			if e.Lo > 0 && !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) {
+			b := hbar{y: float64(n-1-j) + bars.height*(float64(k-1)/2-float64(i)), v: e.Median, color: c, label: formatValue(e.Median)}
+			if hasCI(e) {
 				b.lo, b.hi = e.Lo, e.Hi
 				lo, hi = math.Min(lo, e.Lo), math.Max(hi, e.Hi)
+				withCI++
+			} else {
+				b.label += noCIMark
+				without++
+				ns[e.N] = true
 			}
 			lo, hi = math.Min(lo, e.Median), math.Max(hi, e.Median)
 			bars.bars = append(bars.bars, b)
 		}
-		p.Legend.Add(m, swatch{c})
+		leg.Add(m, swatch{c})
 	}
 	if math.IsInf(lo, 0) {
 		return fmt.Errorf("chart %q: no positive values: %w", title, ErrNothingToDraw)
 	}
 	p.Add(bars)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-	// Whole decades, with room on the right for the value labels and legend.
 	p.X.Min = math.Pow(10, math.Floor(math.Log10(lo)))
-	p.X.Max = math.Pow(10, math.Ceil(math.Log10(hi))+1)
-	p.Legend.Top = true
-	p.Legend.Left = false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(12), -vg.Points(6)
+	p.X.Max = niceCeil(hi * 1.05)
 	height := vg.Inch + vg.Length(n*k)*0.14*vg.Inch
 	if height < Height {
 		height = Height
 	}
-	return renderSized(w, p, Width, height)
+	fr := frame{plot: p, legend: leg, notes: []string{ciNote(withCI, without, ns)}}
+	// Widen the axis until every value label fits inside the data area.
+	p.X.Max = bars.fitMax(fr.dataArea(Width, height), p.X.Min, p.X.Max)
+	return fr.render(w, Width, height)
 }
 
 // hbar is one horizontal bar: a value at a row position, with an optional
-// 95 % interval (lo = hi = 0 when there is none).
+// 95 % interval (lo = hi = 0 when there is none) and the label printed
+// beside it.
 type hbar struct {
 	y, v, lo, hi float64
 	color        color.Color
+	label        string
 }
+
+// end is where the bar and its whisker end on the value axis.
+func (b hbar) end() float64 { return math.Max(b.v, b.hi) }
 
 // hbars draws bars from the left edge of a log-scaled X axis to their value,
 // whiskers for their intervals and the value as text beside each bar.
@@ -192,6 +373,33 @@ type hbars struct {
 	bars   []hbar
 	height float64 // in Y data units
 	label  text.Style
+}
+
+// labelGap is the space between a bar's end and its label.
+const labelGap = vg.Length(3)
+
+// fitMax returns the smallest nice axis maximum ≥ max at which every bar's
+// label, drawn after the bar's end, stays inside the data area dc of a log
+// axis starting at min.
+func (hb *hbars) fitMax(dc draw.Canvas, min, max float64) float64 {
+	width := float64(dc.Size().X)
+	if width <= 0 {
+		return max
+	}
+	a := math.Log10(min)
+	need := math.Log10(max)
+	for _, b := range hb.bars {
+		// The label takes a share fr of the axis width:
+		// log(max) − log(end) ≥ fr·(log(max) − a).
+		fr := float64(hb.label.Width(b.label)+labelGap+vg.Points(2)) / width
+		if fr >= 0.9 {
+			continue
+		}
+		if l := (math.Log10(b.end()) - fr*a) / (1 - fr); l > need {
+			need = l
+		}
+	}
+	return niceCeil(math.Pow(10, need))
 }
 
 func (hb *hbars) Plot(c draw.Canvas, p *plot.Plot) {
@@ -212,7 +420,7 @@ func (hb *hbars) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		sty := hb.label
 		sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
-		c.FillText(sty, vg.Point{X: end + vg.Points(3), Y: trY(b.y)}, formatValue(b.v))
+		c.FillText(sty, vg.Point{X: end + labelGap, Y: trY(b.y)}, b.label)
 	}
 }
 
@@ -232,141 +440,17 @@ func formatValue(v float64) string {
 type swatch struct{ color color.Color }
 
 func (s swatch) Thumbnail(c *draw.Canvas) {
-	c.FillPolygon(s.color, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
-}
-
-// percentiles drawn by Latency, in order.
-var percentiles = []struct {
-	name string
-	f    func(*stats.Group) stats.Estimate
-}{
-	{"p50", func(g *stats.Group) stats.Estimate { return g.P50Us }},
-	{"p95", func(g *stats.Group) stats.Estimate { return g.P95Us }},
-	{"p99", func(g *stats.Group) stats.Estimate { return g.P99Us }},
-	{"p99.9", func(g *stats.Group) stats.Estimate { return g.P999Us }},
-}
-
-// Latency draws the median p50/p95/p99/p99.9 client latency of each mode on
-// one workload, log-scaled. Non-positive values are left out.
-func Latency(w io.Writer, s *stats.Summary, wl stats.WorkloadKey) error {
-	p := newPlot("Latency percentiles, "+wl.String()+" (median over repeats)", "latency µs (log)")
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	names := make([]string, len(percentiles))
-	for i, pc := range percentiles {
-		names[i] = pc.name
-	}
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.3, float64(len(names))-0.7 // keep the end labels inside the canvas
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, m := range s.Modes {
-		g := s.Group(stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns})
-		if g == nil {
-			continue
-		}
-		var xys plotter.XYs
-		for j, pc := range percentiles {
-			if v := pc.f(g).Median; v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
-				xys = append(xys, plotter.XY{X: float64(j), Y: v})
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return fmt.Errorf("latency chart %s mode %s: %w", wl, m, err)
-		}
-		c := modeColor(s, m)
-		l.Color, pts.Color = c, c
-		pts.Shape = draw.CircleGlyph{}
-		p.Add(l, pts)
-		p.Legend.Add(m, l, pts)
-	}
-	if math.IsInf(lo, 0) {
-		return fmt.Errorf("latency chart %s: no positive latency values: %w", wl, ErrNothingToDraw)
-	}
-	// Pad to whole decades so log ticks are labelled and the legend fits.
-	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
-	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi*3)))
-	return render(w, p)
-}
-
-// Series draws the completions in each second of the measured window for
-// each record, one line per record, labelled mode workload/cN.
-func Series(w io.Writer, title string, recs []result.Record) error {
-	p := newPlot(title, "completed requests per second (log scale)")
-	p.X.Label.Text = "second of measured window"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Left = false
-	lo, hi := math.Inf(1), math.Inf(-1)
-	drawn := 0
-	for i, r := range recs {
-		var xys plotter.XYs
-		for j, v := range r.PerSecond {
-			if v > 0 { // a log axis has no zero; an empty second is left out
-				xys = append(xys, plotter.XY{X: float64(j + 1), Y: float64(v)})
-				lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
-			}
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return fmt.Errorf("series chart: record %d: %w", i, err)
-		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		// The title names the trial's mode; one trial has one mode.
-		p.Legend.Add(stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), l)
-		drawn++
-	}
-	if drawn == 0 {
-		return fmt.Errorf("series chart %q: no per-second data: %w", title, ErrNothingToDraw)
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), -vg.Points(4)
-	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
-	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi*1.5)))
-	return render(w, p)
-}
-
-// SeriesTrial picks the trial whose series WriteAll draws: the lowest
-// trial number among valid records with per-second data. It returns that
-// trial's valid records in workload order, or nil.
-func SeriesTrial(recs []result.Record) []result.Record {
-	best := 0
-	for i := range recs {
-		r := &recs[i]
-		if stats.Valid(r) && len(r.PerSecond) > 0 && (best == 0 || r.Trial < best) {
-			best = r.Trial
-		}
-	}
-	if best == 0 {
-		return nil
-	}
-	var out []result.Record
-	for i := range recs {
-		if r := &recs[i]; r.Trial == best && stats.Valid(r) && len(r.PerSecond) > 0 {
-			out = append(out, *r)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Workload != out[j].Workload {
-			return out[i].Workload < out[j].Workload
-		}
-		return out[i].Conns < out[j].Conns
-	})
-	return out
+	// Inset from the entry's box, so that swatches of adjacent entries
+	// never touch and none reaches into its label.
+	r := c.Rectangle
+	in := vg.Points(1.5)
+	c.FillPolygon(s.color, []vg.Point{{X: r.Min.X, Y: r.Min.Y + in}, {X: r.Max.X, Y: r.Min.Y + in}, {X: r.Max.X, Y: r.Max.Y - in}, {X: r.Min.X, Y: r.Max.Y - in}})
 }
 
 // WriteAll renders every chart of a run into dir (created if needed) and
 // returns the file names written, in a fixed order: throughput, CPU, one
-// latency chart per workload, the per-second series of SeriesTrial.
+// latency percentile-distribution chart per workload, the per-second
+// stability small multiples.
 //
 // A chart with nothing to draw (ErrNothingToDraw: e.g. CPU when only
 // ref-direct, which has no proxy process, was measured) is left out, and a
@@ -402,15 +486,12 @@ func WriteAll(dir string, s *stats.Summary, recs []result.Record) ([]string, err
 		return files, err
 	}
 	for _, wl := range s.Workloads {
-		if err := write(LatencyFile(wl), func(w io.Writer) error { return Latency(w, s, wl) }); err != nil {
+		if err := write(LatencyFile(wl), func(w io.Writer) error { return Latency(w, s, recs, wl) }); err != nil {
 			return files, err
 		}
 	}
-	if tr := SeriesTrial(recs); tr != nil {
-		title := fmt.Sprintf("Per-second completions, trial %d (%s, repeat %d)", tr[0].Trial, tr[0].Mode, tr[0].Repeat)
-		if err := write(SeriesFile, func(w io.Writer) error { return Series(w, title, tr) }); err != nil {
-			return files, err
-		}
+	if err := write(SeriesFile, func(w io.Writer) error { return Stability(w, s, recs) }); err != nil {
+		return files, err
 	}
 	return files, nil
 }
