@@ -36,6 +36,7 @@ Commands:
   crs       write CRS 4.25.0 and the shared engine configuration to a directory
   build     build engine recipes of filters/builds.yaml into build/engines/
   pgo       train profiles and build the pgo builds of filters/builds.yaml
+  matrix    send a request corpus to every mode, write matrix.csv and matrix.md
 
 Run 'wafbench <command> --help' for a command's flags.
 `
@@ -75,6 +76,7 @@ var commands = []struct {
 }{
 	{"run", runCmd}, {"report", reportCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
 	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
+	{"matrix", matrixCmd},
 }
 
 // commandNames lists the subcommands for messages: "run, report, …".

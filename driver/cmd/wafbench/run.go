@@ -15,6 +15,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/internal/flaglist"
+	"wafbench/driver/matrix"
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
 	"wafbench/driver/perf"
@@ -55,6 +56,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		warmup, duration, trialW time.Duration
 		reqTimeout               time.Duration
 		noReport, allowShared    bool
+		matrixArg                string
 		perfHz                   int
 	)
 	var shardArg string
@@ -79,6 +81,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&progress, "progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
 	fs.IntVar(&perfHz, "perf", 0, "record Envoy with 'perf record -e cpu-clock -g' at this many Hz over every measured window (perf/*.data and a flat .txt report per workload); 0 = off")
 	fs.BoolVar(&noReport, "no-report", false, "skip building summary, report and charts after the run")
+	fs.StringVar(&matrixArg, "matrix", "auto", "after the trials, send this request corpus to every mode and write matrix.csv and matrix.md into the run directory: parity, lab, auto (lab for the lab suite, else parity) or none")
 	fs.BoolVar(&allowShared, "allow-shared-cpus", false, "run even when Envoy's CPUs overlap the client's or the upstream's (refused by default: the figures would include their contention; recorded in meta.json)")
 	if err := parse(fs, args, stdout, runUsage); err != nil {
 		return err
@@ -106,6 +109,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ms, err := sf.parseModes(modesArg)
 	if err != nil {
 		return err
+	}
+	var corpus *matrix.Corpus
+	if matrixArg = runMatrixCorpus(matrixArg, suiteName); matrixArg != "none" {
+		if corpus, err = loadCorpus(matrixArg); err != nil {
+			return usagef("--matrix: %v", err)
+		}
 	}
 	if repeats == 0 {
 		repeats = suite.Repeats
@@ -240,6 +249,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	recs, runErr := runner.Run(ctx, cfg)
 	if err := finish(dir, meta, release, runErr); err != nil && runErr == nil {
 		runErr = err
+	}
+	// The verdicts the run was measured under; its records are on disk already.
+	if corpus != nil && ctx.Err() == nil {
+		if res, err := writeMatrix(ctx, cfg, corpus, ms); err != nil {
+			fmt.Fprintf(stderr, "wafbench: matrix: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "wafbench: %s (%s)\n", summarizeMatrix(res), filepath.Join(dir, matrix.MarkdownFile))
+		}
 	}
 	report.Table(stdout, recs)
 	if !noReport {
