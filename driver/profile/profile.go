@@ -97,6 +97,9 @@ type Suite struct {
 	Warmup      Duration `json:"warmup"`       // before each workload's measured window
 	Duration    Duration `json:"duration"`     // measured window per workload
 	Workloads   []string `json:"workloads"`    // "name@conns"
+	// Modes are the modes the suite compares when the command line names
+	// none (run --modes); empty means run's default.
+	Modes []string `json:"modes,omitempty"`
 }
 
 type file struct {
@@ -300,6 +303,11 @@ func (su *Suite) validate() error {
 	}
 	if len(su.Workloads) == 0 {
 		return fmt.Errorf("workloads: want at least one")
+	}
+	for _, m := range su.Modes {
+		if _, err := modes.Parse(m); err != nil {
+			return fmt.Errorf("modes: %v", err)
+		}
 	}
 	return nil
 }

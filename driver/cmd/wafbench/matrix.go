@@ -167,3 +167,10 @@ func runMatrixCorpus(flagValue, suite string) string {
 	}
 	return matrix.Parity
 }
+
+// flagGiven reports whether the command line set the flag called name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

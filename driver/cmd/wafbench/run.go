@@ -63,7 +63,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sf.register(fs)
 	fs.StringVar(&shardArg, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
-	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity)")
+	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity); when not given, the suite's own modes if it lists any (lab does)")
 	fs.StringVar(&workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
 	fs.StringVar(&profilesDir, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
 	fs.StringVar(&resultsDir, "results", inRepo("results"), "parent directory of run directories")
@@ -105,6 +105,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cases, err := set.Cases(keys)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if !flagGiven(fs, "modes") && len(suite.Modes) > 0 {
+		modesArg = strings.Join(suite.Modes, ",")
 	}
 	ms, err := sf.parseModes(modesArg)
 	if err != nil {
