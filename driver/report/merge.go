@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"wafbench/driver/result"
@@ -58,14 +59,36 @@ func EnvDiffs(names []string, metas []*result.Meta) []string {
 	return diffs
 }
 
+// MergeOptions say what a merge may pool.
+type MergeOptions struct {
+	// Force pools runs whose environments differ (EnvDiffs); the
+	// differences become limitations of the report.
+	Force bool
+	// Blocks pools runs from different machines (different CPU models
+	// too) with each machine as a block: the merged meta records which
+	// repeats ran on which machine, and the report analyses every paired
+	// ratio with the machine as a random effect (see writeBlocks).
+	Blocks bool
+}
+
 // Merge pools the run directories dirs into a new run directory out and
-// builds its report. It refuses runs whose environments differ (see
-// EnvDiffs), listing every difference, unless force is set; then the
-// differences are recorded in the merged meta's notes and reported as
-// limitations. Repeats and trials are renumbered run after run, so pairing
-// stays within a run. out must not already hold raw data, and the input
-// directories are only read.
+// builds its report: MergeWith without blocks.
 func Merge(dirs []string, out string, force bool) error {
+	return MergeWith(dirs, out, MergeOptions{Force: force})
+}
+
+// MergeWith pools the run directories dirs into a new run directory out and
+// builds its report. It refuses runs whose environments differ (see
+// EnvDiffs), listing every difference, unless o.Force is set; then the
+// differences are recorded in the merged meta's notes and reported as
+// limitations. With o.Blocks, runs of different CPU models are accepted
+// and each machine becomes a block (MergeOptions.Blocks). Repeats and
+// trials are renumbered run after run, so pairing stays within a run;
+// shards of one design (run --shard) keep the design's repeat numbers, and
+// must agree on everything that defines the design (shardDiffs, refused
+// even with o.Force). out must not already hold raw data, and the input
+// directories are only read.
+func MergeWith(dirs []string, out string, o MergeOptions) error {
 	if len(dirs) < 2 {
 		return errors.New("merge: need at least two run directories")
 	}
@@ -94,9 +117,28 @@ func Merge(dirs []string, out string, force bool) error {
 	if err := checkDistinct(dirs, names, metas); err != nil {
 		return err
 	}
+	sharded := allShards(metas)
+	if sharded {
+		if err := checkShards(names, metas); err != nil {
+			return err
+		}
+	}
 	diffs := EnvDiffs(names, metas)
-	if len(diffs) > 0 && !force {
-		return fmt.Errorf("environments differ (pass --force to pool anyway): %s", strings.Join(diffs, "; "))
+	refused := diffs
+	if o.Blocks {
+		refused = nil
+		for _, d := range diffs {
+			if !strings.HasPrefix(d, "cpu_model ") {
+				refused = append(refused, d)
+			}
+		}
+	}
+	if len(refused) > 0 && !o.Force {
+		hint := "pass --force to pool anyway"
+		if !o.Blocks && len(refused) == 1 && strings.HasPrefix(refused[0], "cpu_model ") {
+			hint = "pass --blocks to pool the machines as blocks"
+		}
+		return fmt.Errorf("environments differ (%s): %s", hint, strings.Join(refused, "; "))
 	}
 	if _, err := os.Stat(filepath.Join(out, result.RawFile)); err == nil {
 		return fmt.Errorf("merge: %s already holds %s; choose a new directory", out, result.RawFile)
@@ -111,8 +153,12 @@ func Merge(dirs []string, out string, force bool) error {
 	merged.Repeats = 0
 	merged.Status = "complete"
 	merged.RunID, merged.MergedRuns = "", nil
+	merged.Shard, merged.Shards, merged.Blocks = nil, nil, nil
 	for _, m := range metas {
 		merged.MergedRuns = append(merged.MergedRuns, runIDs(m)...)
+		if m.Machine != merged.Machine {
+			merged.Machine = ""
+		}
 	}
 	// The same inputs give the same merged ID (and byte-identical outputs).
 	if len(merged.MergedRuns) > 0 {
@@ -120,11 +166,21 @@ func Merge(dirs []string, out string, force bool) error {
 		merged.RunID = hex.EncodeToString(sum[:16])
 	}
 	var raw bytes.Buffer
+	var blocks blockSet
+	orders := map[int][]string{} // shards: mode order by design repeat
 	repOff, trialOff := 0, 0
 	for i, m := range metas {
 		merged.Modes = appendNew(merged.Modes, m.Modes...)
 		merged.Workloads = appendNew(merged.Workloads, m.Workloads...)
-		merged.ModeOrder = append(merged.ModeOrder, m.ModeOrder...)
+		if sharded {
+			for k, rep := range m.Shard.Repeats {
+				if k < len(m.ModeOrder) {
+					orders[rep] = m.ModeOrder[k]
+				}
+			}
+		} else {
+			merged.ModeOrder = append(merged.ModeOrder, m.ModeOrder...)
+		}
 		if m.StartedUTC < merged.StartedUTC {
 			merged.StartedUTC = m.StartedUTC
 		}
@@ -136,10 +192,12 @@ func Merge(dirs []string, out string, force bool) error {
 		}
 		merged.GitDirty = merged.GitDirty || m.GitDirty
 		maxRep, maxTrial := m.Repeats, 0
+		reps := map[int]bool{}
 		for _, r := range recs[i] {
 			maxRep, maxTrial = max(maxRep, r.Repeat), max(maxTrial, r.Trial)
 			r.Repeat += repOff
 			r.Trial += trialOff
+			reps[r.Repeat] = true
 			b, err := json.Marshal(&r)
 			if err != nil {
 				return fmt.Errorf("merge: %w", err)
@@ -147,16 +205,39 @@ func Merge(dirs []string, out string, force bool) error {
 			raw.Write(b)
 			raw.WriteByte('\n')
 		}
-		merged.Notes = append(merged.Notes, fmt.Sprintf("merged: run %s (%s, git %s, seed %d) as repeats %d–%d",
-			names[i], dirs[i], orNone(m.GitSHA), m.Seed, repOff+1, repOff+maxRep))
+		blocks.add(m, names[i], repOff, reps)
+		if sharded {
+			merged.Notes = append(merged.Notes, fmt.Sprintf("merged: shard %d/%d, run %s (%s, git %s, seed %d): design repeats %s",
+				m.Shard.Index, m.Shard.Count, names[i], dirs[i], orNone(m.GitSHA), m.Seed, span(m.Shard.Repeats)))
+		} else {
+			merged.Notes = append(merged.Notes, fmt.Sprintf("merged: run %s (%s, git %s, seed %d) as repeats %d–%d",
+				names[i], dirs[i], orNone(m.GitSHA), m.Seed, repOff+1, repOff+maxRep))
+		}
 		for _, n := range m.Notes {
 			merged.Notes = append(merged.Notes, "run "+names[i]+": "+n)
 		}
-		merged.Repeats += maxRep
-		repOff += maxRep
+		if sharded {
+			merged.Repeats += len(m.Shard.Repeats)
+		} else {
+			merged.Repeats += maxRep
+			repOff += maxRep
+		}
 		trialOff += maxTrial
 	}
+	if sharded {
+		merged.Shards = shardSet(metas)
+		for _, rep := range merged.Shards.Repeats {
+			merged.ModeOrder = append(merged.ModeOrder, orders[rep])
+		}
+	}
+	if o.Blocks {
+		merged.Blocks = blocks.list()
+	}
 	for _, d := range diffs {
+		if o.Blocks && strings.HasPrefix(d, "cpu_model ") {
+			merged.Notes = append(merged.Notes, "machines as blocks: "+d)
+			continue
+		}
 		merged.Notes = append(merged.Notes, EnvDifferencePrefix+d)
 	}
 	if err := os.WriteFile(filepath.Join(out, result.RawFile), raw.Bytes(), 0o644); err != nil {
@@ -221,4 +302,165 @@ func appendNew(dst []string, vs ...string) []string {
 		}
 	}
 	return dst
+}
+
+// allShards reports whether every input is a shard of a design (run
+// --shard): then the merge keeps the design's repeat numbers.
+func allShards(metas []*result.Meta) bool {
+	for _, m := range metas {
+		if m.Shard == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// checkShards refuses shards that are not slices of one design, naming
+// every difference in one line: suite, modes, workloads, each mode's build
+// (name and recipe hash), CRS hash, shard count, design repeats, order,
+// seed, trial scope and the window flags; and a shard given twice.
+func checkShards(names []string, metas []*result.Meta) error {
+	var diffs []string
+	check := func(field string, get func(*result.Meta) string) {
+		a := get(metas[0])
+		for i := 1; i < len(metas); i++ {
+			if b := get(metas[i]); b != a {
+				diffs = append(diffs, fmt.Sprintf("%s differs: run %s %s, run %s %s", field, names[0], orNone(a), names[i], orNone(b)))
+			}
+		}
+	}
+	check("suite", func(m *result.Meta) string { return m.Suite })
+	check("modes", func(m *result.Meta) string { return strings.Join(m.Modes, ",") })
+	check("workloads", func(m *result.Meta) string { return strings.Join(m.Workloads, ",") })
+	var modes []string
+	for _, m := range metas {
+		modes = appendNew(modes, m.Modes...)
+	}
+	for _, mode := range modes {
+		check("build of "+mode, func(m *result.Meta) string { return buildID(m.Modules[mode]) })
+	}
+	check("crs.sha256", func(m *result.Meta) string {
+		if m.CRS == nil {
+			return ""
+		}
+		return short(m.CRS.SHA256)
+	})
+	check("shards", func(m *result.Meta) string { return fmt.Sprint(m.Shard.Count) })
+	check("design repeats", func(m *result.Meta) string { return fmt.Sprint(m.Shard.DesignRepeats) })
+	check("order", func(m *result.Meta) string { return m.Order })
+	check("seed", func(m *result.Meta) string { return fmt.Sprint(m.Seed) })
+	check("trial scope", func(m *result.Meta) string { return m.TrialScope })
+	for _, fl := range []string{"duration", "warmup", "trial-warmup", "rate", "max-requests", "concurrency"} {
+		check("--"+fl, func(m *result.Meta) string { return m.Flags[fl] })
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("shards of one design must agree: %s", strings.Join(diffs, "; "))
+	}
+	seen := map[int]int{}
+	for i, m := range metas {
+		if j, ok := seen[m.Shard.Index]; ok {
+			return fmt.Errorf("shard %d/%d given twice: runs %s and %s; a design's shard runs once", m.Shard.Index, m.Shard.Count, names[j], names[i])
+		}
+		seen[m.Shard.Index] = i
+	}
+	return nil
+}
+
+// buildID is a mode's engine build as a shard records it: build name and
+// the manifest's recipe hash ("" for modes without a module).
+func buildID(mod result.Module) string {
+	if mod.BuildName == "" && mod.Manifest == nil {
+		return ""
+	}
+	var man struct {
+		RecipeHash string `json:"recipe_hash"`
+	}
+	if len(mod.Manifest) > 0 {
+		json.Unmarshal(mod.Manifest, &man)
+	}
+	return strings.TrimSpace(mod.BuildName + " recipe " + short(man.RecipeHash))
+}
+
+// shardSet is what a merge of shards holds of their design.
+func shardSet(metas []*result.Meta) *result.ShardSet {
+	s := &result.ShardSet{Count: metas[0].Shard.Count, DesignRepeats: metas[0].Shard.DesignRepeats}
+	have := map[int]bool{}
+	for _, m := range metas {
+		have[m.Shard.Index] = true
+		s.Repeats = append(s.Repeats, m.Shard.Repeats...)
+	}
+	sort.Ints(s.Repeats)
+	for i := range s.Count {
+		if have[i] {
+			s.Present = append(s.Present, i)
+		} else {
+			s.Missing = append(s.Missing, i)
+		}
+	}
+	return s
+}
+
+// blockSet collects the machines of a merge --blocks, in input order.
+type blockSet struct {
+	list_ []result.Block
+	index map[string]int
+}
+
+// add files the repeats reps (already renumbered by off) of the run m
+// under its machine; a merged run's own blocks are carried over.
+func (b *blockSet) add(m *result.Meta, name string, off int, reps map[int]bool) {
+	if len(m.Blocks) > 0 {
+		for _, blk := range m.Blocks {
+			shifted := map[int]bool{}
+			for _, r := range blk.Repeats {
+				shifted[r+off] = true
+			}
+			b.put(blk.Machine, blk.CPUModel, blk.Runs, shifted)
+		}
+		return
+	}
+	key := m.Machine
+	if key == "" {
+		key = "run " + name
+		if ids := runIDs(m); len(ids) > 0 {
+			key = "run " + short(ids[0])
+		}
+	}
+	b.put(key, m.CPUModel, []string{name}, reps)
+}
+
+func (b *blockSet) put(machine, cpuModel string, runs []string, reps map[int]bool) {
+	if b.index == nil {
+		b.index = map[string]int{}
+	}
+	i, ok := b.index[machine]
+	if !ok {
+		i = len(b.list_)
+		b.index[machine] = i
+		b.list_ = append(b.list_, result.Block{Machine: machine, CPUModel: cpuModel})
+	}
+	blk := &b.list_[i]
+	blk.Runs = append(blk.Runs, runs...)
+	for r := range reps {
+		if !slices.Contains(blk.Repeats, r) {
+			blk.Repeats = append(blk.Repeats, r)
+		}
+	}
+	sort.Ints(blk.Repeats)
+}
+
+func (b *blockSet) list() []result.Block { return b.list_ }
+
+// span is "4–6" for a run of consecutive repeat numbers, else a comma list.
+func span(reps []int) string {
+	if len(reps) == 0 {
+		return "none"
+	}
+	if reps[len(reps)-1]-reps[0] == len(reps)-1 {
+		if len(reps) == 1 {
+			return strconv.Itoa(reps[0])
+		}
+		return fmt.Sprintf("%d–%d", reps[0], reps[len(reps)-1])
+	}
+	return ints(reps)
 }

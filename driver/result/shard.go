@@ -18,6 +18,7 @@ type ShardSet struct {
 	DesignRepeats int   `json:"design_repeats"`
 	Present       []int `json:"present"`           // shard indexes merged, ascending
 	Missing       []int `json:"missing,omitempty"` // shard indexes not given to the merge
+	Repeats       []int `json:"repeats"`           // the design's repeat numbers merged, ascending
 }
 
 // Block is one machine of a merge that pools machines as blocks (merge
