@@ -154,7 +154,7 @@ func newLegend() *plot.Legend {
 	l.TextStyle.Font.Size = legendSize
 	l.Left, l.Top = true, true
 	l.ThumbnailWidth = vg.Points(16)
-	l.Padding = vg.Points(2)
+	l.Padding = vg.Points(4)
 	return &l
 }
 
@@ -211,8 +211,12 @@ func (f frame) dataArea(width, height vg.Length) draw.Canvas {
 	return f.plot.DataCanvas(f.plotCanvas(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: width, Y: height}}}))
 }
 
+// framePad keeps the title's and the rotated axis label's font boxes
+// inside the canvas.
+const framePad = vg.Length(3)
+
 func (f frame) plotCanvas(c draw.Canvas) draw.Canvas {
-	return draw.Crop(c, 0, -f.legendWidth(c), f.notesHeight(), 0)
+	return draw.Crop(c, framePad, -f.legendWidth(c), f.notesHeight(), -framePad)
 }
 
 // draw draws the frame onto c.

@@ -246,18 +246,6 @@ func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 					title, titleColor = fmt.Sprintf("drift: %d of %d trials", nf, len(c.series)), driftColor
 				}
 			}
-			if i == 0 {
-				// The column head: the mode, in its colour.
-				p.Title.TextStyle.Font.Size = vg.Points(9)
-				if title != "" {
-					title = m + "\n" + title
-				} else {
-					title = m
-				}
-				if titleColor == nil {
-					titleColor = col
-				}
-			}
 			p.Title.Text = title
 			if titleColor != nil {
 				p.Title.TextStyle.Color = titleColor
@@ -284,9 +272,19 @@ func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 	for i, n := range notes {
 		dc.FillText(nsty, vg.Point{X: vg.Points(6), Y: vg.Points(3) + lh*vg.Length(len(notes)-1-i)}, n)
 	}
-	grid := draw.Crop(dc, 0, -vg.Points(6), lh*vg.Length(len(notes))+vg.Points(8), -(head.Height(title) + vg.Points(10)))
+	colHead := head
+	colHead.Font.Size = vg.Points(9)
+	colHead.YAlign = draw.YBottom
+	grid := draw.Crop(dc, framePad, -vg.Points(6), lh*vg.Length(len(notes))+vg.Points(8), -(head.Height(title) + colHead.Height("M") + vg.Points(14)))
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(4), PadY: vg.Points(6), PadLeft: vg.Points(4)}
 	canvases := plot.Align(plots, tiles, grid)
+	// Column heads: each mode in its colour, above its column.
+	for j, m := range s.Modes {
+		colHead.Color = modeColor(s, m)
+		da := plots[0][j].DataCanvas(canvases[0][j])
+		x := (da.Min.X + da.Max.X) / 2
+		dc.FillText(colHead, vg.Point{X: x, Y: grid.Max.Y + vg.Points(4)}, m)
+	}
 	for i := range plots {
 		for j, p := range plots[i] {
 			p.Draw(canvases[i][j])
