@@ -11,7 +11,7 @@ SUITE     ?= seed
 RUN_FLAGS ?=
 
 .PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE \
-	engines pgo test-builds
+	engines pgo test-builds caddy
 
 all: build modules
 
@@ -30,10 +30,19 @@ build: setup
 # The default build of each engine: the module objects and test binaries in
 # build/filters (C++ unit tests, engine benchmarks) and the modules the driver
 # loads, with manifests, in build/engines/<engine>/ (filters/builds.yaml).
-modules: build
+modules: build $(CADDY)
 	$(MAKE) -C filters/modsecurity
 	$(MAKE) -C filters/coraza build
 	$(WAFBENCH) build modsecurity coraza
+
+# ref-caddy-coraza: Caddy with our coraza/v3 handler, a Go module of its own
+# (filters/caddy-coraza/go.mod) that uses the root module's engine package;
+# relinked only when its sources, the engine's or the go.mod/go.sum change.
+CADDY     := $(BUILD)/caddy-coraza/caddy
+CADDY_SRC := $(shell find filters/caddy-coraza filters/coraza/engine filters/rulefiles -name '*.go' -o -name 'go.mod' -o -name 'go.sum') go.mod
+caddy: $(CADDY)
+$(CADDY): $(CADDY_SRC) | setup
+	cd filters/caddy-coraza && $(GO) build -o $(CURDIR)/$@ .
 
 crs: build
 	$(WAFBENCH) crs --out $(BUILD)/crs
@@ -56,6 +65,7 @@ test: build modules crs
 	$(MAKE) -C filters/modsecurity test asan tsan check-exports format-check
 	$(MAKE) -C filters/coraza symbols
 	$(GO) vet ./...
+	cd filters/caddy-coraza && $(GO) vet ./...
 	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...

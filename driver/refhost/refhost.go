@@ -1,6 +1,8 @@
 // Package refhost starts the reference hosts wafbench measures beside Envoy:
 // the upstream reached directly (ref-direct) and nginx with the ModSecurity
-// connector over the same CRS files (ref-nginx-modsecurity). They run
+// connector over the same CRS files (ref-nginx-modsecurity), and Caddy with
+// wafbench's own coraza/v3 handler over the same files (ref-caddy-coraza,
+// built from filters/caddy-coraza). They run
 // through the same load engine, pinning and procfs sampling as Envoy.
 package refhost
 
@@ -56,15 +58,17 @@ func Check(mode string) error {
 			return fmt.Errorf("%s missing: ./scripts/setup.sh installs libnginx-mod-http-modsecurity", NginxModule)
 		}
 		return nil
+	case CaddyCoraza:
+		return checkCaddy("")
 	}
-	return fmt.Errorf("unknown reference mode %q (want %s or %s)", mode, Direct, NginxModSecurity)
+	return fmt.Errorf("unknown reference mode %q (want %s, %s or %s)", mode, Direct, NginxModSecurity, CaddyCoraza)
 }
 
 // Spec is what a reference host needs.
 type Spec struct {
 	Mode         string
 	UpstreamAddr string // host:port of the benchmark upstream
-	RulesFile    string // CRS entry point (nginx modes)
+	RulesFile    string // CRS entry point (nginx and Caddy modes)
 	CPUs         []int  // where the host's process runs
 	Dir          string // run directory: config and log go here
 	TmpDir       string // removed by the caller
@@ -72,6 +76,11 @@ type Spec struct {
 	// LibDir holds the libmodsecurity.so.3 nginx's connector loads instead
 	// of Debian's (a from-source engine build's lib/); "" for Debian's.
 	LibDir string
+	// Concurrency is Envoy's --concurrency: Caddy runs with that
+	// GOMAXPROCS (0 means 1).
+	Concurrency int
+	// Binary is the Caddy executable; "" for CaddyBinary().
+	Binary string
 }
 
 // Process is a running reference host. For ref-direct there is no process:
@@ -81,7 +90,14 @@ type Process struct {
 	Addr    string
 	Ready   time.Duration // spawn → accepting connections
 	LogPath string
-	proc    *child.Process
+	// Stats reads the host's counters in the shape of Envoy's admin
+	// /stats?format=json (Caddy); nil when the host has none.
+	Stats func(context.Context) ([]byte, error)
+	// GOMAXPROCS is the Go thread budget the host was started with
+	// (Caddy); 0 for hosts that are not Go programs.
+	GOMAXPROCS int
+	proc       *child.Process
+	stopSig    syscall.Signal // graceful stop; 0 means SIGQUIT (nginx)
 }
 
 // Start starts the host of spec.Mode and waits until it accepts connections.
@@ -91,6 +107,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return &Process{Addr: spec.UpstreamAddr}, nil
 	case NginxModSecurity:
 		return startNginx(ctx, spec)
+	case CaddyCoraza:
+		return startCaddy(ctx, spec)
 	}
 	return nil, Check(spec.Mode)
 }
@@ -201,11 +219,15 @@ func startNginx(ctx context.Context, spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// Stop ends the host's process group (SIGQUIT: nginx's graceful stop) and
-// reaps it. A ref-direct Process has nothing to stop.
+// Stop ends the host's process group (SIGQUIT, nginx's graceful stop, or
+// SIGTERM, Caddy's) and reaps it. A ref-direct Process has nothing to stop.
 func (p *Process) Stop() {
 	if p != nil && p.proc != nil {
-		p.proc.Stop(syscall.SIGQUIT, 5*time.Second)
+		sig := p.stopSig
+		if sig == 0 {
+			sig = syscall.SIGQUIT
+		}
+		p.proc.Stop(sig, 5*time.Second)
 	}
 }
 
@@ -216,6 +238,16 @@ func Version(mode string) string {
 		v, _ := exec.Command("nginx", "-v").CombinedOutput()
 		c, _ := exec.Command("dpkg-query", "-W", "-f=${Version}", "libnginx-mod-http-modsecurity").Output()
 		return strings.TrimSpace(strings.TrimPrefix(string(v), "nginx version: ")) + " + ModSecurity-nginx connector " + strings.TrimSpace(string(c))
+	case CaddyCoraza:
+		bin, err := CaddyBinary()
+		if err != nil {
+			return ""
+		}
+		caddy, coraza, err := caddyVersion(bin)
+		if err != nil {
+			return ""
+		}
+		return "Caddy " + caddy + " + wafbench handler (filters/caddy-coraza) + coraza/v3 " + coraza
 	}
 	return ""
 }

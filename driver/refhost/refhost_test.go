@@ -67,7 +67,7 @@ func TestIsMode(t *testing.T) {
 	for _, tt := range []struct {
 		mode string
 		want bool
-	}{{Direct, true}, {NginxModSecurity, true}, {"passthrough", false}, {"modsecurity", false}, {"coraza", false}} {
+	}{{Direct, true}, {NginxModSecurity, true}, {CaddyCoraza, true}, {"passthrough", false}, {"modsecurity", false}, {"coraza", false}} {
 		if got := IsMode(tt.mode); got != tt.want {
 			t.Errorf("IsMode(%q): got %v, want %v", tt.mode, got, tt.want)
 		}

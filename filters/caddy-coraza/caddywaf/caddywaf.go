@@ -1,0 +1,311 @@
+// Package caddywaf is wafbench's Caddy HTTP handler around coraza/v3: the
+// reference host ref-caddy-coraza. It evaluates every request with the same
+// engine wrapper as the Envoy module (wafbench/filters/coraza/engine: one
+// rule set, the same request mapping and the same verdicts), over the same
+// rules file: phase 1 on the headers, the body buffered in full (up to the
+// shared 1 MiB limit, answered 413 beyond it) and fed to the engine, phase 2,
+// then the next handler (Caddy's reverse_proxy) with the buffered body. An
+// intervention is answered with its status and a short body; an engine error
+// or a panic fails the request closed with 500.
+//
+// The handler keeps the Envoy modules' counters, with their names and
+// meaning (wafbench_coraza_requests, _blocked_phase1, _blocked_phase2,
+// _body_too_large, _engine_errors) and its GOMAXPROCS, and serves them on Caddy's loopback admin
+// endpoint at CountersPath in the shape of Envoy's admin /stats?format=json,
+// so the driver reads both hosts' counters with one parser. On provisioning
+// it logs the modules' self-report line to stderr.
+package caddywaf
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"wafbench/filters/coraza/engine"
+)
+
+// BuildName is the mode name the host reports in its self-report line: the
+// driver's modes.RefCaddyCoraza. The preflight compares the two, so a
+// renamed mode shows up as a failed preflight, not as a silent mismatch.
+var BuildName = "ref-caddy-coraza"
+
+// ModuleName is the "module" field of the self-report line.
+const ModuleName = "wafbench_caddy_coraza"
+
+// CountersPath is the admin-endpoint path that serves the counters.
+const CountersPath = "/wafbench/stats"
+
+// SelfReportPrefix starts the self-report line (the Envoy modules' prefix).
+const SelfReportPrefix = "wafbench-module "
+
+func init() {
+	caddy.RegisterModule(Handler{})
+	caddy.RegisterModule(Counters{})
+}
+
+// The process-wide counters (one handler instance per configuration; the
+// admin module that serves them is a separate instance).
+var (
+	ctrRequests      atomic.Uint64
+	ctrBlockedPhase1 atomic.Uint64
+	ctrBlockedPhase2 atomic.Uint64
+	ctrBodyTooLarge  atomic.Uint64
+	ctrEngineErrors  atomic.Uint64
+)
+
+// counterList names the counters in the order they are served.
+var counterList = []struct {
+	name string
+	c    *atomic.Uint64
+}{
+	{"wafbench_coraza_requests", &ctrRequests},
+	{"wafbench_coraza_blocked_phase1", &ctrBlockedPhase1},
+	{"wafbench_coraza_blocked_phase2", &ctrBlockedPhase2},
+	{"wafbench_coraza_body_too_large", &ctrBodyTooLarge},
+	{"wafbench_coraza_engine_errors", &ctrEngineErrors},
+}
+
+// Handler is the http.handlers.wafbench_coraza module. Its JSON fields are
+// the Envoy modules' filter_config fields that apply to it.
+type Handler struct {
+	// RulesFile is the absolute path of the rule entry point (the main.conf
+	// every WAF mode loads).
+	RulesFile string `json:"rules_file"`
+	// MaxBodyBytes caps the buffered request body; 0 means 1 MiB.
+	MaxBodyBytes int `json:"max_body_bytes,omitempty"`
+
+	waf *engine.WAF
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.wafbench_coraza", New: func() caddy.Module { return new(Handler) }}
+}
+
+// selfReport is the self-report line's JSON: the Envoy modules' fields.
+type selfReport struct {
+	Module        string `json:"module"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	Build         string `json:"build"`
+	Rules         int    `json:"rules"`
+}
+
+// Provision loads the rules and logs the self-report line.
+func (h *Handler) Provision(caddy.Context) error {
+	w, err := engine.New(engine.Config{RulesFile: h.RulesFile, MaxBodyBytes: h.MaxBodyBytes})
+	if err != nil {
+		return fmt.Errorf("wafbench_coraza: %w", err)
+	}
+	h.waf = w
+	line, err := json.Marshal(selfReport{Module: ModuleName, Engine: "coraza", EngineVersion: engine.Version(),
+		Build: BuildName, Rules: w.Rules()})
+	if err != nil {
+		return err
+	}
+	// Straight to stderr, not through Caddy's JSON logger, which would
+	// quote the JSON object inside its message string.
+	fmt.Fprintf(os.Stderr, "%s%s\n", SelfReportPrefix, line)
+	return nil
+}
+
+// blockedBody is the body of every intervention's answer.
+const blockedBody = "Request blocked by wafbench caddy-coraza\n"
+
+// ServeHTTP evaluates the request and hands it to next when it passes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
+	ctrRequests.Add(1)
+	answered := false
+	answer := func(status int) {
+		answered = true
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", strconv.Itoa(len(blockedBody)))
+		w.WriteHeader(status)
+		io.WriteString(w, blockedBody)
+	}
+	tx := h.waf.NewTx()
+	defer tx.Close()
+	defer func() {
+		if p := recover(); p != nil {
+			ctrEngineErrors.Add(1)
+			fmt.Fprintf(os.Stderr, "wafbench_coraza: failing closed: panic: %v\n", p)
+			if !answered {
+				answer(http.StatusInternalServerError)
+			}
+			err = nil
+		}
+	}()
+	block := func(v *engine.Verdict) error {
+		switch {
+		case tx.Err() != nil:
+			ctrEngineErrors.Add(1)
+			fmt.Fprintf(os.Stderr, "wafbench_coraza: failing closed: %v\n", tx.Err())
+		case v.Status == http.StatusRequestEntityTooLarge && v.RuleID == 0:
+			ctrBodyTooLarge.Add(1)
+		case v.Phase == 1:
+			ctrBlockedPhase1.Add(1)
+		default:
+			ctrBlockedPhase2.Add(1)
+		}
+		answer(v.Status)
+		return nil
+	}
+	defer tx.ProcessLogging()
+
+	cip, cport, _ := engine.ParseAddr(r.RemoteAddr)
+	var sip string
+	var sport int
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		sip, sport, _ = engine.ParseAddr(a.String())
+	}
+	tx.ProcessConnection(cip, cport, sip, sport)
+	tx.ProcessURI(r.RequestURI, r.Method, r.Proto)
+	for _, h := range RequestHeaders(r) {
+		tx.AddHeader(h[0], h[1])
+	}
+	if v := tx.ProcessRequestHeaders(); v != nil {
+		return block(v)
+	}
+
+	max := h.waf.Config().MaxBodyBytes
+	if r.ContentLength > int64(max) {
+		ctrBodyTooLarge.Add(1)
+		answer(http.StatusRequestEntityTooLarge)
+		return nil
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		body, v, err := h.feedBody(tx, r.Body, max)
+		if v != nil {
+			return block(v)
+		}
+		if err != nil {
+			// The client's body could not be read in full: nothing was
+			// inspected that could be forwarded.
+			answer(http.StatusBadRequest)
+			return nil
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.TransferEncoding = nil
+		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if v := tx.ProcessRequestBody(); v != nil {
+		return block(v)
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// feedBody reads the whole body (at most max+1 bytes, so a longer one is
+// seen to be too long) and writes it to the engine as it arrives. It returns
+// the body, or the engine's verdict, or the read error.
+func (h *Handler) feedBody(tx *engine.Tx, body io.Reader, max int) ([]byte, *engine.Verdict, error) {
+	buf := make([]byte, 0, 4096)
+	lr := io.LimitReader(body, int64(max)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		if n > 0 {
+			chunk := buf[len(buf) : len(buf)+n]
+			buf = buf[:len(buf)+n]
+			if v, _ := tx.WriteBody(chunk); v != nil {
+				return nil, v, nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read request body: %w", err)
+		}
+	}
+}
+
+// RequestHeaders lists the request's headers as the engine is given them:
+// Host first (Go moves it out of the header map), then every header value,
+// then Transfer-Encoding (also moved out by Go) when the request had one.
+// The order of the other names is Go's map order; CRS does not depend on it.
+func RequestHeaders(r *http.Request) [][2]string {
+	out := make([][2]string, 0, len(r.Header)+2)
+	if r.Host != "" {
+		out = append(out, [2]string{"Host", r.Host})
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	if len(r.TransferEncoding) > 0 {
+		out = append(out, [2]string{"Transfer-Encoding", strings.Join(r.TransferEncoding, ", ")})
+	}
+	return out
+}
+
+// Counters is the admin.api.wafbench module: it serves the handler's
+// counters at CountersPath on Caddy's admin endpoint.
+type Counters struct{}
+
+// CaddyModule returns the Caddy module information.
+func (Counters) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "admin.api.wafbench", New: func() caddy.Module { return new(Counters) }}
+}
+
+// Routes registers CountersPath.
+func (Counters) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{{Pattern: CountersPath, Handler: caddy.AdminHandlerFunc(serveCounters)}}
+}
+
+// statsDoc is the shape of Envoy's admin /stats?format=json.
+type statsDoc struct {
+	Stats []statEntry `json:"stats"`
+}
+
+type statEntry struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
+// GOMAXPROCSStat is the gauge beside the counters that reports the
+// process's GOMAXPROCS, so the driver can check the host ran with the
+// thread budget it was given.
+const GOMAXPROCSStat = "wafbench_caddy_gomaxprocs"
+
+// CountersJSON is the counters document CountersPath serves.
+func CountersJSON() []byte {
+	doc := statsDoc{Stats: make([]statEntry, 0, len(counterList))}
+	for _, c := range counterList {
+		doc.Stats = append(doc.Stats, statEntry{Name: c.name, Value: c.c.Load()})
+	}
+	doc.Stats = append(doc.Stats, statEntry{Name: GOMAXPROCSStat, Value: uint64(runtime.GOMAXPROCS(0))})
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+func serveCounters(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("%s %s: want GET", r.Method, CountersPath)}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err := w.Write(CountersJSON())
+	return err
+}
+
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+	_ caddy.AdminRouter           = Counters{}
+)
