@@ -133,6 +133,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeResults(m, s)
 	writeRatios(m, s)
 	writeBuilds(m, meta, s)
+	writeLab(m, meta, recs, s)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)

@@ -1,0 +1,441 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"wafbench/driver/load"
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// LabSuite is the suite whose report carries the lab section (profiles/lab.yaml).
+const LabSuite = "lab"
+
+// labFigure is what the older Docker lab published for one of its hosts
+// (design.md §5): median and p95 of curl's time_total over 40 sequential
+// requests per path, and one memory snapshot of the host's container.
+type labFigure struct {
+	mode   string
+	host   string
+	p50Ms  float64
+	p95Ms  float64
+	memMiB float64 // 0: not published
+}
+
+var labFigures = []labFigure{
+	{modes.RefDirect, "go-httpbin 2.21 direct", 0.983, 2.172, 0},
+	{modes.RefNginxModSecurity, "nginx + ModSecurity 3.0.16", 3.956, 5.518, 68.85},
+	{modes.RefCaddyCoraza, "Caddy 2.11.2 + Coraza 3.7.0", 3.571, 4.904, 57.2},
+}
+
+// allPaths names the per-trial pool of every path a host served.
+const allPaths = "all paths"
+
+// labTrial is one fresh process of one host: its valid records by workload
+// key, and the pool of all of them.
+type labTrial struct {
+	repeat int
+	recs   map[string]*result.Record // by workload key (stats.WorkloadKey.String())
+	pooled *hdrhistogram.Histogram   // every request of every path; nil without histograms
+}
+
+// labComparison is one paired question of the lab section: the per-repeat
+// ratio num/den of one metric.
+type labComparison struct {
+	question, num, den, path, metric string
+	ratios, diffs                    []float64 // num/den and num−den, per paired repeat
+	geo, lo, hi, p, bootLo, bootHi   float64
+	pHolm                            float64
+}
+
+// writeLab is the report's section on the older Docker lab (design.md §5),
+// written only for the lab suite: per host and path, the median and p95
+// latency over fresh-process trials with bootstrap intervals; the lab's
+// published figures beside ours with the caveats; RSS per host after
+// warmup, at the end and at its peak; and the lab's open questions answered
+// by paired ratios within repeats.
+func writeLab(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+	if meta.Suite != LabSuite {
+		return
+	}
+	trials := labTrials(recs)
+	hosts := make([]string, 0, len(trials))
+	for h := range trials {
+		hosts = append(hosts, h)
+	}
+	modes.Sort(hosts)
+	// ref-direct first: it is the lab's control.
+	if i := slices.Index(hosts, modes.RefDirect); i > 0 {
+		hosts = append([]string{modes.RefDirect}, slices.Delete(hosts, i, i+1)...)
+	}
+	var paths []string
+	for _, w := range s.Workloads {
+		paths = append(paths, w.String())
+	}
+	upstream := meta.Flags["upstream"]
+	if upstream == "" {
+		upstream = "wafbench's own"
+	}
+	connMode := meta.Flags["conn-mode"]
+	if connMode == "" {
+		connMode = "keep-alive"
+	}
+
+	m.p("## The Docker lab, reproduced")
+	m.nl()
+	m.p("The older lab (design.md §5) sent 40 sequential curl requests per path (safe GET, blocked SQL injection, blocked XSS) to go-httpbin directly, to nginx + ModSecurity and to Caddy + Coraza, all over CRS 4.25, and published the median and p95 of curl's time_total and one memory snapshot per container. This run sends the same kinds of requests one at a time on one connection (closed loop; connections: **%s**; upstream: **%s**) for a fixed window in each of several fresh-process trials per host, mode order rotated, and adds Envoy with and without each engine. Latency is the client's, from writing a request to its last response byte. A trial's median and p95 are over its window; the table gives the median of those over trials with a seeded bootstrap 95%% interval (trials resampled; %d resamples).",
+		connMode, upstream, stats.BootstrapResamples)
+	m.nl()
+	m.head("host", "path", "trials", "median ms", "95% CI", "p95 ms", "95% CI", "host CPU µs/req")
+	for _, h := range hosts {
+		for _, path := range append(slices.Clone(paths), allPaths) {
+			p50, p95, cpu := labValues(trials[h], path)
+			if len(p50) == 0 {
+				continue
+			}
+			e50, e95 := labEstimate(p50), labEstimate(p95)
+			cpuCell := "–"
+			if len(cpu) > 0 {
+				cpuCell = f(labMedian(cpu), 0)
+			}
+			name := "`" + h + "`"
+			if path == allPaths {
+				name, path = "", "*"+allPaths+"*"
+			}
+			m.row(name, path, itoa(len(p50)), f(e50.mid, 3), ci(e50.lo, e50.hi, 3), f(e95.mid, 3), ci(e95.lo, e95.hi, 3), cpuCell)
+		}
+	}
+	m.nl()
+	m.p("*%s* pools every request of a trial (its three paths' HDR histograms merged) before taking the trial's median and p95. Host CPU is the proxy process's CPU (schedstat, all threads) per request, median over trials; ref-direct has no proxy to sample.", allPaths)
+	m.nl()
+
+	writeLabBeside(m, trials)
+	writeLabMemory(m, trials, hosts)
+	writeLabQuestions(m, trials, paths)
+
+	m.p("Caveats. The lab ran on macOS under Docker Desktop (a Linux VM with Docker's port forwarding in every request's path), on different hardware, with ModSecurity 3.0.16 and Coraza 3.7.0; this run is on the Linux VM described under Environment, with the engine versions listed under Versions (Debian's libmodsecurity 3.0.9 and Coraza 3.8.1 unless a build says otherwise), each proxy pinned to one CPU and the client and upstream on the other. curl's time_total includes a new TCP connection per request (this run's connections are stated above). 40 requests give a p95 from two observations; our windows hold hundreds to thousands of requests, and trials are repeated. The lab's memory figure is one container snapshot (every process of the container); ours is the host process's RSS from procfs (nginx runs as one process here, master_process off). So compare ratios within each study, not milliseconds or MiB across them.")
+	m.nl()
+}
+
+// labTrials groups valid records by host and trial.
+func labTrials(recs []result.Record) map[string][]*labTrial {
+	out := map[string][]*labTrial{}
+	byTrial := map[[2]any]*labTrial{}
+	for i := range recs {
+		r := &recs[i]
+		if !stats.Valid(r) {
+			continue
+		}
+		k := [2]any{r.Mode, r.Trial}
+		t := byTrial[k]
+		if t == nil {
+			t = &labTrial{repeat: r.Repeat, recs: map[string]*result.Record{}}
+			byTrial[k] = t
+			out[r.Mode] = append(out[r.Mode], t)
+		}
+		t.recs[stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String()] = r
+	}
+	for _, ts := range out {
+		for _, t := range ts {
+			var hs []*hdrhistogram.Histogram
+			for _, r := range t.recs {
+				if h, err := load.DecodeHist(r.HistBase64); err == nil && r.HistBase64 != "" {
+					hs = append(hs, h)
+				}
+			}
+			if len(hs) == len(t.recs) && len(hs) > 0 {
+				t.pooled = load.Merge(hs...)
+			}
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i].repeat < ts[j].repeat })
+	}
+	return out
+}
+
+// labValues are the per-trial median and p95 (ms) and CPU µs/request of one
+// path of a host (allPaths: the pooled histogram; its CPU is the mean over
+// the paths, weighted by requests).
+func labValues(ts []*labTrial, path string) (p50, p95, cpu []float64) {
+	for _, t := range ts {
+		a, b, c, ok := t.value(path)
+		if !ok {
+			continue
+		}
+		p50, p95 = append(p50, a), append(p95, b)
+		if c > 0 {
+			cpu = append(cpu, c)
+		}
+	}
+	return p50, p95, cpu
+}
+
+// value is the trial's median and p95 latency (ms) and CPU µs/request on
+// path.
+func (t *labTrial) value(path string) (p50, p95, cpu float64, ok bool) {
+	if path != allPaths {
+		r, found := t.recs[path]
+		if !found || r.Latency.P50Us == 0 {
+			return 0, 0, 0, false
+		}
+		return r.Latency.P50Us / 1e3, r.Latency.P95Us / 1e3, r.CPU.UsPerRequest, true
+	}
+	if t.pooled == nil || t.pooled.TotalCount() == 0 {
+		return 0, 0, 0, false
+	}
+	var ns, n float64
+	for _, r := range t.recs {
+		ns += r.CPU.UsPerRequest * float64(r.Requests)
+		n += float64(r.Requests)
+	}
+	if n > 0 {
+		cpu = ns / n
+	}
+	return float64(t.pooled.ValueAtQuantile(50)) / 1e3, float64(t.pooled.ValueAtQuantile(95)) / 1e3, cpu, true
+}
+
+// value of one metric of the trial, for paired comparisons.
+func (t *labTrial) metric(metric, path string) (float64, bool) {
+	switch metric {
+	case "median latency", "p95 latency", "CPU µs/req":
+		p50, p95, cpu, ok := t.value(path)
+		v := map[string]float64{"median latency": p50, "p95 latency": p95, "CPU µs/req": cpu}[metric]
+		return v, ok && v > 0
+	case "peak RSS":
+		_, _, peak := t.memory()
+		return float64(peak), peak > 0
+	}
+	return 0, false
+}
+
+// memory is the trial's RSS after the first warmup, at the end of the last
+// window, and its peak (VmHWM), in KiB; zeros for ref-direct.
+func (t *labTrial) memory() (afterWarmup, end, peak int64) {
+	rs := make([]*result.Record, 0, len(t.recs))
+	for _, r := range t.recs {
+		rs = append(rs, r)
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		return rs[i].Position < rs[j].Position || rs[i].Position == rs[j].Position && rs[i].Workload < rs[j].Workload
+	})
+	for _, r := range rs {
+		if r.Memory.RSSAfterWarmupKiB > 0 && afterWarmup == 0 {
+			afterWarmup = r.Memory.RSSAfterWarmupKiB
+		}
+		if r.Memory.RSSEndKiB > 0 {
+			end = r.Memory.RSSEndKiB
+		}
+		peak = max(peak, r.Memory.PeakKiB)
+	}
+	return afterWarmup, end, peak
+}
+
+type labEst struct{ mid, lo, hi float64 }
+
+func labEstimate(v []float64) labEst {
+	lo, hi := stats.BootstrapMedianCI(v, stats.BootstrapSeed, stats.BootstrapResamples, stats.Confidence)
+	if len(v) < 2 {
+		lo, hi = math.Inf(-1), math.Inf(1)
+	}
+	return labEst{labMedian(v), lo, hi}
+}
+
+func labMedian(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// writeLabBeside puts the lab's published figures beside this run's, as
+// absolute values, as what each WAF host adds to the direct path and as
+// ratios to it, each within its own study.
+func writeLabBeside(m *md, trials map[string][]*labTrial) {
+	m.p("### Beside the lab's published figures")
+	m.nl()
+	m.p("The lab published one median and p95 per host. Ours are over all three paths (pooled per trial, median over trials, 95%% bootstrap interval). Milliseconds from two machines are not comparable; what each WAF host adds to the direct path within the same study is closer to it (the lab's Docker port forwarding is in every one of its figures, and subtracting the direct path removes it), and the ratio to direct is given too. Ours: median of per-repeat differences with a bootstrap 95%% interval, and geometric mean of per-repeat ratios with its paired-t 95%% interval.")
+	m.nl()
+	m.head("host", "lab median ms", "lab p95 ms", "our median ms", "our p95 ms", "lab: added to direct, ms", "ours: added to direct, ms", "lab median / direct", "our median / direct", "95% CI")
+	labDirect := labFigures[0].p50Ms
+	for _, lf := range labFigures {
+		p50, p95, _ := labValues(trials[lf.mode], allPaths)
+		ours50, ours95 := "not run", "not run"
+		if len(p50) > 0 {
+			e50, e95 := labEstimate(p50), labEstimate(p95)
+			ours50 = f(e50.mid, 3) + " " + ci(e50.lo, e50.hi, 3)
+			ours95 = f(e95.mid, 3) + " " + ci(e95.lo, e95.hi, 3)
+		}
+		labRatio, ourRatio, ourCI, labAdded, ourAdded := "1", "1", "", "0", "0"
+		if lf.mode != modes.RefDirect {
+			labRatio, labAdded = f(lf.p50Ms/labDirect, 2), f(lf.p50Ms-labDirect, 3)
+			c := labCompare(trials, "", lf.mode, modes.RefDirect, allPaths, "median latency")
+			ourRatio, ourCI, ourAdded = "–", "–", "–"
+			if len(c.ratios) > 0 {
+				ourRatio, ourCI = f(c.geo, 2), ciNaN(c.lo, c.hi, 2)
+				e := labEstimate(c.diffs)
+				ourAdded = f(e.mid, 3) + " " + ci(e.lo, e.hi, 3)
+			}
+		}
+		m.row("`"+lf.mode+"` ("+lf.host+")", f(lf.p50Ms, 3), f(lf.p95Ms, 3), ours50, ours95, labAdded, ourAdded, labRatio, ourRatio, ourCI)
+	}
+	m.nl()
+}
+
+// writeLabMemory is RSS per host: after warmup, at the end, and the peak,
+// median over trials with the range.
+func writeLabMemory(m *md, trials map[string][]*labTrial, hosts []string) {
+	m.p("### Memory per host")
+	m.nl()
+	m.p("Resident memory of the host process (Envoy, nginx, Caddy) from /proc: after the first path's warmup, at the end of the last window, and the peak (VmHWM) — median over trials, range in brackets, MiB. The lab's figure is one `docker stats` snapshot of the container.")
+	m.nl()
+	m.head("host", "trials", "after warmup", "end", "peak", "lab snapshot")
+	mib := func(v []float64) string {
+		if len(v) == 0 {
+			return "–"
+		}
+		return f(labMedian(v)/1024, 1) + " [" + f(slices.Min(v)/1024, 1) + ", " + f(slices.Max(v)/1024, 1) + "]"
+	}
+	for _, h := range hosts {
+		var aw, end, peak []float64
+		for _, t := range trials[h] {
+			a, e, p := t.memory()
+			if a > 0 {
+				aw = append(aw, float64(a))
+			}
+			if e > 0 {
+				end = append(end, float64(e))
+			}
+			if p > 0 {
+				peak = append(peak, float64(p))
+			}
+		}
+		if len(peak) == 0 {
+			continue
+		}
+		lab := "–"
+		for _, lf := range labFigures {
+			if lf.mode == h && lf.memMiB > 0 {
+				lab = f(lf.memMiB, 2)
+			}
+		}
+		m.row("`"+h+"`", itoa(len(trials[h])), mib(aw), mib(end), mib(peak), lab)
+	}
+	m.nl()
+}
+
+// labCompare pairs trials of num and den by repeat on one metric and path.
+func labCompare(trials map[string][]*labTrial, question, num, den, path, metric string) labComparison {
+	c := labComparison{question: question, num: num, den: den, path: path, metric: metric}
+	byRepeat := map[int]*labTrial{}
+	for _, t := range trials[den] {
+		byRepeat[t.repeat] = t
+	}
+	for _, t := range trials[num] {
+		d, ok := byRepeat[t.repeat]
+		if !ok {
+			continue
+		}
+		a, okA := t.metric(metric, path)
+		b, okB := d.metric(metric, path)
+		if okA && okB {
+			c.ratios = append(c.ratios, a/b)
+			c.diffs = append(c.diffs, a-b)
+		}
+	}
+	c.geo, c.lo, c.hi, c.p = stats.PairedLogT(c.ratios, stats.Confidence)
+	c.bootLo, c.bootHi = stats.BootstrapMedianCI(c.ratios, stats.BootstrapSeed, stats.BootstrapResamples, stats.Confidence)
+	return c
+}
+
+// writeLabQuestions answers the lab's open questions with paired ratios
+// within repeats, Holm-corrected over the section.
+func writeLabQuestions(m *md, trials map[string][]*labTrial, paths []string) {
+	var cs []labComparison
+	asked := map[string]bool{}
+	add := func(question, num, den, metric string, perPath bool) {
+		ps := []string{allPaths}
+		if perPath {
+			ps = append(slices.Clone(paths), allPaths)
+		}
+		for _, p := range ps {
+			c := labCompare(trials, question, num, den, p, metric)
+			if len(c.ratios) == 0 {
+				continue
+			}
+			if asked[question] {
+				c.question = ""
+			}
+			asked[question] = true
+			cs = append(cs, c)
+		}
+	}
+	const slower, memory, added, inEnvoy = "Is nginx + ModSecurity slower than Caddy + Coraza?",
+		"Does Caddy + Coraza hold less memory than nginx + ModSecurity?",
+		"What does a WAF host add to the direct path?",
+		"Is the same engine cheaper inside Envoy than in its own host?"
+	add(slower, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "median latency", true)
+	add(slower, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "p95 latency", false)
+	add(slower, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "CPU µs/req", false)
+	add(memory, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "peak RSS", false)
+	add(added, modes.RefNginxModSecurity, modes.RefDirect, "median latency", false)
+	add(added, modes.RefCaddyCoraza, modes.RefDirect, "median latency", false)
+	add(inEnvoy, modes.ModSecurity, modes.RefNginxModSecurity, "median latency", false)
+	add(inEnvoy, modes.ModSecurity, modes.RefNginxModSecurity, "CPU µs/req", false)
+	add(inEnvoy, modes.Coraza, modes.RefCaddyCoraza, "median latency", false)
+	add(inEnvoy, modes.Coraza, modes.RefCaddyCoraza, "CPU µs/req", false)
+	if len(cs) == 0 {
+		return
+	}
+	ps := make([]float64, len(cs))
+	for i, c := range cs {
+		ps[i] = c.p
+	}
+	adj := stats.Holm(ps)
+	m.p("### The lab's open questions")
+	m.nl()
+	m.p("The lab left these unsettled (40 requests, one run, no intervals). Each row is the ratio num/den of one metric, paired within repeats (both hosts' trials of the same repeat): geometric mean with its paired-t 95%% interval, the bootstrap interval of the median ratio, and the paired-t p Holm-adjusted over the %d rows of this table. **Established** needs at least %d pairs, both intervals excluding 1 and Holm p < %g; otherwise the row says what is missing.", len(cs), stats.MinSamples, stats.Alpha)
+	m.nl()
+	m.head("question", "num / den", "metric", "path", "n", "ratio", "95% CI (paired t)", "95% CI (bootstrap, median)", "Holm p", "verdict")
+	for i, c := range cs {
+		c.pHolm = adj[i]
+		path := c.path
+		if path == allPaths {
+			path = "*" + allPaths + "*"
+		}
+		m.row(c.question, "`"+c.num+"` / `"+c.den+"`", c.metric, path, itoa(len(c.ratios)), f(c.geo, 3),
+			ciNaN(c.lo, c.hi, 3), ciNaN(c.bootLo, c.bootHi, 3), p(c.pHolm), labVerdict(c))
+	}
+	m.nl()
+}
+
+// labVerdict applies the section's rule.
+func labVerdict(c labComparison) string {
+	excludes := func(lo, hi float64) bool { return !math.IsNaN(lo) && !math.IsNaN(hi) && (lo > 1 || hi < 1) }
+	switch {
+	case len(c.ratios) < stats.MinSamples:
+		return fmt.Sprintf("not established (n=%d < %d)", len(c.ratios), stats.MinSamples)
+	case !excludes(c.lo, c.hi):
+		return "not established (paired-t interval includes 1)"
+	case !excludes(c.bootLo, c.bootHi):
+		return "not established (bootstrap interval includes 1)"
+	case c.pHolm >= stats.Alpha:
+		return "not established (Holm p ≥ " + f(stats.Alpha, 2) + ")"
+	}
+	word := "higher"
+	if c.geo < 1 {
+		word = "lower"
+	}
+	return "**established**: " + strings.TrimSpace(word) + " (×" + f(c.geo, 2) + ")"
+}
