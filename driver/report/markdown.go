@@ -127,6 +127,8 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	m.nl()
 
 	writeHeadline(m, s)
+	writeShards(m, meta)
+	writeBlocks(m, meta, s)
 	writeMethod(m, meta, recs, s)
 	writeEnvironment(m, meta, recs)
 	writeVersions(m, meta)
@@ -161,8 +163,9 @@ func writeMethod(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 		strings.Join(meta.Modes, ", "), strings.Join(meta.Workloads, ", "), meta.Repeats, orNone(meta.Order), meta.Seed, orNone(meta.TrialScope))
 	if len(meta.ModeOrder) > 0 {
 		var parts []string
+		labels := orderLabels(meta)
 		for i, o := range meta.ModeOrder {
-			parts = append(parts, fmt.Sprintf("%d: %s", i+1, strings.Join(o, " → ")))
+			parts = append(parts, fmt.Sprintf("%d: %s", labels[i], strings.Join(o, " → ")))
 		}
 		m.p("- Mode order per repeat: %s.", strings.Join(parts, "; "))
 	}

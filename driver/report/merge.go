@@ -451,16 +451,24 @@ func (b *blockSet) put(machine, cpuModel string, runs []string, reps map[int]boo
 
 func (b *blockSet) list() []result.Block { return b.list_ }
 
-// span is "4–6" for a run of consecutive repeat numbers, else a comma list.
+// span lists repeat numbers (ascending) with runs of consecutive numbers
+// joined: "1–6, 10–12", "4".
 func span(reps []int) string {
 	if len(reps) == 0 {
 		return "none"
 	}
-	if reps[len(reps)-1]-reps[0] == len(reps)-1 {
-		if len(reps) == 1 {
-			return strconv.Itoa(reps[0])
+	var parts []string
+	for i := 0; i < len(reps); {
+		j := i
+		for j+1 < len(reps) && reps[j+1] == reps[j]+1 {
+			j++
 		}
-		return fmt.Sprintf("%d–%d", reps[0], reps[len(reps)-1])
+		if j == i {
+			parts = append(parts, strconv.Itoa(reps[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", reps[i], reps[j]))
+		}
+		i = j + 1
 	}
-	return ints(reps)
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,143 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// Report sections of sharded and multi-machine runs: which shards a run or
+// a merge holds, and the paired ratios analysed with each machine as a
+// block (merge --blocks).
+
+// orderLabels are the repeat numbers of meta.ModeOrder's entries: the
+// design's numbers for a shard or a merge of shards, else 1, 2, ….
+func orderLabels(meta *result.Meta) []int {
+	switch {
+	case meta.Shard != nil && len(meta.Shard.Repeats) == len(meta.ModeOrder):
+		return meta.Shard.Repeats
+	case meta.Shards != nil && len(meta.Shards.Repeats) == len(meta.ModeOrder):
+		return meta.Shards.Repeats
+	}
+	out := make([]int, len(meta.ModeOrder))
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+// writeShards says which slice of its design a shard ran, or how many of
+// its design's shards a merge holds, naming the missing ones.
+func writeShards(m *md, meta *result.Meta) {
+	switch {
+	case meta.Shard != nil:
+		s := meta.Shard
+		m.p("## Shard")
+		m.nl()
+		m.p("Shard %d/%d of a design of %d repeats: this run holds design repeats %s. Merge it with the other shards (`wafbench merge --blocks`) for the whole design.",
+			s.Index, s.Count, s.DesignRepeats, span(s.Repeats))
+		m.nl()
+	case meta.Shards != nil:
+		s := meta.Shards
+		m.p("## Shards")
+		m.nl()
+		line := fmt.Sprintf("**%d of %d shards** of a design of %d repeats: design repeats %s.", len(s.Present), s.Count, s.DesignRepeats, span(s.Repeats))
+		if len(s.Missing) > 0 {
+			var miss []string
+			for _, i := range s.Missing {
+				miss = append(miss, fmt.Sprintf("%d/%d", i, s.Count))
+			}
+			line += fmt.Sprintf(" Missing: shard %s (their repeats did not run or were not given to the merge); the mode rotation is balanced only over whole designs, so positions may not be.", strings.Join(miss, ", "))
+		}
+		m.p("%s", line)
+		m.nl()
+	}
+}
+
+// blockName labels machine b: "M1" … with its CPU model in the machine table.
+func blockName(b int) string { return fmt.Sprintf("M%d", b+1) }
+
+// writeBlocks is the analysis of a merge --blocks: a table of the machines,
+// then per workload every paired ratio pooled over machines with the
+// machine as a random block effect (stats.AnalyseBlocks), each machine's
+// own ratio beside it.
+func writeBlocks(m *md, meta *result.Meta, s *stats.Summary) {
+	if len(meta.Blocks) == 0 {
+		return
+	}
+	m.p("## Machines as blocks")
+	m.nl()
+	m.p("The merged runs ran on %d machine(s). Modes are paired within each repeat, and repeats are grouped by the machine they ran on: each per-repeat log-ratio is modelled as pooled mean + machine effect (variance τ², between machines) + repeat noise (variance σ², within a machine), a one-way random-effects model fitted by the method of moments. The pooled ratio is the weighted mean (weights 1/(τ² + σ²/n) per machine) with a Student-t %g%% interval on Satterthwaite's degrees of freedom: with few machines the interval is wide, because a ratio measured on these machines is claimed for machines like them. When τ² is estimated as 0 the model is the pooled paired t of all repeats. These verdicts, not the pooled-as-one-machine verdicts of *Paired ratios*, account for the machines; Holm's correction runs over the comparisons of this section.",
+		len(meta.Blocks), 100*stats.Confidence)
+	m.nl()
+	m.head("machine", "id", "CPU model", "runs", "repeats")
+	reps := make([][]int, len(meta.Blocks))
+	for i, b := range meta.Blocks {
+		reps[i] = b.Repeats
+		m.row(blockName(i), "`"+b.Machine+"`", orNone(b.CPUModel), strings.Join(b.Runs, ", "), span(b.Repeats))
+	}
+	m.nl()
+	bcs := stats.AnalyseBlocks(s, reps)
+	if len(bcs) == 0 {
+		m.p("No paired comparisons to analyse.")
+		m.nl()
+		return
+	}
+	if len(meta.Blocks) == 1 {
+		m.p("One machine: the between-machine variance cannot be estimated, and the pooled ratio holds for this machine only.")
+		m.nl()
+	}
+	for _, wl := range s.Workloads {
+		cells := []string{"ratio", "metric"}
+		for i := range meta.Blocks {
+			cells = append(cells, blockName(i)+" (n)")
+		}
+		cells = append(cells, "between-machine SD", "share between", "pooled ratio (95% CI)", "df", "p", "Holm p", "verdict")
+		head := false
+		for i := range bcs {
+			c := &bcs[i]
+			if c.WorkloadKey != wl {
+				continue
+			}
+			if !head {
+				m.p("### %s", wl)
+				m.nl()
+				m.head(cells...)
+				head = true
+			}
+			row := []string{c.Name(), c.Metric.Label()}
+			per := make([]string, len(meta.Blocks))
+			for _, br := range c.Blocks {
+				per[br.Block] = fmt.Sprintf("%s %s (%d)", f(br.Geo, 3), ciNaN(br.Lo, br.Hi, 3), br.N)
+			}
+			for i := range per {
+				if per[i] == "" {
+					per[i] = "–"
+				}
+			}
+			row = append(row, per...)
+			sd := "–"
+			if !math.IsNaN(c.Tau2) {
+				sd = fmt.Sprintf("%.1f%%", 100*(math.Exp(math.Sqrt(c.Tau2))-1))
+			}
+			share := "–"
+			if v := c.BetweenShare(); !math.IsNaN(v) {
+				share = fmt.Sprintf("%.0f%%", 100*v)
+			}
+			v := "**" + c.Verdict + "**"
+			if c.Reason != "" {
+				v = c.Verdict + " (" + c.Reason + ")"
+			}
+			row = append(row, sd, share, f(c.Ratio, 3)+" "+ciNaN(c.Lo, c.Hi, 3), f(c.DF, 1), p(c.P), p(c.PHolm), v)
+			m.row(row...)
+		}
+		if head {
+			m.nl()
+		}
+	}
+	m.p("Machine ratios: geometric mean of the machine's per-repeat ratios with its paired-t 95%% interval. Between-machine SD: exp(τ) − 1, how much a machine's ratio typically departs from the pooled one; share between: τ²/(τ² + σ²).")
+	m.nl()
+}
