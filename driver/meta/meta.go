@@ -231,6 +231,9 @@ func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
 		}
 		return mod, nil
 	}
+	if m.Host == modes.Caddy {
+		return describeCaddy(m)
+	}
 	dir := m.Dir
 	if moduleDir != "" {
 		dir = moduleDir

@@ -251,3 +251,15 @@ func Version(mode string) string {
 	}
 	return ""
 }
+
+// ProcessName names the process a reference mode runs, for messages:
+// "nginx", "caddy", or "no proxy" for ref-direct.
+func ProcessName(mode string) string {
+	switch base(mode) {
+	case Direct:
+		return "no proxy"
+	case CaddyCoraza:
+		return "caddy"
+	}
+	return "nginx"
+}

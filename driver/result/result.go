@@ -222,6 +222,7 @@ type Preflight struct {
 	ModulePath   string      `json:"module_path,omitempty"`   // the module file mapped into Envoy
 	ModuleSHA256 string      `json:"module_sha256,omitempty"` // its SHA-256 at preflight time
 	EngineLib    string      `json:"engine_lib,omitempty"`    // the libmodsecurity mapped into nginx
+	GOMAXPROCS   int         `json:"gomaxprocs,omitempty"`    // Go threads the Caddy host ran with (its own report)
 }
 
 // ModuleInfo is the identity a WAF module reports when it loads.

@@ -42,12 +42,13 @@ type Preflight struct {
 	ModulePath   string             // the module file mapped into Envoy
 	ModuleSHA256 string             // its SHA-256, read at preflight time
 	EngineLib    string             // the libmodsecurity mapped into nginx (reference host)
+	GOMAXPROCS   int                // the Caddy host's own report of its GOMAXPROCS
 }
 
 // preflight proves, before a WAF trial's first measurement, that mode m
 // enforces — a benign canary passes, a canary SQL injection is denied and,
-// in Envoy, the module's own counters moved — and, in Envoy, that the
-// module loaded is the engine and build m names. The error is one line that
+// in Envoy and Caddy, the module's own counters moved — and, in Envoy and
+// Caddy, that the module loaded is the engine and build m names. The error is one line that
 // names mode, build and cause.
 func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) {
 	if m.Engine == "" {
@@ -77,6 +78,11 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) 
 				return nil, fail("loaded module %s has SHA-256 %.12s…, but build %s's manifest says %.12s… — rebuild it ('build/wafbench build %s')",
 					pf.ModulePath, pf.ModuleSHA256, m.Build.Mode(), man.ModuleSHA256, m.Build.Mode())
 			}
+		}
+	}
+	if m.Host == modes.Caddy {
+		if err := preflightCaddy(ctx, m, p, pf); err != nil {
+			return nil, fail("%v", err)
 		}
 	}
 	if m.Host == modes.Nginx {
@@ -114,7 +120,7 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) 
 		}
 		prefix := "wafbench_" + m.Engine + "_"
 		if d := after[prefix+"requests"] - before[prefix+"requests"]; d < 2 {
-			return nil, fail("the module's %srequests counter moved by %d over 2 canary requests — Envoy did not run the module", prefix, d)
+			return nil, fail("the module's %srequests counter moved by %d over 2 canary requests — the host did not run the module", prefix, d)
 		}
 		blocked := after[prefix+"blocked_phase1"] + after[prefix+"blocked_phase2"] - before[prefix+"blocked_phase1"] - before[prefix+"blocked_phase2"]
 		if blocked < 1 {

@@ -163,7 +163,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			rec.Startup = p.startup
 			if pf != nil {
 				rec.Preflight = &result.Preflight{Module: pf.Module, ModulePath: pf.ModulePath,
-					ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib}
+					ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib, GOMAXPROCS: pf.GOMAXPROCS}
 			}
 		}
 		if err := result.Append(cfg.Dir, &rec); err != nil {
@@ -198,7 +198,9 @@ type proxy struct {
 	stop    func()
 	done    <-chan struct{} // closed when the proxy process has exited; nil when not watched
 	exitErr func() error    // its exit status, once done
-	logPath string          // Envoy's log (the modules' self-report is in it)
+	logPath string          // the log with the module's self-report line (Envoy, Caddy)
+	// gomaxprocs is the GOMAXPROCS a Go reference host was started with (Caddy).
+	gomaxprocs int
 	// moduleOverride is set when the module came from --module-dir rather
 	// than the mode's build directory (no manifest to compare with).
 	moduleOverride bool
@@ -209,7 +211,7 @@ func processName(mode string) string {
 	case mode == refhost.Direct:
 		return "no proxy"
 	case refhost.IsMode(mode):
-		return "nginx"
+		return refhost.ProcessName(mode)
 	}
 	return "envoy"
 }
@@ -217,7 +219,7 @@ func processName(mode string) string {
 func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
 	if refhost.IsMode(mode) {
 		spec := refhost.Spec{Mode: mode, UpstreamAddr: upstreamAddr, RulesFile: cfg.Envoy.RulesFile,
-			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag}
+			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag, Concurrency: cfg.Envoy.Concurrency}
 		if m := cfg.Modes[mode]; m.Build != nil {
 			spec.LibDir = filepath.Join(m.Dir, "lib")
 		}
@@ -225,7 +227,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 		if err != nil {
 			return nil, err
 		}
-		p := &proxy{addr: h.Addr, pid: h.PID, stop: h.Stop}
+		p := &proxy{addr: h.Addr, pid: h.PID, stop: h.Stop, stats: h.Stats, logPath: h.LogPath, gomaxprocs: h.GOMAXPROCS}
 		if h.PID != 0 {
 			p.startup = &result.Startup{ListenerReadyMs: ms(h.Ready)}
 		}
