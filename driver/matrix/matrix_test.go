@@ -147,7 +147,7 @@ func TestRealModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{modes.Passthrough, modes.ModSecurity, modes.Coraza, modes.RefDirect, modes.RefNginxModSecurity}
+	names := []string{modes.Passthrough, modes.ModSecurity, modes.Coraza, modes.RefDirect, modes.RefNginxModSecurity, modes.RefCaddyCoraza}
 	var ms []modes.Mode
 	byName := map[string]modes.Mode{}
 	moduleDir := ""
