@@ -47,7 +47,8 @@ func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory for the pooled report (required; must not exist)")
 	force := fs.Bool("force", false, "pool runs even when Envoy, module or CRS hashes or the CPU model differ (differences are listed as limitations)")
-	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\nOne run given twice (the same run_id) is refused: its records would count twice.\n\nFlags:\n"); err != nil {
+	blocks := fs.Bool("blocks", false, "pool runs from different machines (CPU models may differ) with each machine as a block: the report adds per-machine ratios and pooled ratios whose intervals include the between-machine variance")
+	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\nOne run given twice (the same run_id) is refused: its records would count twice.\nShards of one design (run --shard) must agree on suite, modes, builds and CRS;\na missing shard is named in the report.\n\nFlags:\n"); err != nil {
 		return err
 	}
 	if *out == "" {
@@ -64,7 +65,7 @@ func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 			return usagef("merge: %s is not a run directory (no raw.jsonl)", d)
 		}
 	}
-	if err := report.Merge(fs.Args(), *out, *force); err != nil {
+	if err := report.MergeWith(fs.Args(), *out, report.MergeOptions{Force: *force, Blocks: *blocks}); err != nil {
 		return usagef("merge: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", *out)
