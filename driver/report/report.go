@@ -27,7 +27,7 @@ const (
 )
 
 // Build reads dir/meta.json and dir/raw.jsonl and (re)writes summary.json,
-// bench.txt, report.md and charts/*.svg in dir. When dir holds
+// bench.txt, report.md, report.html and charts/*.svg in dir. When dir holds
 // engine-bench.txt (scripts/overhead.sh), summary.json and report.md gain
 // an integration-overhead section. The same input files always give
 // byte-identical outputs. Every file is written to a temporary name and
@@ -62,6 +62,9 @@ func Build(dir string, warn io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("report %s: charts: %w", dir, err)
 	}
+	if err := writeGrowthCharts(filepath.Join(dir, ChartsDir), meta, recs); err != nil {
+		return fmt.Errorf("report %s: growth charts: %w", dir, err)
+	}
 	outs := []struct {
 		name string
 		f    func(io.Writer) error
@@ -69,6 +72,7 @@ func Build(dir string, warn io.Writer) error {
 		{SummaryFile, func(w io.Writer) error { return writeSummary(w, meta, sum, ov, &q) }},
 		{BenchFile, func(w io.Writer) error { return WriteBench(w, meta, recs) }},
 		{ReportFile, func(w io.Writer) error { return writeMarkdown(w, meta, recs, sum, charts, ov, &q) }},
+		{HTMLFile, func(w io.Writer) error { return writeHTMLFrom(w, dir) }}, // after report.md: renders it
 	}
 	for _, o := range outs {
 		var buf bytes.Buffer
