@@ -136,6 +136,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeRatios(m, s)
 	writeBuilds(m, meta, s)
 	writeLab(m, meta, recs, s)
+	writeGrowth(m, meta, recs)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)

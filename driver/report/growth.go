@@ -1,0 +1,812 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"wafbench/driver/chart"
+	"wafbench/driver/modes"
+	"wafbench/driver/profile"
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+	"wafbench/internal/atomicfile"
+)
+
+// DefaultSLO is the p99 objective of the latency–throughput section when a
+// run recorded none (run --slo).
+const DefaultSLO = 10 * time.Millisecond
+
+// sloOf is the run's --slo, else DefaultSLO.
+func sloOf(meta *result.Meta) time.Duration {
+	if d, err := time.ParseDuration(meta.Flags["slo"]); err == nil && d > 0 {
+		return d
+	}
+	return DefaultSLO
+}
+
+// paramConns is the sweep parameter of a plain workload measured at three
+// or more connection counts.
+const paramConns = profile.ParamConns
+
+// minConnsPoints is how many connection counts make a plain workload a
+// connections sweep.
+const minConnsPoints = 3
+
+// sweep is one swept curve: a workload (or sweep) at one connection count
+// over its parameter, per mode and repeat.
+type sweep struct {
+	base    string
+	param   string // profile.ParamSize, ParamArgs or paramConns
+	conns   int    // 0 for a connections sweep
+	xs      []float64
+	labels  []string
+	repeats []int
+	modes   []string
+	cost    map[string]stats.Curve // Envoy CPU µs/request
+}
+
+// title names the sweep in headings: "json_real, body size, 1 connection".
+func (s *sweep) title() string {
+	what := map[string]string{profile.ParamSize: "body size", profile.ParamArgs: "argument count", paramConns: "connections"}[s.param]
+	if s.param == paramConns {
+		return s.base + ", " + what
+	}
+	return s.base + ", " + what + ", " + strconv.Itoa(s.conns) + " conn"
+}
+
+func (s *sweep) chartFile() string {
+	if s.param == paramConns {
+		return "growth_" + chart.FileSafe(s.base) + "_conns.svg"
+	}
+	return "growth_" + chart.FileSafe(s.base) + "_c" + strconv.Itoa(s.conns) + ".svg"
+}
+
+func (s *sweep) xLabel() string {
+	return map[string]string{profile.ParamSize: "body size, bytes", profile.ParamArgs: "form fields", paramConns: "client connections"}[s.param]
+}
+
+// usable are the records the growth sections read: valid, closed loop.
+func usable(r *result.Record) bool {
+	return stats.Valid(r) && r.Load != "open" && r.LoadFraction == 0
+}
+
+// collectSweeps finds every swept curve among recs, in a fixed order.
+func collectSweeps(recs []result.Record) []*sweep {
+	type key struct {
+		base, param string
+		conns       int
+	}
+	type cell struct {
+		mode   string
+		repeat int
+		x      float64
+	}
+	byKey := map[key]map[cell]float64{}
+	labels := map[key]map[float64]string{}
+	add := func(k key, c cell, label string, v float64) {
+		if byKey[k] == nil {
+			byKey[k], labels[k] = map[cell]float64{}, map[float64]string{}
+		}
+		byKey[k][c] = v
+		labels[k][c.x] = label
+	}
+	for i := range recs {
+		r := &recs[i]
+		if !usable(r) || !(r.CPU.UsPerRequest > 0) {
+			continue
+		}
+		if pt, ok := profile.ParsePoint(r.Workload); ok {
+			if pt.Param == profile.ParamSize || pt.Param == profile.ParamArgs {
+				add(key{pt.Base, pt.Param, r.Conns}, cell{r.Mode, r.Repeat, pt.Value}, pt.Label, r.CPU.UsPerRequest)
+			}
+			continue
+		}
+		add(key{r.Workload, paramConns, 0}, cell{r.Mode, r.Repeat, float64(r.Conns)}, strconv.Itoa(r.Conns), r.CPU.UsPerRequest)
+	}
+	var out []*sweep
+	for k, cells := range byKey {
+		if k.param == paramConns && len(labels[k]) < minConnsPoints {
+			continue
+		}
+		s := &sweep{base: k.base, param: k.param, conns: k.conns, cost: map[string]stats.Curve{}}
+		for x := range labels[k] {
+			s.xs = append(s.xs, x)
+		}
+		sort.Float64s(s.xs)
+		for _, x := range s.xs {
+			s.labels = append(s.labels, labels[k][x])
+		}
+		rs, ms := map[int]bool{}, map[string]bool{}
+		for c := range cells {
+			rs[c.repeat], ms[c.mode] = true, true
+		}
+		for r := range rs {
+			s.repeats = append(s.repeats, r)
+		}
+		sort.Ints(s.repeats)
+		for m := range ms {
+			s.modes = append(s.modes, m)
+		}
+		modes.Sort(s.modes)
+		for _, m := range s.modes {
+			c := stats.Curve{X: s.xs}
+			for _, r := range s.repeats {
+				row := make([]float64, len(s.xs))
+				for i, x := range s.xs {
+					v, ok := cells[cell{m, r, x}]
+					row[i] = math.NaN()
+					if ok {
+						row[i] = v
+					}
+				}
+				c.Y = append(c.Y, row)
+			}
+			s.cost[m] = c
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.param != b.param {
+			return paramRank(a.param) < paramRank(b.param)
+		}
+		if a.base != b.base {
+			return a.base < b.base
+		}
+		return a.conns < b.conns
+	})
+	return out
+}
+
+func paramRank(p string) int {
+	return map[string]int{profile.ParamSize: 0, profile.ParamArgs: 1, paramConns: 2}[p]
+}
+
+// marginal is the cost of mode above the baseline in the same repeat and
+// point; NaN where either is missing or the difference is not positive.
+func (s *sweep) marginal(mode string) (stats.Curve, bool) {
+	base, ok := s.cost[stats.Baseline]
+	if !ok {
+		return stats.Curve{}, false
+	}
+	c := s.cost[mode]
+	out := stats.Curve{X: c.X}
+	for r := range c.Y {
+		row := make([]float64, len(c.X))
+		for i := range c.X {
+			row[i] = c.Y[r][i] - base.Y[r][i]
+			if !(row[i] > 0) {
+				row[i] = math.NaN()
+			}
+		}
+		out.Y = append(out.Y, row)
+	}
+	return out, true
+}
+
+// fitPoints is the upper part of the sweep the exponent is fitted on: the
+// largest half of the points with x > 0, at least three.
+func fitPoints(xs []float64) []int {
+	var pos []int
+	for i, x := range xs {
+		if x > 0 {
+			pos = append(pos, i)
+		}
+	}
+	n := max(3, (len(pos)+1)/2)
+	if n >= len(pos) {
+		return pos
+	}
+	return pos[len(pos)-n:]
+}
+
+func subCurve(c stats.Curve, idx []int) stats.Curve {
+	out := stats.Curve{}
+	for _, i := range idx {
+		out.X = append(out.X, c.X[i])
+	}
+	for _, row := range c.Y {
+		var r []float64
+		for _, i := range idx {
+			r = append(r, row[i])
+		}
+		out.Y = append(out.Y, r)
+	}
+	return out
+}
+
+// exponent is one mode's fitted cost exponent on a sweep.
+type exponent struct {
+	mode     string
+	marginal bool // fitted on the cost above passthrough (else the raw cost)
+	fit      stats.PowerFit
+	ci       stats.Interval
+	raw      stats.PowerFit // raw cost over every point, for contrast
+	err      error
+}
+
+func (s *sweep) exponents() []exponent {
+	idx := fitPoints(s.xs)
+	var out []exponent
+	for _, m := range s.modes {
+		if !modes.IsWAF(m) {
+			continue
+		}
+		e := exponent{mode: m}
+		c, ok := s.marginal(m)
+		e.marginal = ok
+		if !ok {
+			c = s.cost[m]
+		}
+		e.fit, e.ci, e.err = stats.Exponent(subCurve(c, idx))
+		e.raw, _ = stats.FitPowerLaw(s.xs, s.cost[m].Medians())
+		out = append(out, e)
+	}
+	return out
+}
+
+// fmtX prints a swept value as its parameter does (sizes as 4k).
+func (s *sweep) fmtX(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	if s.param == profile.ParamSize {
+		if x >= 1024 {
+			return f(x/1024, 1) + " KiB"
+		}
+		return f(x, 0) + " B"
+	}
+	return f(x, 1)
+}
+
+func (s *sweep) growthSeries(exps []exponent) ([]chart.GrowthTick, []chart.GrowthSeries) {
+	var ticks []chart.GrowthTick
+	for i, x := range s.xs {
+		ticks = append(ticks, chart.GrowthTick{X: x, Label: s.labels[i]})
+	}
+	var series []chart.GrowthSeries
+	for _, m := range s.modes {
+		gs := chart.GrowthSeries{Mode: m, Label: m}
+		for _, e := range exps {
+			if e.mode == m && e.err == nil {
+				gs.Label = fmt.Sprintf("%s  k = %s %s", m, f(e.fit.Slope, 2), ivText(e.ci, 2))
+			}
+		}
+		c := s.cost[m]
+		for i, x := range s.xs {
+			var v []float64
+			for _, row := range c.Y {
+				if !math.IsNaN(row[i]) {
+					v = append(v, row[i])
+				}
+			}
+			if len(v) == 0 {
+				continue
+			}
+			sort.Float64s(v)
+			e := stats.Median(v)
+			gs.Points = append(gs.Points, chart.GrowthPoint{X: x, Y: e.Median, Lo: v[0], Hi: v[len(v)-1]})
+		}
+		series = append(series, gs)
+	}
+	return ticks, series
+}
+
+func (s *sweep) draw(w io.Writer) error {
+	ticks, series := s.growthSeries(s.exponents())
+	return chart.Growth(w, "Envoy CPU per request vs "+s.title(), s.xLabel(), "Envoy CPU µs/request", ticks, series)
+}
+
+// ivText prints a bootstrap interval, or why there is none.
+func ivText(iv stats.Interval, d int) string {
+	if math.IsNaN(iv.Lo) {
+		return "[no interval]"
+	}
+	return "[" + f(iv.Lo, d) + ", " + f(iv.Hi, d) + "]"
+}
+
+// curve is one latency–throughput curve: a load sweep at one connection
+// count, per mode and repeat.
+type curve struct {
+	base    string
+	conns   int
+	modes   []string
+	points  map[string][]*result.Record // by mode, sorted by fraction then repeat
+	repeats []int
+}
+
+func (c *curve) fileLatency() string {
+	return "curve_" + chart.FileSafe(c.base) + "_c" + strconv.Itoa(c.conns) + ".svg"
+}
+func (c *curve) fileAchieved() string {
+	return "curve_achieved_" + chart.FileSafe(c.base) + "_c" + strconv.Itoa(c.conns) + ".svg"
+}
+
+func collectCurves(recs []result.Record) []*curve {
+	type key struct {
+		base  string
+		conns int
+	}
+	by := map[key]*curve{}
+	for i := range recs {
+		r := &recs[i]
+		if !stats.Valid(r) || r.LoadFraction <= 0 {
+			continue
+		}
+		pt, ok := profile.ParsePoint(r.Workload)
+		if !ok || pt.Param != profile.ParamLoad {
+			continue
+		}
+		k := key{pt.Base, r.Conns}
+		c := by[k]
+		if c == nil {
+			c = &curve{base: pt.Base, conns: r.Conns, points: map[string][]*result.Record{}}
+			by[k] = c
+		}
+		if _, seen := c.points[r.Mode]; !seen {
+			c.modes = append(c.modes, r.Mode)
+		}
+		c.points[r.Mode] = append(c.points[r.Mode], r)
+		if !slices.Contains(c.repeats, r.Repeat) {
+			c.repeats = append(c.repeats, r.Repeat)
+		}
+	}
+	var out []*curve
+	for _, c := range by {
+		modes.Sort(c.modes)
+		sort.Ints(c.repeats)
+		for _, rs := range c.points {
+			sort.SliceStable(rs, func(i, j int) bool {
+				if rs[i].LoadFraction != rs[j].LoadFraction {
+					return rs[i].LoadFraction < rs[j].LoadFraction
+				}
+				return rs[i].Repeat < rs[j].Repeat
+			})
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].base != out[j].base {
+			return out[i].base < out[j].base
+		}
+		return out[i].conns < out[j].conns
+	})
+	return out
+}
+
+// fractions lists the load fractions of mode, ascending.
+func (c *curve) fractions(mode string) []float64 {
+	var fs []float64
+	for _, r := range c.points[mode] {
+		if !slices.Contains(fs, r.LoadFraction) {
+			fs = append(fs, r.LoadFraction)
+		}
+	}
+	return fs
+}
+
+func medianOf(rs []*result.Record, get func(*result.Record) float64) float64 {
+	var v []float64
+	for _, r := range rs {
+		if x := get(r); x > 0 {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return stats.Median(v).Median
+}
+
+func (c *curve) at(mode string, frac float64) []*result.Record {
+	var out []*result.Record
+	for _, r := range c.points[mode] {
+		if r.LoadFraction == frac {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (c *curve) series() []chart.CurveSeries {
+	var out []chart.CurveSeries
+	for _, m := range c.modes {
+		s := chart.CurveSeries{Mode: m}
+		for _, fr := range c.fractions(m) {
+			rs := c.at(m, fr)
+			s.Points = append(s.Points, chart.CurvePoint{
+				Offered:  medianOf(rs, func(r *result.Record) float64 { return r.RateRequestedPerS }),
+				Achieved: medianOf(rs, func(r *result.Record) float64 { return r.RateAchievedPerS }),
+				P50:      medianOf(rs, func(r *result.Record) float64 { return r.Latency.P50Us }),
+				P99:      medianOf(rs, func(r *result.Record) float64 { return r.Latency.P99Us }),
+				P999:     medianOf(rs, func(r *result.Record) float64 { return r.Latency.P999Us }),
+			})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// sloRates is each repeat's highest offered rate holding the objective.
+func (c *curve) sloRates(mode string, sloUs float64) ([]stats.SLORate, error) {
+	byRepeat := map[int][]stats.LoadPoint{}
+	for _, r := range c.points[mode] {
+		byRepeat[r.Repeat] = append(byRepeat[r.Repeat], stats.LoadPoint{Offered: r.RateRequestedPerS, Achieved: r.RateAchievedPerS, P99Us: r.Latency.P99Us})
+	}
+	var out []stats.SLORate
+	for _, rep := range c.repeats {
+		if pts := byRepeat[rep]; len(pts) > 0 {
+			s, err := stats.MaxRateAtSLO(pts, sloUs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// scalePoint is throughput at one Envoy worker count.
+type scaleSet struct {
+	wl      stats.WorkloadKey
+	modes   []string
+	workers []int
+	rps     map[string]map[int][]float64 // mode -> workers -> req/s per record
+}
+
+func (s *scaleSet) file() string {
+	return "scale_" + chart.FileSafe(s.wl.Workload) + "_c" + strconv.Itoa(s.wl.Conns) + ".svg"
+}
+
+// workersOf is the Envoy worker count of r: its own record, else the run's.
+func workersOf(meta *result.Meta, r *result.Record) int {
+	if r.EnvoyConcurrency > 0 {
+		return r.EnvoyConcurrency
+	}
+	return max(meta.Concurrency, 1)
+}
+
+func collectScale(meta *result.Meta, recs []result.Record) []*scaleSet {
+	by := map[stats.WorkloadKey]*scaleSet{}
+	for i := range recs {
+		r := &recs[i]
+		if !usable(r) || modes.HostOf(r.Mode) != modes.Envoy || !(r.ReqPerS > 0) {
+			continue
+		}
+		k := stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}
+		s := by[k]
+		if s == nil {
+			s = &scaleSet{wl: k, rps: map[string]map[int][]float64{}}
+			by[k] = s
+		}
+		if s.rps[r.Mode] == nil {
+			s.rps[r.Mode] = map[int][]float64{}
+			s.modes = append(s.modes, r.Mode)
+		}
+		n := workersOf(meta, r)
+		s.rps[r.Mode][n] = append(s.rps[r.Mode][n], r.ReqPerS)
+		if !slices.Contains(s.workers, n) {
+			s.workers = append(s.workers, n)
+		}
+	}
+	var out []*scaleSet
+	for _, s := range by {
+		modes.Sort(s.modes)
+		sort.Ints(s.workers)
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].wl.Workload != out[j].wl.Workload {
+			return out[i].wl.Workload < out[j].wl.Workload
+		}
+		return out[i].wl.Conns < out[j].wl.Conns
+	})
+	return out
+}
+
+func (s *scaleSet) series() []chart.GrowthSeries {
+	var out []chart.GrowthSeries
+	for _, m := range s.modes {
+		gs := chart.GrowthSeries{Mode: m}
+		for _, n := range s.workers {
+			v := slices.Clone(s.rps[m][n])
+			if len(v) == 0 {
+				continue
+			}
+			sort.Float64s(v)
+			gs.Points = append(gs.Points, chart.GrowthPoint{X: float64(n), Y: stats.Median(v).Median, Lo: v[0], Hi: v[len(v)-1]})
+		}
+		out = append(out, gs)
+	}
+	return out
+}
+
+// writeGrowthCharts renders the growth, latency–throughput and scale
+// charts of recs into dir (charts/), the files writeGrowth links.
+func writeGrowthCharts(dir string, meta *result.Meta, recs []result.Record) error {
+	write := func(name string, draw func(io.Writer) error) error {
+		var buf bytes.Buffer
+		if err := draw(&buf); err != nil {
+			if errors.Is(err, chart.ErrNothingToDraw) {
+				os.Remove(filepath.Join(dir, name))
+				return nil
+			}
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(filepath.Join(dir, name), buf.Bytes())
+	}
+	for _, s := range collectSweeps(recs) {
+		if err := write(s.chartFile(), s.draw); err != nil {
+			return err
+		}
+	}
+	slo := float64(sloOf(meta).Microseconds())
+	for _, c := range collectCurves(recs) {
+		title := c.base + ", " + strconv.Itoa(c.conns) + " conn"
+		if err := write(c.fileLatency(), func(w io.Writer) error {
+			return chart.Curve(w, "Latency vs offered load, "+title, c.series(), slo)
+		}); err != nil {
+			return err
+		}
+		if err := write(c.fileAchieved(), func(w io.Writer) error {
+			return chart.CurveAchieved(w, "Achieved vs offered load, "+title, c.series())
+		}); err != nil {
+			return err
+		}
+	}
+	for _, s := range collectScale(meta, recs) {
+		if len(s.workers) < 2 {
+			continue
+		}
+		if err := write(s.file(), func(w io.Writer) error {
+			return chart.Scale(w, "Throughput vs Envoy workers, "+s.wl.String(), s.series())
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drawable reports whether draw has something to draw.
+func drawable(draw func(io.Writer) error) bool { return draw(io.Discard) == nil }
+
+// writeGrowth writes the growth sections: cost against each swept
+// parameter with fitted exponents and crossovers, the latency–throughput
+// curves with the highest rate holding the p99 objective, and throughput
+// against Envoy workers. Nothing is written for a run without sweeps.
+func writeGrowth(m *md, meta *result.Meta, recs []result.Record) {
+	writeSweeps(m, collectSweeps(recs))
+	writeCurves(m, meta, collectCurves(recs))
+	writeScale(m, meta, collectScale(meta, recs))
+}
+
+func writeSweeps(m *md, sweeps []*sweep) {
+	if len(sweeps) == 0 {
+		return
+	}
+	m.p("## How cost grows")
+	m.nl()
+	m.p("Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. " +
+		"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's " +
+		"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half " +
+		"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; " +
+		"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the " +
+		"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile " +
+		"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. " +
+		"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) " +
+		"between the two points around it, with the same bootstrap (the share of resamples with a crossing is given).",
+		stats.FitResamples)
+	m.nl()
+	for _, s := range sweeps {
+		m.p("### %s", s.title())
+		m.nl()
+		if drawable(s.draw) {
+			m.p("![growth %s](%s/%s)", s.title(), ChartsDir, s.chartFile())
+			m.nl()
+		}
+		head := []string{map[string]string{profile.ParamSize: "body size", profile.ParamArgs: "fields", paramConns: "conns"}[s.param]}
+		head = append(head, s.modes...)
+		m.head(head...)
+		meds := map[string][]float64{}
+		for _, md := range s.modes {
+			meds[md] = s.cost[md].Medians()
+		}
+		for i := range s.xs {
+			row := []string{s.labels[i]}
+			for _, md := range s.modes {
+				row = append(row, f(meds[md][i], 1))
+			}
+			m.row(row...)
+		}
+		m.nl()
+		exps := s.exponents()
+		if len(exps) > 0 {
+			idx := fitPoints(s.xs)
+			rng := "–"
+			if len(idx) > 0 {
+				rng = s.labels[idx[0]] + "–" + s.labels[idx[len(idx)-1]]
+			}
+			m.head("mode", "cost exponent k ("+rng+")", "95% CI", "R²", "fitted on", "k, raw cost, whole range")
+			for _, e := range exps {
+				on := "marginal over passthrough"
+				if !e.marginal {
+					on = "raw cost (no passthrough in this run)"
+				}
+				if e.err != nil {
+					m.row(e.mode, "–", "–", "–", on, f(e.raw.Slope, 2))
+					continue
+				}
+				m.row(e.mode, f(e.fit.Slope, 2), ivText(e.ci, 2), f(e.fit.R2, 3), on, f(e.raw.Slope, 2))
+			}
+			m.nl()
+			m.p("%d repeats resampled; with fewer than 6 the bootstrap has few distinct resamples and the interval is optimistic.", len(s.repeats))
+			m.nl()
+		}
+		writeCrossovers(m, s)
+	}
+}
+
+func writeCrossovers(m *md, s *sweep) {
+	var waf []string
+	for _, md := range s.modes {
+		if modes.IsWAF(md) {
+			waf = append(waf, md)
+		}
+	}
+	for i := 0; i < len(waf); i++ {
+		for j := i + 1; j < len(waf); j++ {
+			a, b := waf[i], waf[j]
+			cr, err := stats.Crossover(s.cost[a], s.cost[b])
+			if err != nil {
+				m.p("- %s vs %s: %v", a, b, err)
+				continue
+			}
+			cheaper := map[string]string{"a": a, "b": b}
+			other := map[string]string{"a": b, "b": a}
+			lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
+			switch {
+			case cr.CheaperBelow == "":
+				m.p("- %s vs %s: no paired difference to compare.", a, b)
+			case cr.Crossings == 0:
+				m.p("- %s vs %s: **no crossover** in %s–%s: %s is cheaper throughout (a crossing in %d of %d resamples).",
+					a, b, lo, hi, cheaper[cr.CheaperBelow], cr.At.Defined, cr.At.Resamples)
+			default:
+				extra := ""
+				if cr.Crossings > 1 {
+					extra = fmt.Sprintf("; the curves cross %d times, the first is given", cr.Crossings)
+				}
+				m.p("- %s vs %s: **crossover at %s** (95%% CI %s–%s; a crossing in %d of %d resamples): %s is cheaper below, %s above%s.",
+					a, b, s.fmtX(cr.At.Value), s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined, cr.At.Resamples,
+					cheaper[cr.CheaperBelow], other[cr.CheaperBelow], extra)
+			}
+		}
+	}
+	if len(waf) > 1 {
+		m.nl()
+	}
+}
+
+func writeCurves(m *md, meta *result.Meta, curves []*curve) {
+	if len(curves) == 0 {
+		return
+	}
+	slo := sloOf(meta)
+	sloUs := float64(slo.Microseconds())
+	m.p("## Latency–throughput")
+	m.nl()
+	m.p("Open loop (coordinated-omission-corrected: latency from each request's intended send time), offered rate a fraction of "+
+		"each mode's closed-loop capacity measured earlier in the same trial. Medians over repeats. **Max rate at SLO**: per "+
+		"repeat, the offered rate where p99 reaches %s, interpolated in ln(p99) between the last point of the prefix that holds "+
+		"it and the next; a point that achieves less than %.0f%% of its offered rate does not hold. ≥ means every point held "+
+		"(the maximum is higher than the sweep went), < that even the lowest failed.", slo, 100*stats.HeldFraction)
+	m.nl()
+	for _, c := range curves {
+		m.p("### %s, %d connections", c.base, c.conns)
+		m.nl()
+		title := c.base + ", " + strconv.Itoa(c.conns) + " conn"
+		if drawable(func(w io.Writer) error { return chart.Curve(w, title, c.series(), sloUs) }) {
+			m.p("![latency vs offered load](%s/%s) ![achieved vs offered](%s/%s)", ChartsDir, c.fileLatency(), ChartsDir, c.fileAchieved())
+			m.nl()
+		}
+		m.head("mode", "capacity req/s", "max rate at p99 ≤ "+slo.String(), "per repeat", "share of capacity")
+		for _, md := range c.modes {
+			rates, err := c.sloRates(md, sloUs)
+			capac := medianOf(c.points[md], func(r *result.Record) float64 { return r.CapacityPerS })
+			if err != nil || len(rates) == 0 {
+				m.row(md, f(capac, 0), "–", "–", "–")
+				continue
+			}
+			var v []float64
+			var each []string
+			bound := ""
+			for _, r := range rates {
+				v = append(v, r.Rate)
+				each = append(each, map[string]string{"": "", "ge": "≥", "lt": "<"}[r.Bound]+f(r.Rate, 0))
+				if r.Bound != "" && bound == "" {
+					bound = r.Bound
+				}
+			}
+			e := stats.Median(v)
+			cell := map[string]string{"": "", "ge": "≥ ", "lt": "< "}[bound] + f(e.Median, 0)
+			if !math.IsInf(e.Lo, 0) && !math.IsNaN(e.Lo) {
+				cell += " [" + f(e.Lo, 0) + ", " + f(e.Hi, 0) + "]"
+			}
+			m.row(md, f(capac, 0), cell, joinComma(each), f(100*e.Median/capac, 0)+"%")
+		}
+		m.nl()
+		m.head("mode", "load", "offered req/s", "achieved req/s", "p50 ms", "p99 ms", "p99.9 ms")
+		for _, s := range c.series() {
+			for i, fr := range c.fractions(s.Mode) {
+				pt := s.Points[i]
+				m.row(s.Mode, f(100*fr, 0)+"%", f(pt.Offered, 0), f(pt.Achieved, 0), f(pt.P50/1000, 2), f(pt.P99/1000, 2), f(pt.P999/1000, 2))
+			}
+		}
+		m.nl()
+	}
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// scaleSuite is the suite whose report always has the workers section.
+const scaleSuite = "scale"
+
+func writeScale(m *md, meta *result.Meta, sets []*scaleSet) {
+	multi := slices.ContainsFunc(sets, func(s *scaleSet) bool { return len(s.workers) > 1 })
+	if !multi && meta.Suite != scaleSuite {
+		return
+	}
+	m.p("## Throughput vs Envoy workers")
+	m.nl()
+	if !multi {
+		m.p("This run measured one worker count (--concurrency %d). Run the scale suite once per worker count the machine has CPUs for "+
+			"(`--concurrency N` with N Envoy CPUs), then pool the runs with `wafbench merge` (across machines `--force`, which records "+
+			"the differences); the merged report draws throughput against workers.", max(meta.Concurrency, 1))
+		m.nl()
+		return
+	}
+	m.p("Median req/s over the records at each worker count (runs pooled by `wafbench merge`; machines may differ, see Environment); " +
+		"efficiency is req/s ÷ (workers × req/s at the fewest workers / their count).")
+	m.nl()
+	for _, s := range sets {
+		if len(s.workers) < 2 {
+			continue
+		}
+		m.p("### %s", s.wl)
+		m.nl()
+		m.p("![throughput vs workers](%s/%s)", ChartsDir, s.file())
+		m.nl()
+		m.head("mode", "workers", "req/s", "records", "efficiency")
+		for _, gs := range s.series() {
+			if len(gs.Points) == 0 {
+				continue
+			}
+			first := gs.Points[0]
+			for _, pt := range gs.Points {
+				eff := pt.Y / pt.X / (first.Y / first.X)
+				m.row(gs.Mode, f(pt.X, 0), f(pt.Y, 0), itoa(len(s.rps[gs.Mode][int(pt.X)])), f(100*eff, 0)+"%")
+			}
+		}
+		m.nl()
+	}
+}
