@@ -598,14 +598,14 @@ func writeSweeps(m *md, sweeps []*sweep) {
 	}
 	m.p("## How cost grows")
 	m.nl()
-	m.p("Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. " +
-		"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's " +
-		"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half " +
-		"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; " +
-		"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the " +
-		"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile " +
-		"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. " +
-		"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) " +
+	m.p("Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. "+
+		"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's "+
+		"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half "+
+		"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; "+
+		"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the "+
+		"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile "+
+		"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. "+
+		"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) "+
 		"between the two points around it, with the same bootstrap (the share of resamples with a crossing is given).",
 		stats.FitResamples)
 	m.nl()
