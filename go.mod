@@ -19,9 +19,9 @@ require (
 
 require (
 	github.com/chromedp/cdproto v0.160.1 // indirect
-	github.com/chromedp/chromedp v0.23.1 // indirect
+	github.com/chromedp/chromedp v0.23.1
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-	github.com/yuin/goldmark v1.8.7 // indirect
+	github.com/yuin/goldmark v1.8.7
 )
 
 require (
