@@ -3,6 +3,7 @@
 # alternated pairs, both pinned to the client CPU, same connections and window.
 # Prints req/s and client CPU µs per request (user+sys of the client process).
 # Usage: scripts/vs-wrk.sh [pairs=5] [conns=16] [seconds=5] [path=/safe]
+# WAFBENCH=path/to/wafbench compares another build of the driver (default build/wafbench).
 # Sourced (". scripts/vs-wrk.sh"), it only defines its functions (for tests).
 
 # load_field FILE KEY: a number from the JSON `wafbench load --json` printed.
@@ -21,7 +22,7 @@ load_attempts() {
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5} conns=${2:-16} secs=${3:-5} path=${4:-/safe}
-wb=build/wafbench
+wb=${WAFBENCH:-build/wafbench}
 [ -x "$wb" ] || { echo "vs-wrk: $wb missing: run make build" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "vs-wrk: wrk missing: run ./scripts/setup.sh" >&2; exit 2; }
 

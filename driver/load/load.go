@@ -65,12 +65,41 @@ type Options struct {
 	MaxRequests int64         // end the window after this many responses; 0 = no cap
 	Rate        float64       // 0 = closed loop; > 0 = open loop at this many req/s in total
 	Timeout     time.Duration // per request and per connect; 0 = 5 s
+	ConnMode    ConnMode      // "" or ConnKeepAlive: persistent connections; ConnPerRequest: one per request
 
 	// OnWarmupEnd and OnMeasureEnd are called synchronously, from Run's
 	// goroutine, when the measured window starts and when it ends (the
 	// caller samples procfs there). Both may be nil. OnWarmupEnd is called
 	// even when Warmup is 0. Neither is called once ctx is done.
 	OnWarmupEnd, OnMeasureEnd func()
+}
+
+// ConnMode says how requests use connections.
+type ConnMode string
+
+// Connection modes. Keep-alive is the default; per-request opens a new TCP
+// connection for every request and closes it (from the client side, without
+// "Connection: close", as one curl invocation per request does) once the
+// response is read. Each of Options.Conns then carries one request at a
+// time, so Conns 1 in closed loop is the sequential one-request-at-a-time
+// model. Per-request latency runs from the start of the connect to the end
+// of the response, like curl's time_total; the first request of each
+// connection slot reuses the connection Run opened to check the target.
+const (
+	ConnKeepAlive  ConnMode = "keepalive"
+	ConnPerRequest ConnMode = "per-request"
+)
+
+// ParseConnMode returns the mode s names: "keepalive" (or "") or
+// "per-request".
+func ParseConnMode(s string) (ConnMode, error) {
+	switch m := ConnMode(s); m {
+	case "", ConnKeepAlive:
+		return ConnKeepAlive, nil
+	case ConnPerRequest:
+		return m, nil
+	}
+	return "", fmt.Errorf("want %s or %s, got %q", ConnKeepAlive, ConnPerRequest, s)
 }
 
 // Default and limits of Options.
@@ -98,6 +127,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
 		return fmt.Errorf("rate: want >= 0 req/s (0 = closed loop), got %v", o.Rate)
+	}
+	if _, err := ParseConnMode(string(o.ConnMode)); err != nil {
+		return fmt.Errorf("conn_mode: %w", err)
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("timeout: want >= 0 (0 = %v), got %v", DefaultTimeout, o.Timeout)

@@ -27,9 +27,19 @@ const (
 // kindNames are the keys of Result.Errors (besides "status_NNN").
 var kindNames = [numKinds]string{"", "connect", "write", "read", "parse", "timeout", "closed"}
 
-// classify maps an I/O error to its kind. io.EOF and resets mean the server
-// closed the connection.
+// writeError marks an error of writing the request, which sockIO.Read
+// reports when it wrote the request queued by Send.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return "write: " + e.err.Error() }
+func (e writeError) Unwrap() error { return e.err }
+
+// classify maps an I/O error to its kind: ioKind, or kindWrite for a
+// writeError. io.EOF and resets mean the server closed the connection.
 func classify(err error, ioKind kind) kind {
+	if errors.As(err, new(writeError)) {
+		ioKind = kindWrite
+	}
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return kindTimeout

@@ -164,6 +164,8 @@ func TestValidate(t *testing.T) {
 		{"max", func(o *Options) { o.MaxRequests = -1 }, "max_requests: want >= 0 (0 = no cap), got -1"},
 		{"rate", func(o *Options) { o.Rate = -5 }, "rate: want >= 0 req/s (0 = closed loop), got -5"},
 		{"timeout", func(o *Options) { o.Timeout = -1 }, "timeout: want >= 0 (0 = 5s), got -1ns"},
+		{"conn mode per-request", func(o *Options) { o.ConnMode = ConnPerRequest }, ""},
+		{"conn mode", func(o *Options) { o.ConnMode = "close" }, `conn_mode: want keepalive or per-request, got "close"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,5 +179,29 @@ func TestValidate(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseConnMode(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    ConnMode
+		wantErr string
+	}{
+		{"", ConnKeepAlive, ""},
+		{"keepalive", ConnKeepAlive, ""},
+		{"per-request", ConnPerRequest, ""},
+		{"keep-alive", "", `want keepalive or per-request, got "keep-alive"`},
+		{"Per-Request", "", `want keepalive or per-request, got "Per-Request"`},
+	}
+	for _, tt := range tests {
+		got, err := ParseConnMode(tt.in)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if got != tt.want || gotErr != tt.wantErr {
+			t.Errorf("ParseConnMode(%q): got %q, %q; want %q, %q", tt.in, got, gotErr, tt.want, tt.wantErr)
+		}
 	}
 }

@@ -27,6 +27,7 @@ type trial struct {
 	opts    Options
 	raw     []byte
 	head    bool // the request is HEAD: responses have no body
+	perReq  bool // a new connection per request (ConnPerRequest)
 	expect  int
 	timeout time.Duration
 	refresh time.Duration // how stale a connection deadline may get
@@ -71,6 +72,7 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 		timeout: opts.Timeout,
 		ctx:     runCtx,
 		capped:  make(chan struct{}),
+		perReq:  opts.ConnMode == ConnPerRequest,
 	}
 	if t.timeout == 0 {
 		t.timeout = DefaultTimeout

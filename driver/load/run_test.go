@@ -129,6 +129,78 @@ func TestRunClosedLoop(t *testing.T) {
 	}
 }
 
+// TestRunPerRequest: in per-request mode every request opens its own
+// connection, counted by the upstream's accepts, and the server closing
+// after a response is not an error there.
+func TestRunPerRequest(t *testing.T) {
+	const n = 300
+	for _, tc := range []struct {
+		conns int
+		rate  float64
+	}{{1, 0}, {1, 3000}, {4, 0}} {
+		t.Run(fmt.Sprintf("conns=%d,rate=%v", tc.conns, tc.rate), func(t *testing.T) {
+			srv, addr := upstreamtest.Start(t) // fresh: no late accepts of another subtest
+			opts := Options{Target: addr, Conns: tc.conns, Duration: forever, Timeout: forever, MaxRequests: n, Rate: tc.rate, ConnMode: ConnPerRequest}
+			res, err := Run(context.Background(), opts, get(addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := srv.Stats()
+			if res.Requests != n || len(res.Errors) != 0 {
+				t.Errorf("got %d requests, errors %v; want %d, none", res.Requests, res.Errors, n)
+			}
+			// One connection stops at the cap exactly, and the server
+			// accepted and answered every request before its response
+			// arrived, so the counts are exact. With more connections,
+			// others may still be connecting or sending when Run returns
+			// (the server's counts lag), so only the lower bound holds,
+			// which keep-alive (tc.conns accepts) would fail.
+			if tc.conns == 1 && (st.Conns != n || st.Requests != n) {
+				t.Errorf("accepts %d, served %d: want %d each (one connection per request)", st.Conns, st.Requests, n)
+			}
+			if st.Conns < n || st.Requests < n {
+				t.Errorf("accepts %d, served %d: want at least %d each (one connection per request)", st.Conns, st.Requests, n)
+			}
+		})
+	}
+	t.Run("server closes", func(t *testing.T) {
+		// Every answer says "Connection: close" and the server closes.
+		var accepted atomic.Int64
+		addr := startRaw(t, func(c net.Conn) {
+			accepted.Add(1)
+			buf := make([]byte, 4096)
+			if _, err := c.Read(buf); err == nil {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
+			}
+		})
+		res, err := Run(context.Background(), Options{Target: addr, Conns: 1, Duration: forever, Timeout: forever, MaxRequests: 50, ConnMode: ConnPerRequest}, get(addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Requests != 50 || len(res.Errors) != 0 || accepted.Load() != 50 {
+			t.Errorf("got %d requests, errors %v, %d accepts; want 50, none, 50", res.Requests, res.Errors, accepted.Load())
+		}
+	})
+}
+
+// TestRunLargeBody sends a request larger than the socket buffers, so the
+// write queued by Send fills the send buffer and finishes on the waiting
+// path, and the upstream sees every request whole.
+func TestRunLargeBody(t *testing.T) {
+	srv, addr := upstreamtest.Start(t)
+	body := []byte(strings.Repeat("a", 8<<20))
+	req := Build("POST", "/upload", [][2]string{{"Content-Type", "text/plain"}}, body, addr)
+	before := srv.Stats()
+	res, err := Run(context.Background(), Options{Target: addr, Conns: 2, Duration: forever, Timeout: forever, MaxRequests: 6}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := srv.Stats()
+	if res.Requests != 6 || len(res.Errors) != 0 || after.BadRequests != before.BadRequests {
+		t.Errorf("got %d requests, errors %v, %d bad requests at the server; want 6, none, 0", res.Requests, res.Errors, after.BadRequests-before.BadRequests)
+	}
+}
+
 // TestRunWarmup checks the order of the callbacks around a warmup and that
 // warmup responses are not counted in the window.
 func TestRunWarmup(t *testing.T) {

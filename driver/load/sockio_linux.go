@@ -17,9 +17,18 @@ import (
 // client goes idle between every response, so each request paid one or two
 // extra thread wake-ups (≈ 20% of client CPU at 1 connection). read(2) and
 // write(2) on a non-blocking socket never block, so RawSyscall is safe.
+//
+// A request queued by Send is written by the next Read, inside the same
+// RawConn.Read call, which then parks without first trying a read: right
+// after a write the answer has not arrived, so that read would only fail
+// with EAGAIN (one wasted system call per request, ≈ 5% of client CPU). It
+// cannot miss the answer: RawConn.Read resets the descriptor's read
+// readiness before the callback runs, and the answer can only arrive after
+// the write, so its readiness event comes after the reset.
 type sockIO struct {
 	rc      syscall.RawConn
 	p       []byte
+	out     []byte // request queued by Send, not yet written
 	n       int
 	err     error
 	readFn  func(fd uintptr) bool // method values made once, so calls do not allocate
@@ -36,19 +45,55 @@ func newSockIO(c *net.TCPConn) (*sockIO, error) {
 	return s, nil
 }
 
-// Read reads at least one byte into p, waiting for the socket if needed.
+// Send queues p to be written by the next Read. p must stay unchanged
+// until then.
+func (s *sockIO) Send(p []byte) { s.out = p }
+
+// Read writes the request queued by Send, if any, and reads at least one
+// byte into p, waiting for the socket if needed. An error of the write is
+// a writeError.
 func (s *sockIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	s.p, s.n, s.err = p, 0, nil
 	if err := s.rc.Read(s.readFn); err != nil {
+		if len(s.out) > 0 {
+			s.out = nil
+			return 0, writeError{err}
+		}
 		return 0, err
+	}
+	if len(s.out) > 0 && s.err == nil {
+		// The send buffer filled: finish the write waiting for the
+		// socket to drain, then read as usual.
+		out := s.out
+		s.out = nil
+		if err := s.Write(out); err != nil {
+			return 0, writeError{err}
+		}
+		return s.Read(p)
 	}
 	return s.n, s.err
 }
 
 func (s *sockIO) doRead(fd uintptr) bool {
+	if len(s.out) > 0 {
+		for len(s.out) > 0 {
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.out[0])), uintptr(len(s.out)))
+			switch e {
+			case 0:
+				s.out = s.out[n:]
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return true // Read finishes the write
+			default:
+				s.out, s.err = nil, writeError{e}
+				return true
+			}
+		}
+		return false // wait for the answer
+	}
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
 		switch e {
@@ -69,7 +114,7 @@ func (s *sockIO) doRead(fd uintptr) bool {
 	}
 }
 
-// Write writes all of p, waiting for the socket if its buffer is full.
+// Write writes all of p now, waiting for the socket if its buffer is full.
 func (s *sockIO) Write(p []byte) error {
 	s.p, s.err = p, nil
 	if err := s.rc.Write(s.writeFn); err != nil {

@@ -62,7 +62,7 @@ func (w *worker) run() {
 		if now >= t.wEnd {
 			return
 		}
-		start := now
+		start := now // per-request mode: latency includes the connect
 		if t.every > 0 {
 			// Slots are dealt round-robin: this connection owns slots
 			// id, id+Conns, id+2·Conns, … of the whole schedule.
@@ -95,7 +95,11 @@ func (w *worker) run() {
 				return // interrupt may have run before the line above
 			}
 		}
-		if err := w.sock.Write(t.raw); err != nil {
+		if w.rr.r == w.rr.w {
+			w.sock.Send(t.raw) // written by the read below
+		} else if err := w.sock.Write(t.raw); err != nil {
+			// Bytes beyond the last response are buffered (a server
+			// error): the read below may not reach the socket.
 			w.fail(classify(err, kindWrite))
 			continue
 		}
@@ -108,7 +112,10 @@ func (w *worker) run() {
 		if !w.complete(status, end, end-start) {
 			return
 		}
-		if closeConn {
+		switch {
+		case t.perReq:
+			w.dropConn() // the next request connects again
+		case closeConn:
 			w.count(kindClosed, end)
 			w.dropConn()
 		}
