@@ -60,7 +60,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		perfHz                   int
 	)
 	var shardArg string
+	var slo time.Duration
+	fs.DurationVar(&slo, "slo", report.DefaultSLO, "latency objective of the latency–throughput curve: the report gives each mode's highest offered rate whose p99 stays within it (rate sweeps, profile sweep load); must be > 0")
 	sf.register(fs)
+	var upf upstreamFlag
+	upf.register(fs)
 	fs.StringVar(&shardArg, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
 	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity); when not given, the suite's own modes if it lists any (lab does)")
@@ -161,6 +165,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if slo <= 0 {
+		return usagef("--slo: want a latency > 0 like 10ms, got %s", slo)
+	}
 	if perfHz < 0 || perfHz > 10000 {
 		return usagef("--perf: want 0 (off) or 1..10000 Hz, got %d", perfHz)
 	}
@@ -170,6 +177,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	upKind, upVersion, err := upf.resolve(self)
 	if err != nil {
 		return err
 	}
@@ -195,6 +206,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ModeOrder: plan.ModeOrder(popts), TrialScope: scope,
 		EnvoyPath: st.spec.Binary, EnvoyVersion: st.envoyVersion, Concurrency: st.spec.Concurrency,
 		EnvoyCPUs: st.spec.CPUs, ClientCPUs: st.cpus.Client, UpstreamCPUs: st.cpus.Upstream,
+		Upstream: upVersion,
 	}
 	fs.VisitAll(func(f *flag.Flag) { meta.Flags[f.Name] = f.Value.String() })
 	meta.Flags["duration"], meta.Flags["warmup"], meta.Flags["trial-warmup"] = duration.String(), warmup.String(), trialW.String()
@@ -213,6 +225,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if sharedNote != "" {
 		meta.Notes = append(meta.Notes, sharedNote)
+	}
+	if n := workersNote(sf.concurrency, st.spec.CPUs); n != "" {
+		meta.Notes = append(meta.Notes, n)
+		fmt.Fprintln(stderr, "wafbench: "+n)
 	}
 
 	dir := filepath.Join(resultsDir, time.Now().UTC().Format("20060102T150405Z")+"-"+name)
@@ -243,7 +259,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg := &runner.Config{
 		Dir: dir, Self: self, Set: set, Cases: cases, Trials: trials,
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate, Timeout: reqTimeout,
-		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream,
+		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream, Upstream: upKind,
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName, Shard: shard.name(),
 	}
 	if prog == nil {
