@@ -10,8 +10,8 @@ MODULES   := $(BUILD)/filters/libwafbench_modsecurity.so $(BUILD)/filters/libwaf
 SUITE     ?= seed
 RUN_FLAGS ?=
 
-.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE \
-	engines pgo test-builds caddy
+.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint lint-ci clean FORCE \
+	engines pgo test-builds caddy screenshot
 
 all: build modules
 
@@ -53,6 +53,12 @@ bench: build modules crs
 quick: SUITE = quick
 quick: bench
 
+# PNGs of one run's report and charts for the README (scripts/screenshot.sh):
+# make screenshot RUN=results/<dir> writes docs/screenshots/*.png.
+screenshot:
+	@test -n "$(RUN)" || { echo "make screenshot: want RUN=results/<dir>" >&2; exit 2; }
+	./scripts/screenshot.sh $(RUN)
+
 # Integration overhead: modes on headers@16 and json_4k@1 plus the in-process
 # engine benchmarks pinned to the Envoy CPU (scripts/overhead.sh builds what
 # it needs). OVERHEAD_REPEATS repeats (default 3).
@@ -68,12 +74,23 @@ test: build modules crs
 	cd filters/caddy-coraza && $(GO) vet ./...
 	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
+	./scripts/ci/lint.sh
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
+
+# The workflows pass actionlint (shellcheck on their run: steps) and the
+# scripts/ci job scripts pass shellcheck; part of make test.
+lint-ci: setup
+	./scripts/ci/lint.sh
 
 # Engine builds (filters/builds.yaml) into build/engines/<engine>[-<name>]/,
 # each with manifest.json; unchanged recipes are not rebuilt. Builds from
 # source take minutes each, so they are not part of `make test`.
+# PGO_PROFILE_DIR=<dir> (a profile artifact of the pgo workflow, its pgo/
+# folder): import the profiles it holds into build/pgo/ first, each checked
+# against its build's recipe (engine source, instrumented build, training).
+PGO_PROFILE_DIR ?=
 engines: build
+	$(if $(PGO_PROFILE_DIR),$(WAFBENCH) pgo --import $(PGO_PROFILE_DIR))
 	$(WAFBENCH) build
 
 # PGO loop: build the instrumented builds, train them with the `train` suite
