@@ -7,11 +7,13 @@ GO        ?= go
 BUILD     := build
 WAFBENCH  := $(BUILD)/wafbench
 MODULES   := $(BUILD)/filters/libwafbench_modsecurity.so $(BUILD)/filters/libwafbench_coraza.so
+CADDY     := $(BUILD)/caddy-coraza/caddy
+HTTPBIN   := $(BUILD)/go-httpbin/go-httpbin
 SUITE     ?= seed
 RUN_FLAGS ?=
 
 .PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE \
-	engines pgo test-builds caddy screenshot
+	engines pgo test-builds caddy httpbin screenshot
 
 all: build modules
 
@@ -30,7 +32,7 @@ build: setup
 # The default build of each engine: the module objects and test binaries in
 # build/filters (C++ unit tests, engine benchmarks) and the modules the driver
 # loads, with manifests, in build/engines/<engine>/ (filters/builds.yaml).
-modules: build $(CADDY)
+modules: build $(CADDY) $(HTTPBIN)
 	$(MAKE) -C filters/modsecurity
 	$(MAKE) -C filters/coraza build
 	$(WAFBENCH) build modsecurity coraza
@@ -38,11 +40,16 @@ modules: build $(CADDY)
 # ref-caddy-coraza: Caddy with our coraza/v3 handler, a Go module of its own
 # (filters/caddy-coraza/go.mod) that uses the root module's engine package;
 # relinked only when its sources, the engine's or the go.mod/go.sum change.
-CADDY     := $(BUILD)/caddy-coraza/caddy
 CADDY_SRC := $(shell find filters/caddy-coraza filters/coraza/engine filters/rulefiles -name '*.go' -o -name 'go.mod' -o -name 'go.sum') go.mod
 caddy: $(CADDY)
 $(CADDY): $(CADDY_SRC) | setup
 	cd filters/caddy-coraza && $(GO) build -o $(CURDIR)/$@ .
+
+# --upstream go-httpbin: the lab's upstream, a Go module of its own
+# (driver/upstream/httpbin/go.mod).
+httpbin: $(HTTPBIN)
+$(HTTPBIN): $(wildcard driver/upstream/httpbin/*.go) driver/upstream/httpbin/go.mod driver/upstream/httpbin/go.sum | setup
+	cd driver/upstream/httpbin && $(GO) build -o $(CURDIR)/$@ .
 
 crs: build
 	$(WAFBENCH) crs --out $(BUILD)/crs
@@ -72,6 +79,7 @@ test: build modules crs
 	$(MAKE) -C filters/coraza symbols
 	$(GO) vet ./...
 	cd filters/caddy-coraza && $(GO) vet ./...
+	cd driver/upstream/httpbin && $(GO) vet ./...
 	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
