@@ -12,7 +12,7 @@ HTTPBIN   := $(BUILD)/go-httpbin/go-httpbin
 SUITE     ?= seed
 RUN_FLAGS ?=
 
-.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint clean FORCE \
+.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint lint-ci clean FORCE \
 	engines pgo test-builds caddy httpbin screenshot
 
 all: build modules
@@ -82,12 +82,23 @@ test: build modules crs
 	cd driver/upstream/httpbin && $(GO) vet ./...
 	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
 	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
+	./scripts/ci/lint.sh
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
+
+# The workflows pass actionlint (shellcheck on their run: steps) and the
+# scripts/ci job scripts pass shellcheck; part of make test.
+lint-ci: setup
+	./scripts/ci/lint.sh
 
 # Engine builds (filters/builds.yaml) into build/engines/<engine>[-<name>]/,
 # each with manifest.json; unchanged recipes are not rebuilt. Builds from
 # source take minutes each, so they are not part of `make test`.
+# PGO_PROFILE_DIR=<dir> (a profile artifact of the pgo workflow, its pgo/
+# folder): import the profiles it holds into build/pgo/ first, each checked
+# against its build's recipe (engine source, instrumented build, training).
+PGO_PROFILE_DIR ?=
 engines: build
+	$(if $(PGO_PROFILE_DIR),$(WAFBENCH) pgo --import $(PGO_PROFILE_DIR))
 	$(WAFBENCH) build
 
 # PGO loop: build the instrumented builds, train them with the `train` suite

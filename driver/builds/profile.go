@@ -102,24 +102,7 @@ func (s *Set) CheckProfile(root string, b *Build) (*ProfileRef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: profile info %s unreadable (%v): %s: %w", b.Mode(), infoRel, err, train, errNoProfile)
 	}
-	wantOn := b.Mode()
-	if b.PGO.From != "" {
-		wantOn = b.Engine + "@" + b.PGO.From
-	}
-	var bad []string
-	check := func(field, got, want string) {
-		if got != want {
-			bad = append(bad, fmt.Sprintf("%s %q, want %q", field, got, want))
-		}
-	}
-	check("profile_sha256", info.ProfileSHA256, sum)
-	check("source_version", strings.TrimPrefix(info.SourceVersion, "v"), strings.TrimPrefix(b.Version, "v"))
-	if b.Source.Kind == SourceDebianSource {
-		check("source_sha256", info.SourceSHA256, b.Source.SHA256)
-	}
-	check("trained_on", info.TrainedOn, wantOn)
-	check("training", info.Training, b.PGO.Training)
-	if len(bad) > 0 {
+	if bad := profileMisfits(b, info, sum); len(bad) > 0 {
 		return nil, fmt.Errorf("build %s: profile %s does not fit (%s): %s: %w", b.Mode(), rel, strings.Join(bad, "; "), train, errNoProfile)
 	}
 	return &ProfileRef{

@@ -130,12 +130,16 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("pgo", flag.ContinueOnError)
 	buildsFile := fs.String("builds", inRepo("filters/builds.yaml"), "engine build registry")
 	profilesDir := fs.String("profiles", inRepo("profiles"), "directory of workload/suite YAML files (the training suites)")
+	importDir := fs.String("import", "", "train nothing: install the profiles in this directory (a pgo workflow artifact's pgo/ folder) into build/pgo/, each checked against its build's recipe")
 	if err := parse(fs, args, stdout, pgoUsage); err != nil {
 		return err
 	}
 	env, err := loadBuildEnv(*buildsFile, false, stderr)
 	if err != nil {
 		return err
+	}
+	if *importDir != "" {
+		return importProfiles(env, *importDir, stdout)
 	}
 	chosen, err := env.set.Pick(fs.Args())
 	if err != nil {
