@@ -6,45 +6,20 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/matrix"
 	"wafbench/driver/modes"
 	"wafbench/envoy"
 )
 
-// parityEntry is one request of testdata/parity.yaml.
-type parityEntry struct {
-	Name    string         `json:"name"`
-	Class   string         `json:"class"`
-	Carrier string         `json:"carrier"`
-	Method  string         `json:"method"`
-	Target  string         `json:"target"`
-	Headers []string       `json:"headers,omitempty"`
-	NoBase  bool           `json:"no_base,omitempty"`
-	Body    *string        `json:"body,omitempty"`
-	Pad     *parityPad     `json:"pad,omitempty"`
-	Expect  map[string]int `json:"expect"`
-	// Passes explains why both engines pass a request of an attack or
-	// policy class (e.g. CRS checks that header only from paranoia level 2).
-	Passes string `json:"passes,omitempty"`
-}
-
-// parityPad generates the bulk of a large request: Pattern repeated Count
-// times, each "{i}" replaced by the repetition's index, then Close repeated
-// Count times (for nesting), replaces the "{pad}" marker of the target or the
-// body.
-type parityPad struct {
-	Pattern string `json:"pattern"`
-	Close   string `json:"close,omitempty"`
-	Count   int    `json:"count"`
-}
-
-// padMarker marks where a parityPad is expanded.
-const padMarker = "{pad}"
+// parityEntry is one request of testdata/parity.yaml, in the corpus format
+// the driver reads too (matrix.Entry: 'wafbench matrix --corpus parity' and
+// every run's matrix.csv send this file).
+type parityEntry struct{ matrix.Entry }
 
 // Attack classes and the classes every engine must pass. The class of an
 // entry says what the request is; its expect says what each mode answers.
@@ -67,54 +42,12 @@ type disagreement struct {
 	Reason      string `json:"reason"`
 }
 
-func (p *parityPad) expand() string {
-	var b strings.Builder
-	b.Grow(p.Count * (len(p.Pattern) + len(p.Close) + 4))
-	for i := range p.Count {
-		b.WriteString(strings.ReplaceAll(p.Pattern, "{i}", strconv.Itoa(i)))
-	}
-	b.WriteString(strings.Repeat(p.Close, p.Count))
-	return b.String()
-}
-
 func (e parityEntry) request() (Request, error) {
-	var hs [][2]string
-	if !e.NoBase {
-		hs = append(hs, baseHeaders...)
+	method, target, hs, body, err := e.Parts()
+	if err != nil {
+		return Request{}, err
 	}
-	for _, h := range e.Headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return Request{}, fmt.Errorf("header %q: want \"Name: value\"", h)
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		replaced := false
-		for i := range hs {
-			if strings.EqualFold(hs[i][0], k) {
-				hs[i][1], replaced = v, true
-			}
-		}
-		if !replaced {
-			hs = append(hs, [2]string{k, v})
-		}
-	}
-	target := e.Target
-	var body []byte
-	if e.Body != nil {
-		body = []byte(*e.Body)
-	}
-	if e.Pad != nil {
-		pad := e.Pad.expand()
-		switch {
-		case strings.Contains(target, padMarker):
-			target = strings.Replace(target, padMarker, pad, 1)
-		case e.Body != nil && strings.Contains(*e.Body, padMarker):
-			body = []byte(strings.Replace(*e.Body, padMarker, pad, 1))
-		default:
-			return Request{}, fmt.Errorf("pad: neither target nor body holds %s", padMarker)
-		}
-	}
-	return Request{Method: e.Method, Target: target, Headers: hs, Body: body}, nil
+	return Request{Method: method, Target: target, Headers: hs, Body: body}, nil
 }
 
 func (e parityEntry) expected(mode envoy.Mode) int {
@@ -138,8 +71,8 @@ func (e parityEntry) check() error {
 		return fmt.Errorf("want method and a target starting with /")
 	case e.Pad != nil && (e.Pad.Count <= 0 || e.Pad.Pattern == ""):
 		return fmt.Errorf("pad: want a pattern and count > 0")
-	case e.Pad == nil && (strings.Contains(e.Target, padMarker) || e.Body != nil && strings.Contains(*e.Body, padMarker)):
-		return fmt.Errorf("%s without pad", padMarker)
+	case e.Pad == nil && (strings.Contains(e.Target, matrix.PadMarker) || e.Body != nil && strings.Contains(*e.Body, matrix.PadMarker)):
+		return fmt.Errorf("%s without pad", matrix.PadMarker)
 	}
 	for _, m := range wafModes {
 		if e.expected(m) == 0 {
