@@ -180,7 +180,8 @@ func Exponent(c Curve) (PowerFit, Interval, error) {
 // Crossing is where the costs of two modes cross along a sweep.
 type Crossing struct {
 	// At is the x where the median log ratio a/b changes sign first,
-	// interpolated linearly in ln x between the two points around it, with
+	// interpolated linearly in ln x between the two points around it
+	// (linearly in x when the lower one is x = 0), with
 	// its bootstrap interval; NaN Value when it never changes sign.
 	At Interval
 	// CheaperBelow is "a" or "b": the mode that is cheaper below At (or
@@ -227,12 +228,13 @@ func Crossover(a, b Curve) (Crossing, error) {
 
 // firstCrossing returns the first x where d (ln a/b at each x) changes
 // sign, the number of sign changes, and the sign of d at the first point
-// that has one.
+// that has one. Between x = 0 (an empty body) and the next point, which
+// ln x cannot span, the interpolation is linear in x.
 func firstCrossing(x, d []float64) (at float64, changes int, first float64) {
 	at = math.NaN()
 	prev := -1
 	for i := range d {
-		if math.IsNaN(d[i]) || x[i] <= 0 || d[i] == 0 {
+		if math.IsNaN(d[i]) || x[i] < 0 || d[i] == 0 {
 			continue
 		}
 		if prev < 0 {
@@ -242,8 +244,13 @@ func firstCrossing(x, d []float64) (at float64, changes int, first float64) {
 		}
 		if (d[prev] > 0) != (d[i] > 0) {
 			if changes == 0 {
-				l0, l1 := math.Log(x[prev]), math.Log(x[i])
-				at = math.Exp(l0 + (l1-l0)*d[prev]/(d[prev]-d[i]))
+				t := d[prev] / (d[prev] - d[i])
+				if x[prev] <= 0 {
+					at = x[prev] + t*(x[i]-x[prev])
+				} else {
+					l0, l1 := math.Log(x[prev]), math.Log(x[i])
+					at = math.Exp(l0 + t*(l1-l0))
+				}
 			}
 			changes++
 		}

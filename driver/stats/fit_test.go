@@ -104,6 +104,13 @@ func TestCrossover(t *testing.T) {
 	if none.Crossings != 0 || !math.IsNaN(none.At.Value) || none.CheaperBelow != "a" {
 		t.Errorf("a cheaper everywhere: got %+v", none)
 	}
+	// From an empty body (x = 0) the crossing is interpolated linearly:
+	// ln(a/b) = +ln 2 at 0 and −ln 2 at 256 crosses at 128.
+	zero := Curve{X: []float64{0, 256, 1024}, Y: [][]float64{{200, 100, 100}}}
+	other := Curve{X: zero.X, Y: [][]float64{{100, 200, 300}}}
+	if z, _ := Crossover(zero, other); math.Abs(z.At.Value-128) > 1e-9 || z.CheaperBelow != "b" {
+		t.Errorf("crossing after x = 0: got %+v, want 128 with b cheaper below", z)
+	}
 	if _, err := Crossover(a, Curve{X: xs[:2], Y: b.Y}); err == nil {
 		t.Error("curves of different shape: want an error")
 	}
