@@ -247,3 +247,35 @@ func checkMultipart(t *testing.T, size int, b []byte) {
 		t.Errorf("multipart %d: file part %d bytes, want %d", size, fileLen, want)
 	}
 }
+
+// TestGrowthProfile: the committed growth and scale suites load, expand
+// to the points the report expects, and every generated body is the size
+// its name says.
+func TestGrowthProfile(t *testing.T) {
+	set, err := LoadDir("../../profiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"growth": 32, "scale": 2} {
+		su := set.Suites[name]
+		if su == nil {
+			t.Fatalf("no %s suite in profiles/", name)
+		}
+		cases, err := set.Cases(su.Workloads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cases) != want {
+			t.Errorf("%s: got %d cases, want %d", name, len(cases), want)
+		}
+		for _, c := range cases {
+			p := c.Workload.Point
+			if p == nil || p.Param != ParamSize {
+				continue
+			}
+			if got := len(c.Workload.BodyBytes()); got != int(p.Value) {
+				t.Errorf("%s: body %d bytes, want %v", c.Key(), got, p.Value)
+			}
+		}
+	}
+}
