@@ -82,6 +82,10 @@ type Workload struct {
 	// Capacity gives that figure instead (req/s, every mode).
 	CapacityFrom string  `json:"capacity_from,omitempty"`
 	Capacity     float64 `json:"capacity,omitempty"`
+	// ConnMode is "keepalive" (persistent connections, the default) or
+	// "per-request" (a new connection per request); it wins over the
+	// suite's and run --conn-mode.
+	ConnMode string `json:"conn_mode,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *Point `json:"-"`
 
@@ -100,6 +104,10 @@ type Suite struct {
 	// Modes are the modes the suite compares when the command line names
 	// none (run --modes); empty means run's default.
 	Modes []string `json:"modes,omitempty"`
+	// ConnMode is the connection mode of the suite's workloads that set
+	// none: "keepalive" (default) or "per-request"; run --conn-mode
+	// replaces it.
+	ConnMode string `json:"conn_mode,omitempty"`
 }
 
 type file struct {
@@ -236,6 +244,9 @@ func (w *Workload) validate() error {
 	if !strings.HasPrefix(w.Path, "/") {
 		return fmt.Errorf("%s: path: want it to start with /, got %q", where, w.Path)
 	}
+	if _, err := load.ParseConnMode(w.ConnMode); err != nil {
+		return fmt.Errorf("%s: conn_mode: %v", where, err)
+	}
 	if w.PathRepeat != nil && w.PathRepeat.Count < 0 {
 		return fmt.Errorf("%s: path_repeat.count: want ≥ 0, got %d", where, w.PathRepeat.Count)
 	}
@@ -309,7 +320,22 @@ func (su *Suite) validate() error {
 			return fmt.Errorf("modes: %v", err)
 		}
 	}
+	if _, err := load.ParseConnMode(su.ConnMode); err != nil {
+		return fmt.Errorf("conn_mode: %v", err)
+	}
 	return nil
+}
+
+// ConnModeIn returns the connection mode of w in a run whose default is def
+// (run --conn-mode, else the suite's conn_mode): w's own conn_mode if it
+// has one, else def, else keep-alive. The values were validated on load.
+func (w *Workload) ConnModeIn(def string) load.ConnMode {
+	s := w.ConnMode
+	if s == "" {
+		s = def
+	}
+	m, _ := load.ParseConnMode(s)
+	return m
 }
 
 // Cases resolves "name@conns" (or "name", meaning every conns the workload

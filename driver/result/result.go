@@ -33,6 +33,9 @@ type Record struct {
 	Workload string `json:"workload"`        // profile workload name, e.g. "headers"
 	Conns    int    `json:"conns"`           // persistent connections held by the client
 	Load     string `json:"load"`            // "closed" or "open"
+	// ConnMode is "per-request" when every request opened a new connection
+	// (run --conn-mode, profile conn_mode); "" is keep-alive.
+	ConnMode string `json:"conn_mode,omitempty"`
 
 	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
 	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`

@@ -48,6 +48,7 @@ type Config struct {
 	Log         io.Writer // one line per finished workload (may be nil)
 	Errs        io.Writer // one line per failed trial, restart or fatal error; nil = os.Stderr
 	PerfFreqHz  int       // > 0: perf record Envoy over each measured window at this rate
+	ConnMode    string    // run --conn-mode, else the suite's conn_mode; a workload's own wins ("" = keep-alive)
 	// Modes resolves every mode name of Trials (driver/modes); a WAF mode's
 	// module comes from its build directory unless Envoy.ModuleDir is set.
 	Modes map[string]modes.Mode
@@ -259,6 +260,10 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	if rate > 0 {
 		rec.Load = "open"
 	}
+	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
+	if connMode != load.ConnKeepAlive {
+		rec.ConnMode = string(connMode)
+	}
 	if rateErr != nil {
 		rec.Error = rateErr.Error()
 		return rec
@@ -282,6 +287,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		MaxRequests: cfg.MaxRequests,
 		Rate:        rate,
 		Timeout:     cfg.Timeout,
+		ConnMode:    connMode,
 		OnWarmupEnd: func() {
 			var err error
 			if p.pid != 0 {

@@ -160,6 +160,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	body := fs.String("body", "", "request body (literal)")
 	expect := fs.Int("expect", 200, "expected status; other statuses count as errors")
 	timeout := fs.Duration("timeout", 5*time.Second, "per-request timeout")
+	connMode := fs.String("conn-mode", "keepalive", "keepalive (persistent connections) or per-request (a new TCP connection per request; latency includes the connect)")
 	cpus := fs.String("cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
@@ -191,7 +192,11 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	req := load.Build(*method, tgt.Path, hs, b, tgt.Host)
 	req.ExpectStatus = *expect
-	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout}
+	cm, err := load.ParseConnMode(*connMode)
+	if err != nil {
+		return usagef("load: --conn-mode: %v", err)
+	}
+	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout, ConnMode: cm}
 	if err := opts.Validate(); err != nil {
 		return usagef("load: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/internal/flaglist"
+	"wafbench/driver/load"
 	"wafbench/driver/matrix"
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
@@ -79,6 +80,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Int64Var(&maxRequests, "max-requests", 0, "cap on requests per measured window; 0 = no cap (time only)")
 	fs.DurationVar(&reqTimeout, "timeout", 0, "per request and per connect: a request not answered in time counts as a timeout error; 0 = 5s")
 	fs.Float64Var(&rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	connMode := fs.String("conn-mode", "", "keepalive (persistent connections) or per-request (a new TCP connection per request, as one curl per request; latency includes the connect); default: the suite's conn_mode, else keepalive; a workload's own conn_mode wins")
 	fs.StringVar(&order, "order", plan.Latin, "mode order across repeats: latin (rotate) or shuffle (seeded)")
 	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle (recorded in meta.json)")
 	fs.StringVar(&scope, "trial-scope", plan.PerModeRepeat, "fresh Envoy per: mode-repeat (runs all workloads, as seed B) or workload")
@@ -137,6 +139,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if duration < 0 || maxRequests < 0 || rate < 0 || reqTimeout < 0 {
 		return usagef("--duration, --max-requests, --rate and --timeout must not be negative")
+	}
+	if _, err := load.ParseConnMode(*connMode); err != nil {
+		return usagef("--conn-mode: %v", err)
+	}
+	if *connMode == "" {
+		*connMode = suite.ConnMode
 	}
 	modeNames := make([]string, len(ms))
 	byName := map[string]modes.Mode{}
@@ -261,6 +269,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate, Timeout: reqTimeout,
 		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream, Upstream: upKind,
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName, Shard: shard.name(),
+		ConnMode: *connMode,
 	}
 	if prog == nil {
 		cfg.Log = stderr
