@@ -90,7 +90,7 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // logTicks label a log axis at 1, 2 and 5 × 10ᵏ when it spans at most
-// about two decades and at every decade otherwise, so a narrow range still
+// three decades and at every decade otherwise, so a narrow range still
 // gets labels; the other integer multiples are unlabelled minor ticks.
 type logTicks struct{}
 
@@ -98,7 +98,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	if !(min > 0) || !(max > min) {
 		return nil
 	}
-	dense := math.Log10(max/min) <= 2.3
+	dense := math.Log10(max/min) <= 3
 	var ts []plot.Tick
 	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
 		dec := math.Pow(10, e)
@@ -161,19 +161,54 @@ func newLegend() *plot.Legend {
 // newCanvas makes the canvas render draws on; tests may swap it.
 var newCanvas = func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) }
 
-// render draws p alone on a Width × Height canvas.
+// render draws p on a Width × Height canvas, its legend moved beside it.
 func render(w io.Writer, p *plot.Plot) error { return renderSized(w, p, Width, Height) }
 
+// renderSized draws p on a width × height canvas. A legend p carries is
+// drawn in a column to the right of the plot instead of inside it, so that
+// it never covers data.
 func renderSized(w io.Writer, p *plot.Plot, width, height vg.Length) error {
-	return frame{plot: p}.render(w, width, height)
+	var side *plot.Legend
+	leg := p.Legend
+	if leg.Rectangle(draw.Canvas{}).Size().Y > 0 {
+		leg.Top, leg.Left = true, true
+		leg.XOffs, leg.YOffs = 0, 0
+		if leg.Padding < vg.Points(4) {
+			leg.Padding = vg.Points(4)
+		}
+		side = &leg
+		p.Legend = plot.NewLegend()
+	}
+	return newFrame(p, side, nil).render(w, width, height)
 }
 
 // frame lays out one plot with its legend in a column to the right of the
-// plot and notes in lines under it: neither can cover data.
+// plot and notes in lines under it: neither can cover data. It also draws
+// the plot's axis labels itself, centred on the data area: gonum reserves
+// room for a centred label at the arithmetic middle of the axis range,
+// which on a log axis lies near its end, and so shrinks the data area for
+// nothing (plot v0.17 verticalAxis/horizontalAxis GlyphBoxes).
 type frame struct {
-	plot   *plot.Plot
-	legend *plot.Legend // nil or empty: none
-	notes  []string     // one line each, under the plot
+	plot           *plot.Plot
+	legend         *plot.Legend // nil or empty: none
+	notes          []string     // one line each, under the plot
+	xLabel, yLabel axisLabel
+}
+
+// axisLabel is what a frame draws of an axis label.
+type axisLabel struct {
+	Text    string
+	Padding vg.Length
+	Style   text.Style
+}
+
+// newFrame makes the frame of p, taking its axis labels over.
+func newFrame(p *plot.Plot, legend *plot.Legend, notes []string) frame {
+	f := frame{plot: p, legend: legend, notes: notes,
+		xLabel: axisLabel{p.X.Label.Text, p.X.Label.Padding, p.X.Label.TextStyle},
+		yLabel: axisLabel{p.Y.Label.Text, p.Y.Label.Padding, p.Y.Label.TextStyle}}
+	p.X.Label.Text, p.Y.Label.Text = "", ""
+	return f
 }
 
 // noteStyle is the style of a frame's notes.
@@ -205,6 +240,14 @@ func (f frame) notesHeight() vg.Length {
 	return vg.Length(len(f.notes))*sty.Height("Xg") + vg.Points(6)
 }
 
+// labelSpace is the room an axis label takes across its axis.
+func labelSpace(l axisLabel) vg.Length {
+	if l.Text == "" {
+		return 0
+	}
+	return l.Style.Height(l.Text) + l.Padding
+}
+
 // dataArea is where f's plot puts its data inside a canvas of the given
 // size: Draw the plot into it with the same canvas to get the same layout.
 func (f frame) dataArea(width, height vg.Length) draw.Canvas {
@@ -216,18 +259,31 @@ func (f frame) dataArea(width, height vg.Length) draw.Canvas {
 const framePad = vg.Length(3)
 
 func (f frame) plotCanvas(c draw.Canvas) draw.Canvas {
-	return draw.Crop(c, framePad, -f.legendWidth(c), f.notesHeight(), -framePad)
+	return draw.Crop(c, framePad+labelSpace(f.yLabel), -f.legendWidth(c), f.notesHeight()+labelSpace(f.xLabel), -framePad)
 }
 
 // draw draws the frame onto c.
 func (f frame) draw(c draw.Canvas) {
 	pc := f.plotCanvas(c)
 	f.plot.Draw(pc)
+	da := f.plot.DataCanvas(pc)
+	if l := f.yLabel; l.Text != "" {
+		sty := l.Style
+		sty.Rotation += math.Pi / 2
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		x := pc.Min.X - l.Padding - sty.FontExtents().Descent
+		c.FillText(sty, vg.Point{X: x, Y: (da.Min.Y + da.Max.Y) / 2}, l.Text)
+	}
+	if l := f.xLabel; l.Text != "" {
+		sty := l.Style
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		y := pc.Min.Y - labelSpace(l) + sty.FontExtents().Descent
+		c.FillText(sty, vg.Point{X: (da.Min.X + da.Max.X) / 2, Y: y}, l.Text)
+	}
 	if lw := f.legendWidth(c); lw > 0 {
-		top := f.plot.DataCanvas(pc).Max.Y
 		lc := c
 		lc.Min.X = c.Max.X - lw + vg.Points(8)
-		lc.Max.Y = top
+		lc.Max.Y = da.Max.Y
 		f.legend.Draw(lc)
 	}
 	if len(f.notes) > 0 {
@@ -353,7 +409,7 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 	if height < Height {
 		height = Height
 	}
-	fr := frame{plot: p, legend: leg, notes: []string{ciNote(withCI, without, ns)}}
+	fr := newFrame(p, leg, []string{ciNote(withCI, without, ns)})
 	// Widen the axis until every value label fits inside the data area.
 	p.X.Max = bars.fitMax(fr.dataArea(Width, height), p.X.Min, p.X.Max)
 	return fr.render(w, Width, height)

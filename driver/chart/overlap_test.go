@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
@@ -156,6 +158,37 @@ func checkNoOverlap(t *testing.T, recs []result.Record) {
 	}
 }
 
+// drawnInTests records every chart any test of this package draws.
+var drawnInTests []*recorder
+
+// TestMain checks, after all tests ran, that no chart drawn by any of them
+// (goldens of every chart type included) has overlapping or clipped text.
+func TestMain(m *testing.M) {
+	base := newCanvas
+	newCanvas = func(w, h vg.Length) vg.CanvasWriterTo {
+		r := &recorder{CanvasWriterTo: base(w, h), m: identity}
+		drawnInTests = append(drawnInTests, r)
+		return r
+	}
+	code := m.Run()
+	if code == 0 {
+		for i, r := range drawnInTests {
+			title := ""
+			if len(r.boxes) > 0 {
+				title = r.boxes[0].text
+			}
+			for _, p := range r.problems() {
+				fmt.Fprintf(os.Stderr, "chart %d drawn in the tests (first text %q): %s\n", i, title, p)
+				code = 1
+			}
+		}
+		if code != 0 {
+			fmt.Fprintln(os.Stderr, "FAIL: overlapping or clipped text in charts drawn by the tests")
+		}
+	}
+	os.Exit(code)
+}
+
 func TestNoOverlappingText(t *testing.T) {
 	checkNoOverlap(t, records())
 }
@@ -182,8 +215,9 @@ func TestNoOverlappingTextCommittedRuns(t *testing.T) {
 // TestOverlapDetected checks the checker: two strings drawn at the same
 // place, one rotated across another, and one off the canvas are reported.
 func TestOverlapDetected(t *testing.T) {
-	got := recordCanvases(t)
-	c := newCanvas(100, 100)
+	// Not through newCanvas: TestMain would count these deliberate overlaps.
+	r := &recorder{CanvasWriterTo: vgsvg.New(100, 100), m: identity}
+	c := vg.CanvasWriterTo(r)
 	f := noteStyle()
 	face := plot.DefaultTextHandler.(text.Plain).Fonts.Lookup(f.Font, 10)
 	c.FillString(face, vg.Point{X: 10, Y: 10}, "first")
@@ -198,7 +232,7 @@ func TestOverlapDetected(t *testing.T) {
 	if _, err := c.WriteTo(&strings.Builder{}); err != nil {
 		t.Fatal(err)
 	}
-	probs := got()[0].problems()
+	probs := r.problems()
 	want := []string{`"first"`, `"rotated"`, `"outside"`}
 	for _, w := range want {
 		found := false

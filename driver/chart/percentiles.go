@@ -234,7 +234,7 @@ func Latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.Workl
 	if len(fallback) > 0 {
 		notes = append(notes, "No histograms recorded for "+strings.Join(fallback, ", ")+": triangles are medians over repeats of the recorded p50, p99, p99.9.")
 	}
-	return frame{plot: p, legend: leg, notes: wrapNotes(notes, Width)}.render(w, Width, Height)
+	return newFrame(p, leg, wrapNotes(notes, Width)).render(w, Width, Height)
 }
 
 // wrapNotes breaks notes into lines that fit a chart of the given width.
