@@ -18,6 +18,7 @@ section() {
 }
 {
   head -n 3 "$REPORT"
+  echo
   section Headline
   section Shard
   section Shards
