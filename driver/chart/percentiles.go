@@ -29,7 +29,7 @@ const ninesStep = 0.025
 
 // maxGap is how far right of the last percentile the "max" column sits, in
 // nines.
-const maxGap = 0.5
+const maxGap = 0.7
 
 // ninesTicks label a nines axis at 50 %, 90 %, 99 %, … up to top and the
 // max column at maxAt.
