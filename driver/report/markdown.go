@@ -215,6 +215,7 @@ func writeEnvironment(m *md, meta *result.Meta, recs []result.Record) {
 	m.row("governor / SMT", orNone(meta.Governor)+" / "+orNone(meta.SMT))
 	m.row("Envoy concurrency", itoa(meta.Concurrency))
 	m.row("CPUs envoy / client / upstream", cpus(meta.EnvoyCPUs)+" / "+cpus(meta.ClientCPUs)+" / "+cpus(meta.UpstreamCPUs))
+	m.row("upstream", UpstreamName(meta.Upstream))
 	checked, off := 0, 0
 	for i := range recs {
 		for _, a := range recs[i].Affinity {

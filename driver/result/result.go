@@ -159,6 +159,10 @@ type Meta struct {
 	EnvoyCPUs    []int `json:"envoy_cpus"`
 	ClientCPUs   []int `json:"client_cpus"`
 	UpstreamCPUs []int `json:"upstream_cpus"`
+	// Upstream is the server behind every mode: "wafbench" (the harness's
+	// own; also meant when empty, in runs from before the field) or
+	// "go-httpbin v2.21.0" (with the version linked into it).
+	Upstream string `json:"upstream,omitempty"`
 
 	Modules map[string]Module `json:"modules,omitempty"` // by mode
 	CRS     *CRS              `json:"crs,omitempty"`

@@ -95,5 +95,5 @@ func (h *Host) Stop() {
 
 // startUpstream starts the upstream cfg names, pinned to its CPUs.
 func (cfg *Config) startUpstream(ctx context.Context, tmp string) (*Upstream, error) {
-	return StartUpstream(ctx, cfg.Self, cfg.UpstreamCPU, tmp)
+	return StartUpstreamKind(ctx, cfg.Upstream, cfg.Self, cfg.UpstreamCPU, tmp)
 }

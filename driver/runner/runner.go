@@ -23,6 +23,7 @@ import (
 	"wafbench/driver/profile"
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"
+	"wafbench/driver/upstream"
 	"wafbench/envoy"
 	"wafbench/internal/atomicfile"
 )
@@ -44,6 +45,7 @@ type Config struct {
 	Envoy       EnvoySpec
 	ClientCPUs  []int
 	UpstreamCPU []int
+	Upstream    upstream.Kind // the upstream server behind every mode; "" is upstream.Own
 	Progress    *Progress
 	Log         io.Writer // one line per finished workload (may be nil)
 	Errs        io.Writer // one line per failed trial, restart or fatal error; nil = os.Stderr

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"wafbench/driver/child"
+	"wafbench/driver/upstream"
 	"wafbench/envoy"
 )
 
@@ -23,9 +23,23 @@ type Upstream struct {
 // StartUpstream starts `self upstream` pinned to cpus and waits until it
 // has written the address it listens on.
 func StartUpstream(ctx context.Context, self string, cpus []int, workDir string) (*Upstream, error) {
+	return StartUpstreamKind(ctx, upstream.Own, self, cpus, workDir)
+}
+
+// StartUpstreamKind starts the upstream of kind k (self is the wafbench
+// executable, which serves upstream.Own) pinned to cpus and waits until it
+// has written the address it listens on.
+func StartUpstreamKind(ctx context.Context, k upstream.Kind, self string, cpus []int, workDir string) (*Upstream, error) {
 	addrFile := filepath.Join(workDir, "upstream.addr")
 	_ = os.Remove(addrFile)
-	cmd := exec.Command(self, "upstream", "--listen", "127.0.0.1:0", "--addr-file", addrFile)
+	root, err := upstreamRoot(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Check(root, self); err != nil {
+		return nil, err
+	}
+	cmd := k.Command(root, self, "127.0.0.1:0", addrFile)
 	cmd.Stderr = os.Stderr
 	proc, err := child.Start(cmd, cpus)
 	if err != nil {

@@ -1,0 +1,15 @@
+package runner
+
+import (
+	"wafbench/driver/upstream"
+	"wafbench/envoy"
+)
+
+// upstreamRoot is the repository root an upstream of kind k is built under
+// ("" for upstream.Own, which is the wafbench executable itself).
+func upstreamRoot(k upstream.Kind) (string, error) {
+	if k == upstream.Own || k == "" {
+		return "", nil
+	}
+	return envoy.RepoRoot()
+}
