@@ -1,0 +1,381 @@
+// Package stream is the request logic both wafbench Coraza filters share —
+// the native Envoy dynamic module (filters/coraza) and the proxy-wasm
+// filter (filters/coraza-wasm): which phase runs when, what is counted,
+// when the filter answers itself and how it fails closed. Only the host
+// glue differs: how headers, body chunks and attributes are read, how a
+// counter is incremented and how a local reply is sent, which a filter
+// supplies as a Host.
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"wafbench/filters/coraza/engine"
+)
+
+// Counter indexes the module's counters (preamble contract 4). The stage
+// timers come last and exist only when stage timers are on.
+type Counter int
+
+// The counters, in the order the modules define them.
+const (
+	Requests      Counter = iota // every stream that reached the filter
+	BlockedPhase1                // rule verdicts in phase 1
+	BlockedPhase2                // rule verdicts in phase 2 (and on responses)
+	BodyTooLarge                 // 413s from the filter's own body limit
+	EngineErrors                 // requests failed closed (engine error or panic), answered 500
+	Phase1Ns                     // ns: headers mapped and phase 1
+	BodyNs                       // ns: feeding the buffered body to the engine
+	Phase2Ns                     // ns: phase 2
+	LoggingNs                    // ns: phase 5
+	NumCounters
+	FirstTimer = Phase1Ns
+)
+
+// CounterPrefix is the prefix of every counter name of the Coraza filters.
+const CounterPrefix = "wafbench_coraza_"
+
+// CounterNames are the full counter names, the same in both Coraza filters
+// and, with the engine's prefix, in the C++ module.
+var CounterNames = [NumCounters]string{
+	Requests:      CounterPrefix + "requests",
+	BlockedPhase1: CounterPrefix + "blocked_phase1",
+	BlockedPhase2: CounterPrefix + "blocked_phase2",
+	BodyTooLarge:  CounterPrefix + "body_too_large",
+	EngineErrors:  CounterPrefix + "engine_errors",
+	Phase1Ns:      CounterPrefix + "phase1_ns",
+	BodyNs:        CounterPrefix + "body_ns",
+	Phase2Ns:      CounterPrefix + "phase2_ns",
+	LoggingNs:     CounterPrefix + "logging_ns",
+}
+
+// StageTimersEnv enables the stage timers when set to "1".
+const StageTimersEnv = "WAFBENCH_STAGE_TIMERS"
+
+// Reason says why the filter answered a request itself.
+type Reason int
+
+// The local-reply reasons. The native module's glue.h indexes its details
+// strings by these values.
+const (
+	ReplyPhase1 Reason = iota
+	ReplyPhase2
+	ReplyResponse
+	ReplyBodyTooLarge
+	ReplyEngineError
+)
+
+// Details is the response-code details string of r (Envoy's
+// %RESPONSE_CODE_DETAILS%).
+func (r Reason) Details() string {
+	switch r {
+	case ReplyPhase1:
+		return "wafbench_coraza_phase1"
+	case ReplyPhase2:
+		return "wafbench_coraza_phase2"
+	case ReplyResponse:
+		return "wafbench_coraza_response"
+	case ReplyBodyTooLarge:
+		return "wafbench_coraza_body_too_large"
+	}
+	return "wafbench_coraza_engine_error"
+}
+
+// ReplyBody is the body of every local reply.
+const ReplyBody = "Request blocked by wafbench coraza\n"
+
+// ModuleInfoPrefix starts the self-report line (preamble contract 3).
+const ModuleInfoPrefix = "wafbench-module "
+
+// ModuleInfo is the self-report of one filter configuration.
+type ModuleInfo struct {
+	Module        string `json:"module"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version"`
+	Build         string `json:"build"`
+	Rules         int    `json:"rules"`
+}
+
+// InfoLine is the self-report line of a filter of build running w, e.g.
+// `wafbench-module {"module":"wafbench_coraza",...}`.
+func InfoLine(build string, w *engine.WAF) (string, error) {
+	b, err := json.Marshal(ModuleInfo{Module: "wafbench_coraza", Engine: "coraza", EngineVersion: engine.Version(),
+		Build: build, Rules: w.Rules()})
+	if err != nil {
+		return "", err
+	}
+	return ModuleInfoPrefix + string(b), nil
+}
+
+// ParseConfig decodes a filter configuration (the filter_config JSON of
+// the native module, the plugin configuration of the Wasm filter),
+// rejecting unknown fields and trailing data.
+func ParseConfig(raw []byte) (engine.Config, error) {
+	var c engine.Config
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		return c, fmt.Errorf("filter_config: %w", err)
+	}
+	if d.More() {
+		return c, fmt.Errorf("filter_config: trailing data after the JSON object")
+	}
+	return c, c.Validate()
+}
+
+// Host is what a stream needs of the proxy it runs in.
+type Host interface {
+	// Inc adds v to counter c (only called for defined counters).
+	Inc(c Counter, v uint64)
+	// Reply sends the local reply (called at most once per stream).
+	Reply(status int, r Reason)
+	// LogError logs an error of this stream.
+	LogError(msg string)
+}
+
+// Filter is one filter configuration: one WAF shared by its streams.
+type Filter struct {
+	WAF *engine.WAF
+	// Timers turns the stage timers on (WAFBENCH_STAGE_TIMERS=1).
+	Timers bool
+}
+
+// Defined reports whether counter c exists in f's configuration.
+func (f *Filter) Defined(c Counter) bool { return c < FirstTimer || f.Timers }
+
+// MaxBodyBytes is the filter's own request-body limit.
+func (f *Filter) MaxBodyBytes() int { return f.WAF.Config().MaxBodyBytes }
+
+// Stream is one request. A proxy calls its methods from one thread.
+type Stream struct {
+	f            *Filter
+	h            Host
+	tx           *engine.Tx
+	passed       bool // phase 2 let the request through
+	replied      bool // a local reply was sent
+	errorCounted bool
+}
+
+// New starts a stream of f on host h. It does not count the request:
+// RequestHeaders does.
+func New(f *Filter, h Host) *Stream { return &Stream{f: f, h: h} }
+
+// Started reports whether RequestHeaders began a transaction that is not
+// closed yet.
+func (s *Stream) Started() bool { return s.tx != nil }
+
+// Passed reports whether phase 2 let the request through.
+func (s *Stream) Passed() bool { return s.passed }
+
+// Replied reports whether the filter answered the request itself.
+func (s *Stream) Replied() bool { return s.replied }
+
+func (s *Stream) inc(c Counter, v uint64) {
+	if s.f.Defined(c) {
+		s.h.Inc(c, v)
+	}
+}
+
+func (s *Stream) now() time.Time {
+	if !s.f.Timers {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+func (s *Stream) addTime(c Counter, t0 time.Time) {
+	if s.f.Timers {
+		s.inc(c, uint64(time.Since(t0)))
+	}
+}
+
+func (s *Stream) reply(status int, r Reason) {
+	if s.replied {
+		return
+	}
+	s.replied = true
+	s.h.Reply(status, r)
+}
+
+// FailClosed counts the request in engine_errors (once) and, when reply is
+// set and no local reply was sent yet, answers it with 500.
+func (s *Stream) FailClosed(err error, reply bool) {
+	s.h.LogError(fmt.Sprintf("wafbench_coraza: failing closed: %v", err))
+	if !s.errorCounted {
+		s.errorCounted = true
+		s.inc(EngineErrors, 1)
+	}
+	if reply {
+		s.reply(http.StatusInternalServerError, ReplyEngineError)
+	}
+}
+
+// block answers a verdict: an engine error fails closed, a rule's verdict
+// is counted by its phase.
+func (s *Stream) block(v *engine.Verdict) {
+	if err := s.tx.Err(); err != nil {
+		s.FailClosed(err, true)
+		return
+	}
+	switch v.Phase {
+	case 1:
+		s.inc(BlockedPhase1, 1)
+		s.reply(v.Status, ReplyPhase1)
+	case 2:
+		s.inc(BlockedPhase2, 1)
+		s.reply(v.Status, ReplyPhase2)
+	default:
+		// No separate counter, as in the C++ module: response inspection
+		// is off in the benchmark setup.
+		s.inc(BlockedPhase2, 1)
+		s.reply(v.Status, ReplyResponse)
+	}
+}
+
+// Request is what a proxy knows of a request when its headers arrive.
+type Request struct {
+	Headers        [][2]string // as the proxy presents them, pseudo-headers included
+	Client, Server string      // source and destination address attributes ("ip:port")
+	Proto          string      // e.g. "HTTP/1.1"; "" means HTTP/1.1
+}
+
+// RequestHeaders counts the request, starts its transaction and runs
+// phase 1, and phase 2 too when the request has no body (endOfStream). It
+// reports whether the proxy may forward the request now: false means the
+// filter answered it, or is waiting for the body.
+func (s *Stream) RequestHeaders(req Request, endOfStream bool) bool {
+	s.inc(Requests, 1)
+	t0 := s.now()
+	s.tx = s.f.WAF.NewTx()
+	rl, hdrs := engine.MapHeaders(nil, req.Headers)
+	cip, cport, _ := engine.ParseAddr(req.Client)
+	sip, sport, _ := engine.ParseAddr(req.Server)
+	s.tx.ProcessConnection(cip, cport, sip, sport)
+	proto := req.Proto
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	s.tx.ProcessURI(rl.Path, rl.Method, proto)
+	for _, h := range hdrs {
+		s.tx.AddHeader(h[0], h[1])
+	}
+	v := s.tx.ProcessRequestHeaders()
+	s.addTime(Phase1Ns, t0)
+	if v != nil {
+		s.block(v)
+		return false
+	}
+	if endOfStream {
+		return s.phase2()
+	}
+	return false
+}
+
+// CheckBodySize answers 413 when the body buffered so far (total bytes)
+// exceeds the filter's limit, and reports whether it did.
+func (s *Stream) CheckBodySize(total uint64) bool {
+	if total <= uint64(s.f.MaxBodyBytes()) {
+		return false
+	}
+	s.inc(BodyTooLarge, 1)
+	s.reply(http.StatusRequestEntityTooLarge, ReplyBodyTooLarge)
+	return true
+}
+
+// Body feeds the whole request body, in chunks, to the engine and runs
+// phase 2. It reports whether the proxy may forward the request. The
+// engine copies each chunk, so the chunks may alias proxy memory that is
+// valid only during the call.
+func (s *Stream) Body(chunks [][]byte) bool {
+	t0 := s.now()
+	var v *engine.Verdict
+	for _, c := range chunks {
+		if len(c) == 0 {
+			continue
+		}
+		if v, _ = s.tx.WriteBody(c); v != nil {
+			break
+		}
+	}
+	s.addTime(BodyNs, t0)
+	if v != nil {
+		s.block(v)
+		return false
+	}
+	return s.phase2()
+}
+
+// phase2 runs phase 2 and reports whether the request may continue.
+func (s *Stream) phase2() bool {
+	t0 := s.now()
+	v := s.tx.ProcessRequestBody()
+	s.addTime(Phase2Ns, t0)
+	if v != nil {
+		s.block(v)
+		return false
+	}
+	s.passed = true
+	return true
+}
+
+// InspectsResponse reports whether ResponseHeaders has work to do.
+func (s *Stream) InspectsResponse() bool {
+	return s.tx != nil && s.passed && !s.replied && s.f.WAF.Config().InspectResponse
+}
+
+// ResponseHeaders runs phases 3 and 4 on a response (status, headers
+// without pseudo-headers) and reports whether it may go on.
+func (s *Stream) ResponseHeaders(status int, headers [][2]string, proto string) bool {
+	for _, h := range headers {
+		s.tx.AddResponseHeader(h[0], h[1])
+	}
+	if v := s.tx.ProcessResponse(status, proto); v != nil {
+		s.block(v)
+		return false
+	}
+	return true
+}
+
+// Log runs phase 5 (when a transaction was started) and closes the
+// transaction.
+func (s *Stream) Log() {
+	if s.tx == nil {
+		return
+	}
+	defer s.Close()
+	t0 := s.now()
+	s.tx.ProcessLogging()
+	s.addTime(LoggingNs, t0)
+}
+
+// Close releases the transaction; later calls do nothing.
+func (s *Stream) Close() {
+	if s.tx != nil {
+		tx := s.tx
+		s.tx = nil
+		tx.Close()
+	}
+}
+
+// FailCloser is what Rescue needs of a stream.
+type FailCloser interface {
+	FailClosed(err error, reply bool)
+}
+
+// Rescue is deferred by every hook that runs Go code beyond a handle
+// look-up: it recovers a panic, so that none reaches the proxy, sets the
+// hook's status to closed and fails the request closed. reply is false for
+// hooks that run after the response (logging, destroy).
+func Rescue[S any](fc FailCloser, st *S, closed S, reply bool) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	*st = closed
+	fc.FailClosed(fmt.Errorf("panic: %v\n%s", r, debug.Stack()), reply)
+}
