@@ -26,7 +26,7 @@ import (
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	if err := parse(fs, args, stdout, "Usage: wafbench report RUN_DIR\n\nRebuilds summary.json, bench.txt, report.md and charts/ from meta.json and raw.jsonl.\n"); err != nil {
+	if err := parse(fs, args, stdout, "Usage: wafbench report RUN_DIR\n\nRebuilds summary.json, bench.txt, report.md, report.html and charts/ from meta.json and raw.jsonl.\n"); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -28,7 +28,7 @@ Usage: wafbench <command> [flags]
 
 Commands:
   run       run a suite: modes × workloads × repeats, writes results/<UTC>-<name>/
-  report    rebuild summary.json, bench.txt, report.md and charts from a run directory
+  report    rebuild summary.json, bench.txt, report.md, report.html and charts from a run directory
   merge     pool several run directories into one report
   serve     start the upstream and one Envoy in a mode, print its URL, stay up until Ctrl-C
   load      drive any HTTP/1.1 endpoint with the load engine
