@@ -54,10 +54,11 @@ const (
 	Passthrough Mode = modes.Passthrough // router only
 	ModSecurity Mode = modes.ModSecurity // C++ dynamic module wrapping libmodsecurity
 	Coraza      Mode = modes.Coraza      // Go c-shared dynamic module wrapping coraza/v3
+	CorazaWasm  Mode = modes.CorazaWasm  // proxy-wasm filter (Go, wasip1) wrapping coraza/v3 in V8
 )
 
 // Modes lists every mode in a fixed order.
-var Modes = []Mode{Passthrough, ModSecurity, Coraza}
+var Modes = []Mode{Passthrough, ModSecurity, Coraza, CorazaWasm}
 
 // ParseMode returns the Mode named s.
 func ParseMode(s string) (Mode, error) {
@@ -66,12 +67,15 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza)", s)
+	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza, coraza-wasm)", s)
 }
 
 // ModeOf is the filter chain of a driver mode name (any build of an engine
 // runs its engine's module): Passthrough for a mode without an engine.
 func ModeOf(mode string) Mode {
+	if _, err := modes.Parse(mode); err == nil && modes.IsWasm(mode) {
+		return CorazaWasm
+	}
 	if e := modes.Engine(mode); e != "" {
 		return Mode(e)
 	}
@@ -79,7 +83,7 @@ func ModeOf(mode string) Mode {
 }
 
 // IsWAF reports whether m loads a WAF dynamic module.
-func (m Mode) IsWAF() bool { return m == ModSecurity || m == Coraza }
+func (m Mode) IsWAF() bool { return m == ModSecurity || m == Coraza || m == CorazaWasm }
 
 // moduleName is the dynamic_module_config name of m's module ("" for
 // passthrough). Envoy loads lib<name>.so from ENVOY_DYNAMIC_MODULES_SEARCH_PATH.
@@ -92,6 +96,9 @@ func (m Mode) moduleName() string {
 
 // ModuleFile is the file name of m's module, e.g. libwafbench_coraza.so.
 func (m Mode) ModuleFile() string {
+	if m == CorazaWasm {
+		return filepath.Base(modes.WasmFile(""))
+	}
 	if !m.IsWAF() {
 		return ""
 	}
@@ -128,12 +135,13 @@ const (
 // MaxBodyBytes and AccessLog are the benchmark defaults.
 type Config struct {
 	Mode             Mode
-	UpstreamAddr     string // host:port of the upstream, host an IP literal (STATIC cluster)
-	ModuleSearchPath string // directory holding lib<module>.so; WAF modes only
-	RulesFile        string // WAF rules entry file passed to the module; WAF modes only
-	InspectResponse  bool   // ask the module to inspect responses too
-	MaxBodyBytes     int    // request body limit passed to the module; 0 means the module's default
-	AccessLog        bool   // add an HCM access log to stdout (off for measurements)
+	UpstreamAddr     string      // host:port of the upstream, host an IP literal (STATIC cluster)
+	ModuleSearchPath string      // directory holding lib<module>.so (coraza.wasm for coraza-wasm); WAF modes only
+	RulesFile        string      // WAF rules entry file passed to the module; WAF modes only
+	InspectResponse  bool        // ask the module to inspect responses too
+	MaxBodyBytes     int         // request body limit passed to the module; 0 means the module's default
+	AccessLog        bool        // add an HCM access log to stdout (off for measurements)
+	Wasm             WasmOptions // V8 options of coraza-wasm (envoy/wasm.go)
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -190,7 +198,7 @@ func upstreamAddrPort(s string) (netip.AddrPort, error) {
 // KEY=value: the module search path for WAF modes. The Go (coraza) module
 // follows the cgo pointer rules and runs with Go's default cgo checks.
 func Env(c Config) []string {
-	if !c.Mode.IsWAF() {
+	if !c.Mode.IsWAF() || c.Mode == CorazaWasm {
 		return nil
 	}
 	dir := c.ModuleSearchPath
@@ -388,6 +396,9 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	rules := c.RulesFile
 	if abs, err := filepath.Abs(rules); err == nil {
 		rules = abs // Envoy's working directory may differ from ours
+	}
+	if c.Mode == CorazaWasm {
+		return makeWasmFilter(c, rules)
 	}
 	js, err := json.Marshal(ModuleFilterConfig{
 		RulesFile:       rules,

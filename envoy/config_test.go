@@ -25,7 +25,7 @@ func fakeWAF(t *testing.T) (rules, modDir string) {
 	if err := os.WriteFile(rules, []byte("SecRuleEngine On\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []Mode{ModSecurity, Coraza} {
+	for _, m := range []Mode{ModSecurity, Coraza, CorazaWasm} {
 		if err := os.WriteFile(filepath.Join(dir, m.ModuleFile()), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestParseMode(t *testing.T) {
 		}
 	}
 	_, err := ParseMode("x")
-	want := `unknown mode "x" (want passthrough, modsecurity, coraza)`
+	want := `unknown mode "x" (want passthrough, modsecurity, coraza, coraza-wasm)`
 	if err == nil || err.Error() != want {
 		t.Errorf("ParseMode(x) error = %v, want %s", err, want)
 	}
@@ -284,8 +284,8 @@ func TestWriteYAML(t *testing.T) {
 					t.Errorf("YAML lacks %q", want)
 				}
 			}
-			if got := strings.Contains(s, "DynamicModuleFilter"); got != m.IsWAF() {
-				t.Errorf("YAML mentions DynamicModuleFilter: %v, want %v", got, m.IsWAF())
+			if got := strings.Contains(s, "DynamicModuleFilter"); got != (m.IsWAF() && m != CorazaWasm) {
+				t.Errorf("YAML mentions DynamicModuleFilter: %v, want %v", got, m.IsWAF() && m != CorazaWasm)
 			}
 		})
 	}

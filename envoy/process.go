@@ -75,7 +75,7 @@ func (o Options) Args() []string {
 	// driver's preflight reads, is logged at info once per config. Envoy
 	// refuses the flag twice, so ExtraArgs may replace it (e.g. at debug).
 	if !slices.Contains(o.ExtraArgs, "--component-log-level") {
-		args = append(args, "--component-log-level", "dynamic_modules:info")
+		args = append(args, "--component-log-level", "dynamic_modules:info,wasm:info")
 	}
 	return append(args, o.ExtraArgs...)
 }
@@ -144,6 +144,9 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	defer cancel()
 	if err := p.waitReady(sctx, o.adminAddrPath(), t0); err != nil {
 		p.Stop(2 * time.Second)
+		if line := WasmLoadFailure(logPath); line != "" {
+			return nil, errors.New(line) // one line quoting Envoy (envoy/wasm.go)
+		}
 		return nil, fmt.Errorf("%w\n%s", err, logTail(logPath, 20))
 	}
 	return p, nil

@@ -21,7 +21,9 @@ func uleb(v uint32) []byte {
 
 func vecName(s string) []byte { return append(uleb(uint32(len(s))), s...) }
 
-func section(id byte, body []byte) []byte { return append(append([]byte{id}, uleb(uint32(len(body)))...), body...) }
+func section(id byte, body []byte) []byte {
+	return append(append([]byte{id}, uleb(uint32(len(body)))...), body...)
+}
 
 // testModule is a module with a type section (skipped by the reader), two
 // function imports, a memory import with a maximum and two exports.

@@ -12,6 +12,7 @@ package rulefiles
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,6 +38,25 @@ type Line struct {
 // its rules name. A missing included or data file is an error; visit's error
 // stops the walk.
 func Walk(mainConf string, visit func(Line) error) ([]string, error) {
+	return WalkFS(OSFS{}, mainConf, visit)
+}
+
+// OSFS reads rules files from the operating system by absolute path.
+type OSFS struct{}
+
+// Open opens name with os.Open.
+func (OSFS) Open(name string) (fs.File, error) { return os.Open(name) }
+
+// Stat is os.Stat.
+func (OSFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+
+// Glob is filepath.Glob.
+func (OSFS) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+
+// WalkFS is Walk reading through fsys, which takes absolute paths (the
+// Coraza Wasm filter gets its rule files in its configuration, not from a
+// file system).
+func WalkFS(fsys fs.FS, mainConf string, visit func(Line) error) ([]string, error) {
 	abs, err := filepath.Abs(mainConf)
 	if err != nil {
 		return nil, err
@@ -56,7 +76,7 @@ func Walk(mainConf string, visit func(Line) error) ([]string, error) {
 		if depth > maxDepth {
 			return fmt.Errorf("%s: includes nested more than %d deep", conf, maxDepth)
 		}
-		lines, err := read(conf)
+		lines, err := read(fsys, conf)
 		if err != nil {
 			return err
 		}
@@ -87,7 +107,7 @@ func Walk(mainConf string, visit func(Line) error) ([]string, error) {
 			pat := resolve(strings.Trim(strings.Join(f[1:], " "), `"'`))
 			matches := []string{pat}
 			if strings.ContainsAny(pat, "*?[") {
-				if matches, err = filepath.Glob(pat); err != nil {
+				if matches, err = fs.Glob(fsys, pat); err != nil {
 					return fmt.Errorf("%s:%d: Include %s: %w", conf, l.N, pat, err)
 				}
 			}
@@ -99,7 +119,7 @@ func Walk(mainConf string, visit func(Line) error) ([]string, error) {
 		}
 		for _, ref := range refs {
 			name := resolve(ref)
-			if _, err := os.Stat(name); err != nil {
+			if _, err := fs.Stat(fsys, name); err != nil {
 				return fmt.Errorf("%s names %s: %w", conf, ref, err)
 			}
 			add(name)
@@ -113,8 +133,8 @@ func Walk(mainConf string, visit func(Line) error) ([]string, error) {
 }
 
 // read splits a file into logical lines.
-func read(path string) ([]Line, error) {
-	f, err := os.Open(path)
+func read(fsys fs.FS, path string) ([]Line, error) {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +180,11 @@ var execAction = regexp.MustCompile(`(?i)(^|[\s,"'])exec\s*:`)
 // Envoy, libmodsecurity's Lua would bind to Envoy's own LuaJIT symbols, and
 // Coraza ignores SecRuleScript silently — either way the two engines would
 // not evaluate the same rules. The error names file and line.
-func CheckNoScripts(mainConf string) error {
-	_, err := Walk(mainConf, func(l Line) error {
+func CheckNoScripts(mainConf string) error { return CheckNoScriptsFS(OSFS{}, mainConf) }
+
+// CheckNoScriptsFS is CheckNoScripts reading through fsys (see WalkFS).
+func CheckNoScriptsFS(fsys fs.FS, mainConf string) error {
+	_, err := WalkFS(fsys, mainConf, func(l Line) error {
 		f := strings.Fields(l.Text)
 		if len(f) == 0 {
 			return nil

@@ -7,8 +7,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 
 	"github.com/corazawaf/coraza/v3"
@@ -58,23 +58,34 @@ type WAF struct {
 
 // New loads cfg.RulesFile (Include directives resolve relative to the file's
 // directory; absolute paths are used as given).
-func New(cfg Config) (*WAF, error) {
+func New(cfg Config) (*WAF, error) { return NewFS(cfg, nil) }
+
+// NewFS is New reading the rule files through root, which takes absolute
+// paths (e.g. a rulefiles.Bundle, for the Wasm filter, which has no file
+// system); nil means the operating system's files.
+func NewFS(cfg Config, root fs.FS) (*WAF, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if _, err := os.Stat(cfg.RulesFile); err != nil {
+	wc := coraza.NewWAFConfig()
+	if root == nil {
+		root = rulefiles.OSFS{}
+	} else {
+		wc = wc.WithRootFS(root)
+	}
+	if _, err := fs.Stat(root, cfg.RulesFile); err != nil {
 		return nil, fmt.Errorf("engine config: rules_file: %w", err)
 	}
 	// The same refusal as the C++ module's: no rule may run scripts or
 	// programs (Coraza would silently ignore SecRuleScript, so the two
 	// engines would not evaluate the same rules).
-	if err := rulefiles.CheckNoScripts(cfg.RulesFile); err != nil {
+	if err := rulefiles.CheckNoScriptsFS(root, cfg.RulesFile); err != nil {
 		return nil, fmt.Errorf("engine config: rules_file: %w", err)
 	}
-	w, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectivesFromFile(cfg.RulesFile))
+	w, err := coraza.NewWAF(wc.WithDirectivesFromFile(cfg.RulesFile))
 	if err != nil {
 		return nil, fmt.Errorf("engine: load rules %s: %w", cfg.RulesFile, err)
 	}
