@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -35,15 +36,35 @@ var labFigures = []labFigure{
 	{modes.RefCaddyCoraza, "Caddy 2.11.2 + Coraza 3.7.0", 3.571, 4.904, 57.2},
 }
 
-// allPaths names the per-trial pool of every path a host served.
-const allPaths = "all paths"
+// Connection modes as the section names them, and the per-trial pools of
+// every path a host served in each.
+const (
+	keepAlive  = "keep-alive"
+	perRequest = "new connection per request"
+	poolPrefix = "all paths, "
+)
+
+// pool is the key of the pool of every path in one connection mode.
+func pool(connLabel string) string { return poolPrefix + connLabel }
+
+// isPool reports whether path is a pool key.
+func isPool(path string) bool { return strings.HasPrefix(path, poolPrefix) }
+
+// connLabel is how the section names r's connection mode.
+func connLabel(r *result.Record) string {
+	if r.ConnMode == string(load.ConnPerRequest) {
+		return perRequest
+	}
+	return keepAlive
+}
 
 // labTrial is one fresh process of one host: its valid records by workload
-// key, and the pool of all of them.
+// key, and the pools of all of them per connection mode.
 type labTrial struct {
 	repeat int
-	recs   map[string]*result.Record // by workload key (stats.WorkloadKey.String())
-	pooled *hdrhistogram.Histogram   // every request of every path; nil without histograms
+	recs   map[string]*result.Record          // by workload key (stats.WorkloadKey.String())
+	pools  map[string]*hdrhistogram.Histogram // by pool key; absent without histograms
+	inPool map[string][]*result.Record        // the records of each pool
 }
 
 // labComparison is one paired question of the lab section: the per-repeat
@@ -83,19 +104,30 @@ func writeLab(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) 
 	if upstream == "" {
 		upstream = "wafbench's own"
 	}
-	connMode := meta.Flags["conn-mode"]
-	if connMode == "" {
-		connMode = "keep-alive"
+	var pools []string // the pools present, keep-alive first
+	for _, c := range []string{keepAlive, perRequest} {
+		for _, ts := range trials {
+			if slices.ContainsFunc(ts, func(t *labTrial) bool { return t.pools[pool(c)] != nil }) {
+				pools = append(pools, pool(c))
+				break
+			}
+		}
+	}
+	// The pool closest to the lab's method: curl opened a new connection
+	// per request.
+	labPool := ""
+	if len(pools) > 0 {
+		labPool = pools[len(pools)-1]
 	}
 
 	m.p("## The Docker lab, reproduced")
 	m.nl()
-	m.p("The older lab (design.md §5) sent 40 sequential curl requests per path (safe GET, blocked SQL injection, blocked XSS) to go-httpbin directly, to nginx + ModSecurity and to Caddy + Coraza, all over CRS 4.25, and published the median and p95 of curl's time_total and one memory snapshot per container. This run sends the same kinds of requests one at a time on one connection (closed loop; connections: **%s**; upstream: **%s**) for a fixed window in each of several fresh-process trials per host, mode order rotated, and adds Envoy with and without each engine. Latency is the client's, from writing a request to its last response byte. A trial's median and p95 are over its window; the table gives the median of those over trials with a seeded bootstrap 95%% interval (trials resampled; %d resamples).",
-		connMode, upstream, stats.BootstrapResamples)
+	m.p("The older lab (design.md §5) sent 40 sequential curl requests per path (safe GET, blocked SQL injection, blocked XSS) to go-httpbin directly, to nginx + ModSecurity and to Caddy + Coraza, all over CRS 4.25, and published the median and p95 of curl's time_total and one memory snapshot per container. This run sends the same kinds of requests one at a time (closed loop, upstream: **%s**), on one persistent connection and, where a path's name ends in `_newconn`, with a new connection per request as curl did, for a fixed window in each of several fresh-process trials per host, mode order rotated, and adds Envoy with and without each engine. Latency is the client's, from writing a request (or, with a new connection per request, from starting to connect) to its last response byte. A trial's median and p95 are over its window; the table gives the median of those over trials with a seeded bootstrap 95%% interval (trials resampled; %d resamples).",
+		upstream, stats.BootstrapResamples)
 	m.nl()
 	m.head("host", "path", "trials", "median ms", "95% CI", "p95 ms", "95% CI", "host CPU µs/req")
 	for _, h := range hosts {
-		for _, path := range append(slices.Clone(paths), allPaths) {
+		for _, path := range append(slices.Clone(paths), pools...) {
 			p50, p95, cpu := labValues(trials[h], path)
 			if len(p50) == 0 {
 				continue
@@ -106,21 +138,23 @@ func writeLab(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) 
 				cpuCell = f(labMedian(cpu), 0)
 			}
 			name := "`" + h + "`"
-			if path == allPaths {
-				name, path = "", "*"+allPaths+"*"
+			if isPool(path) {
+				name, path = "", "*"+path+"*"
 			}
 			m.row(name, path, itoa(len(p50)), f(e50.mid, 3), ci(e50.lo, e50.hi, 3), f(e95.mid, 3), ci(e95.lo, e95.hi, 3), cpuCell)
 		}
 	}
 	m.nl()
-	m.p("*%s* pools every request of a trial (its three paths' HDR histograms merged) before taking the trial's median and p95. Host CPU is the proxy process's CPU (schedstat, all threads) per request, median over trials; ref-direct has no proxy to sample.", allPaths)
+	m.p("*%s…* pools every request of a trial in that connection mode (its paths' HDR histograms merged) before taking the trial's median and p95. Host CPU is the proxy process's CPU (schedstat, all threads) per request, median over trials; ref-direct has no proxy to sample.", poolPrefix)
 	m.nl()
-
-	writeLabBeside(m, trials)
+	if labPool == "" {
+		return
+	}
+	writeLabBeside(m, trials, labPool)
 	writeLabMemory(m, trials, hosts)
-	writeLabQuestions(m, trials, paths)
+	writeLabQuestions(m, trials, hosts, paths, pools, labPool)
 
-	m.p("Caveats. The lab ran on macOS under Docker Desktop (a Linux VM with Docker's port forwarding in every request's path), on different hardware, with ModSecurity 3.0.16 and Coraza 3.7.0; this run is on the Linux VM described under Environment, with the engine versions listed under Versions (Debian's libmodsecurity 3.0.9 and Coraza 3.8.1 unless a build says otherwise), each proxy pinned to one CPU and the client and upstream on the other. curl's time_total includes a new TCP connection per request (this run's connections are stated above). 40 requests give a p95 from two observations; our windows hold hundreds to thousands of requests, and trials are repeated. The lab's memory figure is one container snapshot (every process of the container); ours is the host process's RSS from procfs (nginx runs as one process here, master_process off). So compare ratios within each study, not milliseconds or MiB across them.")
+	m.p("Caveats. The lab ran on macOS under Docker Desktop (a Linux VM with Docker's port forwarding in every request's path), on different hardware, with ModSecurity 3.0.16 and Coraza 3.7.0; this run is on the Linux VM described under Environment, with the engine versions listed under Versions (Debian's libmodsecurity 3.0.9 and Coraza 3.8.1 unless a build says otherwise), each proxy pinned to one CPU and the client and upstream on the other. curl's time_total includes a new TCP connection per request, as the `_newconn` paths do here; curl also starts a process per request, which time_total does not count. 40 requests give a p95 from two observations; our windows hold hundreds to thousands of requests, and trials are repeated. The lab's memory figure is one container snapshot (every process of the container); ours is the host process's RSS from procfs (nginx runs as one process here, master_process off). So compare ratios within each study, not milliseconds or MiB across them.")
 	m.nl()
 }
 
@@ -144,14 +178,20 @@ func labTrials(recs []result.Record) map[string][]*labTrial {
 	}
 	for _, ts := range out {
 		for _, t := range ts {
-			var hs []*hdrhistogram.Histogram
-			for _, r := range t.recs {
+			t.pools, t.inPool = map[string]*hdrhistogram.Histogram{}, map[string][]*result.Record{}
+			hs := map[string][]*hdrhistogram.Histogram{}
+			for _, k := range slices.Sorted(maps.Keys(t.recs)) {
+				r := t.recs[k]
+				key := pool(connLabel(r))
+				t.inPool[key] = append(t.inPool[key], r)
 				if h, err := load.DecodeHist(r.HistBase64); err == nil && r.HistBase64 != "" {
-					hs = append(hs, h)
+					hs[key] = append(hs[key], h)
 				}
 			}
-			if len(hs) == len(t.recs) && len(hs) > 0 {
-				t.pooled = load.Merge(hs...)
+			for key, rs := range t.inPool {
+				if len(hs[key]) == len(rs) {
+					t.pools[key] = load.Merge(hs[key]...)
+				}
 			}
 		}
 		sort.Slice(ts, func(i, j int) bool { return ts[i].repeat < ts[j].repeat })
@@ -160,8 +200,8 @@ func labTrials(recs []result.Record) map[string][]*labTrial {
 }
 
 // labValues are the per-trial median and p95 (ms) and CPU µs/request of one
-// path of a host (allPaths: the pooled histogram; its CPU is the mean over
-// the paths, weighted by requests).
+// path of a host (a pool: the pooled histogram; its CPU is the mean over the
+// pool's paths, weighted by requests).
 func labValues(ts []*labTrial, path string) (p50, p95, cpu []float64) {
 	for _, t := range ts {
 		a, b, c, ok := t.value(path)
@@ -179,25 +219,26 @@ func labValues(ts []*labTrial, path string) (p50, p95, cpu []float64) {
 // value is the trial's median and p95 latency (ms) and CPU µs/request on
 // path.
 func (t *labTrial) value(path string) (p50, p95, cpu float64, ok bool) {
-	if path != allPaths {
+	if !isPool(path) {
 		r, found := t.recs[path]
 		if !found || r.Latency.P50Us == 0 {
 			return 0, 0, 0, false
 		}
 		return r.Latency.P50Us / 1e3, r.Latency.P95Us / 1e3, r.CPU.UsPerRequest, true
 	}
-	if t.pooled == nil || t.pooled.TotalCount() == 0 {
+	h := t.pools[path]
+	if h == nil || h.TotalCount() == 0 {
 		return 0, 0, 0, false
 	}
 	var ns, n float64
-	for _, r := range t.recs {
+	for _, r := range t.inPool[path] {
 		ns += r.CPU.UsPerRequest * float64(r.Requests)
 		n += float64(r.Requests)
 	}
 	if n > 0 {
 		cpu = ns / n
 	}
-	return float64(t.pooled.ValueAtQuantile(50)) / 1e3, float64(t.pooled.ValueAtQuantile(95)) / 1e3, cpu, true
+	return float64(h.ValueAtQuantile(50)) / 1e3, float64(h.ValueAtQuantile(95)) / 1e3, cpu, true
 }
 
 // value of one metric of the trial, for paired comparisons.
@@ -262,15 +303,15 @@ func labMedian(v []float64) float64 {
 // writeLabBeside puts the lab's published figures beside this run's, as
 // absolute values, as what each WAF host adds to the direct path and as
 // ratios to it, each within its own study.
-func writeLabBeside(m *md, trials map[string][]*labTrial) {
+func writeLabBeside(m *md, trials map[string][]*labTrial, labPool string) {
 	m.p("### Beside the lab's published figures")
 	m.nl()
-	m.p("The lab published one median and p95 per host. Ours are over all three paths (pooled per trial, median over trials, 95%% bootstrap interval). Milliseconds from two machines are not comparable; what each WAF host adds to the direct path within the same study is closer to it (the lab's Docker port forwarding is in every one of its figures, and subtracting the direct path removes it), and the ratio to direct is given too. Ours: median of per-repeat differences with a bootstrap 95%% interval, and geometric mean of per-repeat ratios with its paired-t 95%% interval.")
+	m.p("The lab published one median and p95 per host. Ours are over *%s* (pooled per trial, median over trials, 95%% bootstrap interval). Milliseconds from two machines are not comparable; what each WAF host adds to the direct path within the same study is closer to it (the lab's Docker port forwarding is in every one of its figures, and subtracting the direct path removes it), and the ratio to direct is given too. Ours: median of per-repeat differences with a bootstrap 95%% interval, and geometric mean of per-repeat ratios with its paired-t 95%% interval.", labPool)
 	m.nl()
 	m.head("host", "lab median ms", "lab p95 ms", "our median ms", "our p95 ms", "lab: added to direct, ms", "ours: added to direct, ms", "lab median / direct", "our median / direct", "95% CI")
 	labDirect := labFigures[0].p50Ms
 	for _, lf := range labFigures {
-		p50, p95, _ := labValues(trials[lf.mode], allPaths)
+		p50, p95, _ := labValues(trials[lf.mode], labPool)
 		ours50, ours95 := "not run", "not run"
 		if len(p50) > 0 {
 			e50, e95 := labEstimate(p50), labEstimate(p95)
@@ -280,7 +321,7 @@ func writeLabBeside(m *md, trials map[string][]*labTrial) {
 		labRatio, ourRatio, ourCI, labAdded, ourAdded := "1", "1", "", "0", "0"
 		if lf.mode != modes.RefDirect {
 			labRatio, labAdded = f(lf.p50Ms/labDirect, 2), f(lf.p50Ms-labDirect, 3)
-			c := labCompare(trials, "", lf.mode, modes.RefDirect, allPaths, "median latency")
+			c := labCompare(trials, "", lf.mode, modes.RefDirect, labPool, "median latency")
 			ourRatio, ourCI, ourAdded = "–", "–", "–"
 			if len(c.ratios) > 0 {
 				ourRatio, ourCI = f(c.geo, 2), ciNaN(c.lo, c.hi, 2)
@@ -359,15 +400,33 @@ func labCompare(trials map[string][]*labTrial, question, num, den, path, metric 
 	return c
 }
 
+// labCompareWithin pairs, within each trial of one host, the median latency
+// of pool num against pool den (the same process, both connection modes).
+func labCompareWithin(ts []*labTrial, question, host, num, den string) labComparison {
+	c := labComparison{question: question, num: host, den: host, metric: "median latency",
+		path: strings.TrimPrefix(num, poolPrefix) + " / " + strings.TrimPrefix(den, poolPrefix)}
+	for _, t := range ts {
+		a, okA := t.metric("median latency", num)
+		b, okB := t.metric("median latency", den)
+		if okA && okB {
+			c.ratios = append(c.ratios, a/b)
+			c.diffs = append(c.diffs, a-b)
+		}
+	}
+	c.geo, c.lo, c.hi, c.p = stats.PairedLogT(c.ratios, stats.Confidence)
+	c.bootLo, c.bootHi = stats.BootstrapMedianCI(c.ratios, stats.BootstrapSeed, stats.BootstrapResamples, stats.Confidence)
+	return c
+}
+
 // writeLabQuestions answers the lab's open questions with paired ratios
 // within repeats, Holm-corrected over the section.
-func writeLabQuestions(m *md, trials map[string][]*labTrial, paths []string) {
+func writeLabQuestions(m *md, trials map[string][]*labTrial, hosts, paths, pools []string, labPool string) {
 	var cs []labComparison
 	asked := map[string]bool{}
 	add := func(question, num, den, metric string, perPath bool) {
-		ps := []string{allPaths}
+		ps := []string{labPool}
 		if perPath {
-			ps = append(slices.Clone(paths), allPaths)
+			ps = append(slices.Clone(paths), pools...)
 		}
 		for _, p := range ps {
 			c := labCompare(trials, question, num, den, p, metric)
@@ -395,6 +454,22 @@ func writeLabQuestions(m *md, trials map[string][]*labTrial, paths []string) {
 	add(inEnvoy, modes.ModSecurity, modes.RefNginxModSecurity, "CPU µs/req", false)
 	add(inEnvoy, modes.Coraza, modes.RefCaddyCoraza, "median latency", false)
 	add(inEnvoy, modes.Coraza, modes.RefCaddyCoraza, "CPU µs/req", false)
+	if len(pools) == 2 {
+		// Within one trial: the same process, one connection mode against
+		// the other.
+		const conn = "What does a new connection per request add (as curl did)?"
+		for _, h := range hosts {
+			c := labCompareWithin(trials[h], conn, h, pools[1], pools[0])
+			if len(c.ratios) == 0 {
+				continue
+			}
+			if asked[conn] {
+				c.question = ""
+			}
+			asked[conn] = true
+			cs = append(cs, c)
+		}
+	}
 	if len(cs) == 0 {
 		return
 	}
@@ -411,10 +486,17 @@ func writeLabQuestions(m *md, trials map[string][]*labTrial, paths []string) {
 	for i, c := range cs {
 		c.pHolm = adj[i]
 		path := c.path
-		if path == allPaths {
-			path = "*" + allPaths + "*"
+		switch {
+		case c.metric == "peak RSS":
+			path = "whole trial"
+		case isPool(path):
+			path = "*" + path + "*"
 		}
-		m.row(c.question, "`"+c.num+"` / `"+c.den+"`", c.metric, path, itoa(len(c.ratios)), f(c.geo, 3),
+		pair := "`" + c.num + "` / `" + c.den + "`"
+		if c.num == c.den {
+			pair = "`" + c.num + "`"
+		}
+		m.row(c.question, pair, c.metric, path, itoa(len(c.ratios)), f(c.geo, 3),
 			ciNaN(c.lo, c.hi, 3), ciNaN(c.bootLo, c.bootHi, 3), p(c.pHolm), labVerdict(c))
 	}
 	m.nl()

@@ -10,8 +10,9 @@ import (
 	"wafbench/driver/stats"
 )
 
-// labRecords makes a lab run: three hosts × three paths × 5 repeats, every
-// trial's requests at exactly base µs (±1 % by repeat), so medians and
+// labRecords makes a lab run: three hosts × three paths in both connection
+// modes × 5 repeats, every trial's requests at exactly base µs (±1 % by
+// repeat; 500 µs more with a new connection per request), so medians and
 // ratios are known. nginx takes 4000 µs, Caddy 2000 µs, direct 1000 µs.
 func labRecords(t *testing.T) []result.Record {
 	t.Helper()
@@ -22,8 +23,12 @@ func labRecords(t *testing.T) []result.Record {
 	for rep := 1; rep <= 5; rep++ {
 		for _, mode := range []string{modes.RefDirect, modes.RefNginxModSecurity, modes.RefCaddyCoraza} {
 			trial++
-			for pos, w := range []string{"lab_safe_get", "lab_sqli_get", "lab_xss_get"} {
+			for pos, w := range []string{"lab_safe_get", "lab_sqli_get", "lab_xss_get", "lab_safe_get_newconn", "lab_sqli_get_newconn", "lab_xss_get_newconn"} {
 				us := base[mode] * int64(100+rep%3-1) / 100
+				newConn := strings.HasSuffix(w, "_newconn")
+				if newConn {
+					us += 500
+				}
 				h := load.NewHistogram()
 				for range 200 {
 					if err := h.RecordValue(us); err != nil {
@@ -37,6 +42,9 @@ func labRecords(t *testing.T) []result.Record {
 				r := result.Record{Trial: trial, Repeat: rep, Position: pos + 1, Mode: mode, Workload: w, Conns: 1, Load: "closed",
 					Requests: 200, ReqPerS: 1e6 / float64(us), HistBase64: enc,
 					Latency: result.Latency{P50Us: float64(us), P95Us: float64(us), P99Us: float64(us)}}
+				if newConn {
+					r.ConnMode = string(load.ConnPerRequest)
+				}
 				if mode != modes.RefDirect {
 					r.CPU.UsPerRequest = float64(us) / 2
 					r.Memory = result.Memory{RSSAfterWarmupKiB: rss[mode], RSSEndKiB: rss[mode] + 1024, PeakKiB: rss[mode] + 2048}
@@ -63,15 +71,19 @@ func TestWriteLab(t *testing.T) {
 		"upstream: **go-httpbin**",
 		// nginx's pooled median over trials: 4000 µs ±1 % by repeat
 		// (4.001: the HDR histogram's bucket at 3 significant digits).
-		"|  | *all paths* | 5 | 4.001 |",
-		// Beside the lab: nginx adds 3 ms to direct (4.0 − 1.0), the lab 2.973 ms.
-		"| `ref-nginx-modsecurity` (nginx + ModSecurity 3.0.16) | 3.956 | 5.518 | 4.001 [3.961, 4.041] | 4.001 [3.961, 4.041] | 2.973 | 3.001 [2.971, 3.031] | 4.02 | 4.00 |",
+		"|  | *all paths, keep-alive* | 5 | 4.001 |",
+		"|  | *all paths, new connection per request* | 5 | 4.503 |",
+		// Beside the lab, with a new connection per request as curl: nginx
+		// adds 3 ms to direct (4.5 − 1.5), the lab 2.973 ms; ratio 3.
+		"| `ref-nginx-modsecurity` (nginx + ModSecurity 3.0.16) | 3.956 | 5.518 | 4.503 [4.463, 4.543] | 4.503 [4.463, 4.543] | 2.973 | 3.003 [2.973, 3.033] | 4.02 | 3.00 |",
 		// Peak RSS: 62 MiB beside the lab's 68.85; 62/52 = 1.192.
 		"| `ref-nginx-modsecurity` | 5 | 60.0 [60.0, 60.0] | 61.0 [61.0, 61.0] | 62.0 [62.0, 62.0] | 68.85 |",
 		// The lab's open question, answered: nginx / Caddy = 2.
 		"| Is nginx + ModSecurity slower than Caddy + Coraza? | `ref-nginx-modsecurity` / `ref-caddy-coraza` | median latency | lab_safe_get/c1 | 5 | 2.000 |",
 		"**established**: higher (×2.00)",
-		"| Does Caddy + Coraza hold less memory than nginx + ModSecurity? | `ref-nginx-modsecurity` / `ref-caddy-coraza` | peak RSS | *all paths* | 5 | 1.192 |",
+		"| Does Caddy + Coraza hold less memory than nginx + ModSecurity? | `ref-nginx-modsecurity` / `ref-caddy-coraza` | peak RSS | whole trial | 5 | 1.192 |",
+		// The same process with a new connection per request: direct 1.5/1.0.
+		"| What does a new connection per request add (as curl did)? | `ref-direct` | median latency | new connection per request / keep-alive | 5 | 1.499 |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lab section lacks %q", want)
