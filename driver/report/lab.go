@@ -100,9 +100,9 @@ func writeLab(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) 
 	for _, w := range s.Workloads {
 		paths = append(paths, w.String())
 	}
-	upstream := meta.Flags["upstream"]
+	upstream := meta.Upstream
 	if upstream == "" {
-		upstream = "wafbench's own"
+		upstream = "wafbench" // the harness's own (runs from before the field)
 	}
 	var pools []string // the pools present, keep-alive first
 	for _, c := range []string{keepAlive, perRequest} {

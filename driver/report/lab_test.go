@@ -64,11 +64,11 @@ func TestWriteLab(t *testing.T) {
 	if m.b.Len() != 0 {
 		t.Fatalf("a non-lab suite got a lab section:\n%s", m.b.String())
 	}
-	writeLab(&m, &result.Meta{Suite: LabSuite, Flags: map[string]string{"upstream": "go-httpbin"}}, recs, s)
+	writeLab(&m, &result.Meta{Suite: LabSuite, Upstream: "go-httpbin v2.21.0"}, recs, s)
 	got := m.b.String()
 	for _, want := range []string{
 		"## The Docker lab, reproduced",
-		"upstream: **go-httpbin**",
+		"upstream: **go-httpbin v2.21.0**",
 		// nginx's pooled median over trials: 4000 µs ±1 % by repeat
 		// (4.001: the HDR histogram's bucket at 3 significant digits).
 		"|  | *all paths, keep-alive* | 5 | 4.001 |",

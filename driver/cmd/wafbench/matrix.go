@@ -39,7 +39,9 @@ Flags:
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	var sf stackFlags
+	var upf upstreamFlag
 	sf.register(fs)
+	upf.register(fs)
 	corpusName := fs.String("corpus", matrix.Parity, "request corpus: "+strings.Join(matrix.Names, " or "))
 	modesArg := fs.String("modes", "passthrough,modsecurity,coraza", "comma-separated modes, as for 'wafbench run --modes' (all = passthrough and every build)")
 	out := fs.String("out", "", "directory for matrix.csv, matrix.md and the modes' configs and logs, created if missing (default: build/matrix-<corpus>)")
@@ -80,6 +82,10 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	upKind, _, err := upf.resolve(self)
+	if err != nil {
+		return err
+	}
 	// Its processes are pinned where a run's are: not beside a measured run.
 	lock, err := runlock.Acquire(runlock.Path())
 	if err != nil {
@@ -94,7 +100,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		byName[m.String()] = m
 	}
 	cfg := &runner.Config{Dir: dir, Self: self, Envoy: st.spec, ClientCPUs: st.cpus.Client,
-		UpstreamCPU: st.cpus.Upstream, Modes: byName}
+		UpstreamCPU: st.cpus.Upstream, Upstream: upKind, Modes: byName}
 	res, err := writeMatrix(ctx, cfg, c, ms)
 	if err != nil {
 		return err
