@@ -63,6 +63,7 @@ func connLabel(r *result.Record) string {
 type labTrial struct {
 	repeat int
 	recs   map[string]*result.Record          // by workload key (stats.WorkloadKey.String())
+	order  []*result.Record                   // as measured (raw.jsonl order)
 	pools  map[string]*hdrhistogram.Histogram // by pool key; absent without histograms
 	inPool map[string][]*result.Record        // the records of each pool
 }
@@ -175,6 +176,7 @@ func labTrials(recs []result.Record) map[string][]*labTrial {
 			out[r.Mode] = append(out[r.Mode], t)
 		}
 		t.recs[stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String()] = r
+		t.order = append(t.order, r)
 	}
 	for _, ts := range out {
 		for _, t := range ts {
@@ -258,14 +260,7 @@ func (t *labTrial) metric(metric, path string) (float64, bool) {
 // memory is the trial's RSS after the first warmup, at the end of the last
 // window, and its peak (VmHWM), in KiB; zeros for ref-direct.
 func (t *labTrial) memory() (afterWarmup, end, peak int64) {
-	rs := make([]*result.Record, 0, len(t.recs))
-	for _, r := range t.recs {
-		rs = append(rs, r)
-	}
-	sort.Slice(rs, func(i, j int) bool {
-		return rs[i].Position < rs[j].Position || rs[i].Position == rs[j].Position && rs[i].Workload < rs[j].Workload
-	})
-	for _, r := range rs {
+	for _, r := range t.order {
 		if r.Memory.RSSAfterWarmupKiB > 0 && afterWarmup == 0 {
 			afterWarmup = r.Memory.RSSAfterWarmupKiB
 		}
