@@ -103,9 +103,7 @@ func Curve(w io.Writer, title string, series []CurveSeries, sloUs float64) error
 		p.Legend.Add(fmt.Sprintf("p99 objective %g ms", sloUs/1000), l)
 	}
 	p.X.Min, p.X.Max = xlo/1.5, xhi*1.5
-	// Room above the data for the legend's seven rows: half as many
-	// decades again as the data span.
-	p.Y.Min, p.Y.Max = logRange(ylo, yhi*math.Sqrt(yhi/ylo))
+	p.Y.Min, p.Y.Max = logRange(ylo, yhi)
 	return render(w, p)
 }
 
@@ -158,6 +156,6 @@ func CurveAchieved(w io.Writer, title string, series []CurveSeries) error {
 	p.Add(diag)
 	p.Legend.Add("achieved = offered", diag)
 	p.X.Min, p.X.Max = lo, hi
-	p.Y.Min, p.Y.Max = lo, hi*3
+	p.Y.Min, p.Y.Max = lo, hi
 	return render(w, p)
 }

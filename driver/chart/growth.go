@@ -172,6 +172,6 @@ func Growth(w io.Writer, title, xlabel, ylabel string, ticks []GrowthTick, serie
 		return fmt.Errorf("growth chart %q: %w", title, ErrNothingToDraw)
 	}
 	p.X.Min, p.X.Max = xlo/1.5, xhi*1.5
-	p.Y.Min, p.Y.Max = logRange(ylo, yhi*4) // headroom for the legend
+	p.Y.Min, p.Y.Max = logRange(ylo, yhi)
 	return render(w, p)
 }

@@ -90,7 +90,7 @@ func Scale(w io.Writer, title string, series []GrowthSeries) error {
 	}
 	p.X.Tick.Marker = pointTicks(ticks)
 	p.X.Min, p.X.Max = 0.8, xhi*1.25
-	p.Y.Min, p.Y.Max = logRange(ylo, yhi*math.Sqrt(yhi/ylo)) // headroom for the legend
+	p.Y.Min, p.Y.Max = logRange(ylo, yhi)
 	p.Legend.Add("dashed: linear scaling from the fewest workers")
 	return render(w, p)
 }

@@ -114,8 +114,8 @@ func collectSweeps(recs []result.Record) []*sweep {
 	}
 	var out []*sweep
 	for k, cells := range byKey {
-		if k.param == paramConns && len(labels[k]) < minConnsPoints {
-			continue
+		if (k.param == paramConns && len(labels[k]) < minConnsPoints) || len(labels[k]) < 2 {
+			continue // a single point (a scale suite's one size) is no sweep
 		}
 		s := &sweep{base: k.base, param: k.param, conns: k.conns, cost: map[string]stats.Curve{}}
 		for x := range labels[k] {
@@ -455,12 +455,13 @@ func (c *curve) sloRates(mode string, sloUs float64) ([]stats.SLORate, error) {
 	return out, nil
 }
 
-// scalePoint is throughput at one Envoy worker count.
+// scaleSet is throughput against Envoy worker count for one workload.
 type scaleSet struct {
 	wl      stats.WorkloadKey
 	modes   []string
 	workers []int
 	rps     map[string]map[int][]float64 // mode -> workers -> req/s per record
+	cpus    map[int][]int                // workers -> CPUs observed on Envoy's threads
 }
 
 func (s *scaleSet) file() string {
@@ -485,7 +486,7 @@ func collectScale(meta *result.Meta, recs []result.Record) []*scaleSet {
 		k := stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}
 		s := by[k]
 		if s == nil {
-			s = &scaleSet{wl: k, rps: map[string]map[int][]float64{}}
+			s = &scaleSet{wl: k, rps: map[string]map[int][]float64{}, cpus: map[int][]int{}}
 			by[k] = s
 		}
 		if s.rps[r.Mode] == nil {
@@ -494,6 +495,16 @@ func collectScale(meta *result.Meta, recs []result.Record) []*scaleSet {
 		}
 		n := workersOf(meta, r)
 		s.rps[r.Mode][n] = append(s.rps[r.Mode][n], r.ReqPerS)
+		for _, t := range r.Affinity {
+			if t.Process != "envoy" {
+				continue
+			}
+			for _, c := range t.CPUs {
+				if !slices.Contains(s.cpus[n], c) {
+					s.cpus[n] = append(s.cpus[n], c)
+				}
+			}
+		}
 		if !slices.Contains(s.workers, n) {
 			s.workers = append(s.workers, n)
 		}
@@ -502,6 +513,9 @@ func collectScale(meta *result.Meta, recs []result.Record) []*scaleSet {
 	for _, s := range by {
 		modes.Sort(s.modes)
 		sort.Ints(s.workers)
+		for _, c := range s.cpus {
+			sort.Ints(c)
+		}
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -785,8 +799,9 @@ func writeScale(m *md, meta *result.Meta, sets []*scaleSet) {
 		m.nl()
 		return
 	}
-	m.p("Median req/s over the records at each worker count (runs pooled by `wafbench merge`; machines may differ, see Environment); " +
-		"efficiency is req/s ÷ (workers × req/s at the fewest workers / their count).")
+	m.p("Median req/s over the records at each worker count (runs pooled by `wafbench merge`; machines may differ, see Environment). " +
+		"Efficiency is req/s per worker relative to req/s per worker at the fewest workers (100%% = linear scaling). " +
+		"Envoy CPUs are the CPUs observed on Envoy's threads: more workers than CPUs time-share them, which measures contention, not scaling.")
 	m.nl()
 	for _, s := range sets {
 		if len(s.workers) < 2 {
@@ -796,7 +811,7 @@ func writeScale(m *md, meta *result.Meta, sets []*scaleSet) {
 		m.nl()
 		m.p("![throughput vs workers](%s/%s)", ChartsDir, s.file())
 		m.nl()
-		m.head("mode", "workers", "req/s", "records", "efficiency")
+		m.head("mode", "workers", "Envoy CPUs", "req/s", "records", "efficiency")
 		for _, gs := range s.series() {
 			if len(gs.Points) == 0 {
 				continue
@@ -804,7 +819,15 @@ func writeScale(m *md, meta *result.Meta, sets []*scaleSet) {
 			first := gs.Points[0]
 			for _, pt := range gs.Points {
 				eff := pt.Y / pt.X / (first.Y / first.X)
-				m.row(gs.Mode, f(pt.X, 0), f(pt.Y, 0), itoa(len(s.rps[gs.Mode][int(pt.X)])), f(100*eff, 0)+"%")
+				n := int(pt.X)
+				cpus := "–"
+				if c := s.cpus[n]; len(c) > 0 {
+					cpus = itoa(len(c)) + " (" + ints(c) + ")"
+					if len(c) < n {
+						cpus += " ⚠ fewer than workers"
+					}
+				}
+				m.row(gs.Mode, itoa(n), cpus, f(pt.Y, 0), itoa(len(s.rps[gs.Mode][n])), f(100*eff, 0)+"%")
 			}
 		}
 		m.nl()
