@@ -38,10 +38,10 @@ func growthRecords() []result.Record {
 			for _, fr := range []float64{0.1, 0.5, 0.8, 1.0, 1.1} {
 				p99 := 1000 * math.Pow(100, fr)
 				recs = append(recs, result.Record{Repeat: rep, Mode: mode, Load: "open", Conns: 16,
-					Workload:          profile.PointName("headers_curve", profile.ParamLoad, fmt.Sprintf("%g%%", 100*fr)),
-					LoadFraction:      fr, CapacityPerS: capacity,
+					Workload:     profile.PointName("headers_curve", profile.ParamLoad, fmt.Sprintf("%g%%", 100*fr)),
+					LoadFraction: fr, CapacityPerS: capacity,
 					RateRequestedPerS: fr * capacity, RateAchievedPerS: fr * capacity * 0.99, ReqPerS: fr * capacity * 0.99,
-					Latency:           result.Latency{P50Us: p99 / 4, P99Us: p99, P999Us: 2 * p99}})
+					Latency: result.Latency{P50Us: p99 / 4, P99Us: p99, P999Us: 2 * p99}})
 			}
 		}
 	}
