@@ -95,6 +95,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return usagef("run: unexpected argument %q", fs.Arg(0))
 	}
+	if slo <= 0 {
+		return usagef("--slo: want a latency > 0 like 10ms, got %s", slo)
+	}
 
 	set, err := profile.LoadDir(profilesDir)
 	if err != nil {
@@ -172,9 +175,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sharedNote, err := sharedCPUs(st, ms, len(online), allowShared)
 	if err != nil {
 		return err
-	}
-	if slo <= 0 {
-		return usagef("--slo: want a latency > 0 like 10ms, got %s", slo)
 	}
 	if perfHz < 0 || perfHz > 10000 {
 		return usagef("--perf: want 0 (off) or 1..10000 Hz, got %d", perfHz)
