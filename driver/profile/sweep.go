@@ -148,10 +148,13 @@ func SizeLabel(n int) string {
 // conns sweep, the workload itself with the range as its conns). Errors
 // name the workload, the parameter and the range as written.
 func (w *Workload) expand() ([]Workload, error) {
+	where := "workload " + w.Name
+	if w.Capacity < 0 || math.IsNaN(w.Capacity) || math.IsInf(w.Capacity, 0) {
+		return nil, fmt.Errorf("%s: capacity: want req/s > 0 (or leave it out), got %g", where, w.Capacity)
+	}
 	if len(w.Sweep) == 0 {
 		return []Workload{*w}, nil
 	}
-	where := "workload " + w.Name
 	if len(w.Sweep) > 1 {
 		return nil, fmt.Errorf("%s: sweep: want one parameter, got %d", where, len(w.Sweep))
 	}

@@ -127,6 +127,7 @@ func TestSweepErrors(t *testing.T) {
 		{"args without form", w("body: {shape: json_real, size: 300}, sweep: {args: [1, 2]}"), "want body.shape form"},
 		{"load without capacity", w("sweep: {load: [10%, 50%]}"), "workload j: sweep load: range [10%, 50%] needs a capacity figure"},
 		{"load not percent", w("capacity: 100, sweep: {load: [0.1]}"), "want a percentage"},
+		{"negative capacity", w("capacity: -5, sweep: {load: [10%]}"), "capacity: want req/s > 0"},
 		{"conns twice", w("sweep: {conns: [1, 2]}"), "not both"},
 		{"shape with content type", w(`headers: ["Content-Type: text/plain"], body: {shape: json_real, size: 4096}`), "sets Content-Type itself"},
 		{"unknown shape", w("body: {shape: xml, size: 10}"), `body.shape: want json_value, json_real, form or multipart, got "xml"`},
