@@ -282,6 +282,20 @@ func TestMergeShardsRefusals(t *testing.T) {
 			}
 		}
 	})
+	t.Run("one shard alone", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "merged")
+		if err := MergeWith(fixtureShards(t, 2), out, MergeOptions{Blocks: true}); err != nil {
+			t.Fatal(err)
+		}
+		report := string(readFile(t, filepath.Join(out, ReportFile)))
+		if !strings.Contains(report, "**1 of 4 shards**") || !strings.Contains(report, "Missing: shard 0/4, 1/4, 3/4") {
+			t.Errorf("report of one shard merged alone:\n%s", section(report, "Shards"))
+		}
+		// One directory that is not a shard is not a merge.
+		if err := MergeWith([]string{syntheticRunDir}, filepath.Join(t.TempDir(), "m"), MergeOptions{}); err == nil {
+			t.Errorf("merge of one unsharded run: got no error")
+		}
+	})
 	t.Run("same machine keeps the pooled analysis", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
 		if err := MergeWith(fixtureShards(t, 0, 1), out, MergeOptions{}); err != nil {

@@ -81,7 +81,7 @@ func Merge(dirs []string, out string, force bool) error {
 // builds its report. It refuses runs whose environments differ (see
 // EnvDiffs), listing every difference, unless o.Force is set; then the
 // differences are recorded in the merged meta's notes and reported as
-// limitations. With o.Blocks, runs of different CPU models are accepted
+// limitations. One directory is enough when it is a shard. With o.Blocks, runs of different CPU models are accepted
 // and each machine becomes a block (MergeOptions.Blocks). Repeats and
 // trials are renumbered run after run, so pairing stays within a run;
 // shards of one design (run --shard) keep the design's repeat numbers, and
@@ -89,8 +89,8 @@ func Merge(dirs []string, out string, force bool) error {
 // even with o.Force). out must not already hold raw data, and the input
 // directories are only read.
 func MergeWith(dirs []string, out string, o MergeOptions) error {
-	if len(dirs) < 2 {
-		return errors.New("merge: need at least two run directories")
+	if len(dirs) < 2 && !(len(dirs) == 1 && IsShard(dirs[0])) {
+		return errors.New("merge: need at least two run directories (or one shard)")
 	}
 	absOut, _ := filepath.Abs(out)
 	names := make([]string, len(dirs))
@@ -302,6 +302,13 @@ func appendNew(dst []string, vs ...string) []string {
 		}
 	}
 	return dst
+}
+
+// IsShard reports whether dir holds a shard of a design (run --shard): a
+// merge of it alone is the design's "1 of N shards".
+func IsShard(dir string) bool {
+	m, err := result.ReadMeta(dir)
+	return err == nil && m.Shard != nil
 }
 
 // allShards reports whether every input is a shard of a design (run

@@ -26,13 +26,7 @@ if [ -z "${WAFBENCH:-}" ]; then
   go build -o build/wafbench ./driver/cmd/wafbench
 fi
 bin=$(wafbench_bin)
-if ((${#runs[@]} == 1)); then
-  # One shard: nothing to pool; its own report stands.
-  echo "merge: one run directory (${runs[0]}); copied, not merged" >&2
-  mkdir -p "$(dirname "$OUT")"
-  cp -r "${runs[0]}" "$OUT"
-else
-  "$bin" merge --blocks --out "$OUT" "${runs[@]}"
-fi
+# One shard alone merges too: the report says "1 of N shards".
+"$bin" merge --blocks --out "$OUT" "${runs[@]}"
 output dir "$OUT"
 output report "$OUT/report.md"
