@@ -54,7 +54,7 @@ func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if *out == "" {
 		return usagef("merge: --out is required")
 	}
-	if fs.NArg() < 2 {
+	if fs.NArg() < 2 && !(fs.NArg() == 1 && report.IsShard(fs.Arg(0))) {
 		return usagef("merge: want at least two run directories, got %d", fs.NArg())
 	}
 	if _, err := os.Stat(*out); err == nil {
