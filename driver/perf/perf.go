@@ -1,6 +1,7 @@
 // Package perf records Linux perf profiles of a running process over the
-// measured window, on request (wafbench run --perf). Sampling uses the
-// cpu-clock software event, which works where hardware counters are absent.
+// measured window, on request (wafbench run --perf), and folds and draws
+// them as flame graphs (flame.go). Sampling uses the cpu-clock software
+// event, which works where hardware counters are absent.
 package perf
 
 import (
@@ -9,6 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,12 +26,13 @@ type Recording struct {
 	stderr bytes.Buffer
 }
 
-// Available reports whether perf can be run, with a reason when not.
+// Available reports whether perf can be run and its profiles drawn as
+// flame graphs (inferno, see FlameAvailable), with a reason when not.
 func Available() error {
 	if _, err := exec.LookPath("perf"); err != nil {
 		return errors.New("perf not found: install linux-perf (./scripts/setup.sh does)")
 	}
-	return nil
+	return FlameAvailable()
 }
 
 // Start attaches `perf record -e cpu-clock -g` at freqHz to pid, writing to
@@ -42,7 +47,38 @@ func Start(pid int, out string, freqHz int, cpus []int) (*Recording, error) {
 		return nil, fmt.Errorf("perf record: %w", err)
 	}
 	r.proc = proc
+	// Wait until perf has opened its events on the target, so that the
+	// profile covers the window from its start (perf takes a while to
+	// start on a busy machine). A perf that exits instead is reported by
+	// Stop.
+	deadline := time.Now().Add(attachTimeout)
+	for !attached(proc.PID()) && time.Now().Before(deadline) {
+		select {
+		case <-proc.Done():
+			return r, nil
+		case <-time.After(time.Millisecond):
+		}
+	}
 	return r, nil
+}
+
+// attachTimeout bounds Start's wait for perf to attach.
+const attachTimeout = 10 * time.Second
+
+// attached reports whether process pid holds perf event descriptors: perf
+// record has opened its events on the target.
+func attached(pid int) bool {
+	fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
+		if err == nil && l == "anon_inode:[perf_event]" {
+			return true
+		}
+	}
+	return false
 }
 
 // Stop ends the recording (SIGINT, as perf expects) and waits for the data
@@ -58,8 +94,16 @@ func (r *Recording) Stop() error {
 }
 
 // Report writes `perf report --stdio --no-children` sorted by symbol, the
-// top of the flat profile, next to the data file.
+// top of the flat profile, to out, and the folded stacks of the data (Fold)
+// beside it with the extension .folded.
 func Report(data, out string) error {
+	if err := report(data, out); err != nil {
+		return err
+	}
+	return Fold(data, strings.TrimSuffix(out, filepath.Ext(out))+".folded")
+}
+
+func report(data, out string) error {
 	cmd := exec.Command("perf", "report", "--stdio", "--no-children", "--sort", "dso,symbol",
 		"--percent-limit", "0.5", "-g", "none", "-i", data)
 	b, err := cmd.Output()

@@ -55,22 +55,6 @@ func requirePerf(t *testing.T) {
 	}
 }
 
-// attached reports whether process pid holds perf event descriptors: perf
-// record has opened its events on the target.
-func attached(pid int) bool {
-	fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
-		if err == nil && l == "anon_inode:[perf_event]" {
-			return true
-		}
-	}
-	return false
-}
-
 // waitFor polls an explicit condition; only a hung process fails it.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -148,6 +132,22 @@ func TestRecordReport(t *testing.T) {
 		if strings.TrimRight(l, " -") != l {
 			t.Errorf("report line %d keeps its padding: %q", i+1, l)
 		}
+	}
+	// Report also folded the stacks: cpu-clock samples weigh their period
+	// in ns, so the profile holds at least most of the burned CPU time.
+	folded, err := ReadFolded(filepath.Join(dir, "burn.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := folded.Total(); got < int64(work)/2 {
+		t.Errorf("folded stacks weigh %d ns, want most of the %v burned", got, work)
+	}
+	svg := filepath.Join(dir, "burn.svg")
+	if err := Flamegraph(filepath.Join(dir, "burn.folded"), svg, "burn"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("flame graph %s: %v, want an SVG", svg, err)
 	}
 }
 

@@ -65,13 +65,22 @@ func Build(dir string, warn io.Writer) error {
 	if err := writeGrowthCharts(filepath.Join(dir, ChartsDir), meta, recs); err != nil {
 		return fmt.Errorf("report %s: growth charts: %w", dir, err)
 	}
+	fl, err := writeFlames(dir, meta, recs)
+	if err != nil {
+		return fmt.Errorf("report %s: flame graphs: %w", dir, err)
+	}
 	outs := []struct {
 		name string
 		f    func(io.Writer) error
 	}{
 		{SummaryFile, func(w io.Writer) error { return writeSummary(w, meta, sum, ov, &q) }},
 		{BenchFile, func(w io.Writer) error { return WriteBench(w, meta, recs) }},
-		{ReportFile, func(w io.Writer) error { return writeMarkdown(w, meta, recs, sum, charts, ov, &q) }},
+		{ReportFile, func(w io.Writer) error {
+			if err := writeMarkdown(w, meta, recs, sum, charts, ov, &q); err != nil {
+				return err
+			}
+			return writeFlameSection(w, fl)
+		}},
 		{HTMLFile, func(w io.Writer) error { return writeHTMLFrom(w, dir) }}, // after report.md: renders it
 	}
 	for _, o := range outs {

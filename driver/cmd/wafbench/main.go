@@ -29,6 +29,7 @@ Usage: wafbench <command> [flags]
 Commands:
   run       run a suite: modes × workloads × repeats, writes results/<UTC>-<name>/
   report    rebuild summary.json, bench.txt, report.md, report.html and charts from a run directory
+  flamediff draw differential flame graphs between two modes of a run --perf run
   merge     pool several run directories into one report
   serve     start the upstream and one Envoy in a mode, print its URL, stay up until Ctrl-C
   load      drive any HTTP/1.1 endpoint with the load engine
@@ -74,7 +75,7 @@ var commands = []struct {
 	name string
 	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }{
-	{"run", runCmd}, {"report", reportCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
+	{"run", runCmd}, {"report", reportCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
 	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
 	{"matrix", matrixCmd},
 }

@@ -85,7 +85,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle (recorded in meta.json)")
 	fs.StringVar(&scope, "trial-scope", plan.PerModeRepeat, "fresh Envoy per: mode-repeat (runs all workloads, as seed B) or workload")
 	fs.StringVar(&progress, "progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
-	fs.IntVar(&perfHz, "perf", 0, "record Envoy with 'perf record -e cpu-clock -g' at this many Hz over every measured window (perf/*.data and a flat .txt report per workload); 0 = off")
+	fs.IntVar(&perfHz, "perf", 0, "record Envoy with 'perf record -e cpu-clock -g' at this many Hz over every measured window (perf/*.data, a flat .txt report and folded stacks per window; the report draws a flame graph per mode × workload with inferno); 0 = off")
+	perfDiff := fs.String(report.PerfDiffFlag, "", "with --perf: A,B = two of the run's modes; the report also draws B's differential flame graph against A per workload (e.g. modsecurity,modsecurity@3.0.14-pgo)")
 	fs.BoolVar(&noReport, "no-report", false, "skip building summary, report and charts after the run")
 	fs.StringVar(&matrixArg, "matrix", "auto", "after the trials, send this request corpus to every mode and write matrix.csv and matrix.md into the run directory: parity, lab, auto (lab for the lab suite, else parity) or none")
 	fs.BoolVar(&allowShared, "allow-shared-cpus", false, "run even when Envoy's CPUs overlap the client's or the upstream's (refused by default: the figures would include their contention; recorded in meta.json)")
@@ -183,6 +184,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err := perf.Available(); err != nil {
 			return usagef("--perf: %v", err)
 		}
+	}
+	if err := checkPerfDiff(*perfDiff, perfHz, modeNames); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
