@@ -35,6 +35,7 @@ build: setup
 modules: build $(CADDY) $(HTTPBIN)
 	$(MAKE) -C filters/modsecurity
 	$(MAKE) -C filters/coraza build
+	$(MAKE) -C filters/coraza wasm
 	$(WAFBENCH) build modsecurity coraza
 
 # ref-caddy-coraza: Caddy with our coraza/v3 handler, a Go module of its own

@@ -284,8 +284,9 @@ func makeListener(c Config) (*listener.Listener, error) {
 		return nil, err
 	}
 	return &listener.Listener{
-		Name:    listenerName,
-		Address: loopback(0),
+		Name:                          listenerName,
+		PerConnectionBufferLimitBytes: wasmBufferLimit(c),
+		Address:                       loopback(0),
 		FilterChains: []*listener.FilterChain{{
 			Filters: []*listener.Filter{{
 				Name:       "envoy.filters.network.http_connection_manager",

@@ -93,6 +93,11 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 		// requests through uninspected (the filter itself answers 500 for
 		// an engine error it catches).
 		FailurePolicy: wasmv3.FailurePolicy_FAIL_CLOSED,
+		// Pause from the headers callback holds the headers (StopIteration)
+		// while the body still reaches the plugin, as the native module's
+		// StopIteration does. Without it Envoy stops all iteration and the
+		// plugin never sees the body it waits for.
+		AllowOnHeadersStopIteration: wrapperspb.Bool(true),
 	}})
 	if err != nil {
 		return nil, err
@@ -164,4 +169,20 @@ func appendNew(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// wasmBufferLimit is the listener's per-connection buffer limit in the
+// coraza-wasm mode: the plugin's body limit plus 64 KiB, so that the plugin,
+// not Envoy's buffer overflow, answers an over-limit body with 413 — the
+// native module raises its stream's limit the same way. nil (Envoy's 1 MiB
+// default) in every other mode.
+func wasmBufferLimit(c Config) *wrapperspb.UInt32Value {
+	if c.Mode != CorazaWasm {
+		return nil
+	}
+	body := c.MaxBodyBytes
+	if body <= 0 {
+		body = 1 << 20 // the engine's default (engine.DefaultMaxBodyBytes)
+	}
+	return wrapperspb.UInt32(uint32(body + 64<<10))
 }

@@ -135,6 +135,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeResults(m, s)
 	writeRatios(m, s)
 	writeBuilds(m, meta, s)
+	writeStartup(m, recs, s)
 	writeLab(m, meta, recs, s)
 	writeGrowth(m, meta, recs)
 	writeBaseline(m, s)

@@ -67,7 +67,10 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) 
 		if err := checkIdentity(m, info); err != nil {
 			return nil, fail("%v", err)
 		}
-		if pf.ModulePath, err = mappedFile(p.pid, envoy.ModeOf(m.String()).ModuleFile()); err != nil {
+		if modes.IsWasm(m.String()) {
+			// Envoy reads the .wasm file into V8; nothing is mapped.
+			pf.ModulePath = m.ModuleFile()
+		} else if pf.ModulePath, err = mappedFile(p.pid, envoy.ModeOf(m.String()).ModuleFile()); err != nil {
 			return nil, fail("%v", err)
 		}
 		if pf.ModuleSHA256, err = host.FileSHA256(pf.ModulePath); err != nil {
@@ -135,6 +138,9 @@ func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
 	wantBuild := m.Engine
 	if m.Build != nil {
 		wantBuild = m.Build.Mode()
+	}
+	if modes.IsWasm(m.String()) {
+		wantBuild = m.String() // the Wasm filter reports its mode as its build
 	}
 	switch {
 	case info.Engine != m.Engine:

@@ -237,7 +237,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 		return p, nil
 	}
 	spec := cfg.Envoy
-	if m := cfg.Modes[mode]; spec.ModuleDir == "" && m.Build != nil {
+	if m := cfg.Modes[mode]; spec.ModuleDir == "" && (m.Build != nil || modes.IsWasm(mode)) {
 		spec.ModuleDir = m.Dir
 	}
 	e, err := StartEnvoy(ctx, spec, envoy.ModeOf(mode), upstreamAddr, cfg.Dir, tmp, tag)

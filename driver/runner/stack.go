@@ -79,7 +79,15 @@ type EnvoySpec struct {
 	ModuleDir   string
 	RulesFile   string
 	ExtraEnv    []string
+	// WasmStartTimeout bounds the start of a coraza-wasm Envoy, which
+	// compiles its whole module in V8 before the listener opens; 0 means
+	// DefaultWasmStartTimeout. Other modes keep envoy.Start's default.
+	WasmStartTimeout time.Duration
 }
+
+// DefaultWasmStartTimeout is the start-up bound of a coraza-wasm Envoy:
+// V8 takes ~30 s on an idle 2-CPU machine and over 2 min with both CPUs busy.
+const DefaultWasmStartTimeout = 180 * time.Second
 
 // StartEnvoy writes the config for mode into dir and starts a fresh Envoy.
 // Envoy's admin address file goes to a fresh directory under tmpDir.
@@ -102,14 +110,22 @@ func StartEnvoy(ctx context.Context, spec EnvoySpec, mode envoy.Mode, upstreamAd
 	if err != nil {
 		return nil, err
 	}
+	var startTimeout time.Duration // envoy.Start's default
+	if mode == envoy.CorazaWasm {
+		startTimeout = spec.WasmStartTimeout
+		if startTimeout <= 0 {
+			startTimeout = DefaultWasmStartTimeout
+		}
+	}
 	p, err := envoy.Start(ctx, envoy.Options{
-		Binary:      spec.Binary,
-		ConfigPath:  cfgPath,
-		WorkDir:     work,
-		LogPath:     filepath.Join(dir, "envoy-"+tag+".log"),
-		Concurrency: spec.Concurrency,
-		CPUs:        spec.CPUs,
-		Env:         append(envoy.Env(cfg), spec.ExtraEnv...),
+		StartTimeout: startTimeout,
+		Binary:       spec.Binary,
+		ConfigPath:   cfgPath,
+		WorkDir:      work,
+		LogPath:      filepath.Join(dir, "envoy-"+tag+".log"),
+		Concurrency:  spec.Concurrency,
+		CPUs:         spec.CPUs,
+		Env:          append(envoy.Env(cfg), spec.ExtraEnv...),
 	})
 	if err != nil {
 		return nil, err

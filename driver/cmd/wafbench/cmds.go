@@ -93,7 +93,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if st.spec.ModuleDir == "" && m.Build != nil {
+	if st.spec.ModuleDir == "" && (m.Build != nil || modes.IsWasm(m.String())) {
 		st.spec.ModuleDir = m.Dir
 	}
 	mode := envoy.ModeOf(m.String())

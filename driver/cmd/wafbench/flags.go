@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/modes"
@@ -51,6 +52,7 @@ type stackFlags struct {
 	buildsFile                          string
 	envoyCPUs, clientCPUs, upstreamCPUs string
 	concurrency                         int
+	wasmStart                           time.Duration
 }
 
 func (s *stackFlags) register(fs *flag.FlagSet) {
@@ -62,6 +64,7 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the online CPUs Envoy does not use)")
 	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: same as --client-cpus)")
 	fs.IntVar(&s.concurrency, "concurrency", 1, "Envoy worker threads (--concurrency)")
+	fs.DurationVar(&s.wasmStart, "wasm-start-timeout", runner.DefaultWasmStartTimeout, "how long a coraza-wasm Envoy may take to become ready (V8 compiles the module first: ~30s idle, minutes on a busy machine)")
 }
 
 // resolved is the outcome of checking stackFlags.
@@ -95,7 +98,7 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 	}
 	r := &resolved{
 		spec: runner.EnvoySpec{Binary: bin, Concurrency: s.concurrency, CPUs: part.Envoy,
-			ModuleDir: s.moduleDir, RulesFile: filepath.Join(s.crsDir, "main.conf")},
+			ModuleDir: s.moduleDir, RulesFile: filepath.Join(s.crsDir, "main.conf"), WasmStartTimeout: s.wasmStart},
 		cpus: part, envoyVersion: ver,
 	}
 	for _, m := range ms {
@@ -105,7 +108,7 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 			}
 		}
 		if s.moduleDir != "" && m.Host == modes.Envoy && m.Engine != "" {
-			so := filepath.Join(s.moduleDir, envoy.Mode(m.Engine).ModuleFile())
+			so := filepath.Join(s.moduleDir, envoy.ModeOf(m.String()).ModuleFile())
 			if _, err := os.Stat(so); err != nil {
 				return nil, usagef("mode %s: module %s not found (--module-dir)", m, so)
 			}

@@ -1,0 +1,162 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// writeStartup is the report's answer to "what does a mode cost before and
+// beside its throughput?": per mode the time a fresh proxy took to become
+// ready and its resident memory, then per workload each mode's req/s next
+// to its RSS, and, when the run has both Coraza hosts, the paired ratios
+// coraza-wasm/coraza of CPU per request, RSS and start-up. It writes
+// nothing when no record carries a start-up time.
+func writeStartup(m *md, recs []result.Record, s *stats.Summary) {
+	startup := map[string][]float64{} // mode → listener-ready ms per trial
+	for i := range recs {
+		r := &recs[i]
+		if stats.Valid(r) && r.Startup != nil && r.Startup.ListenerReadyMs > 0 {
+			startup[r.Mode] = append(startup[r.Mode], r.Startup.ListenerReadyMs)
+		}
+	}
+	if len(startup) == 0 {
+		return
+	}
+	m.p("## Start-up and memory")
+	m.nl()
+	m.p("Start-up is the time from launching a fresh proxy to its listener accepting connections (Envoy: admin /ready LIVE and the listener bound), once per trial. coraza-wasm's includes V8 compiling the whole Wasm module; its first request waits for it. RSS is the proxy's resident memory after the warm-up and at the end of each measured window. Medians with their 95%% order-statistic intervals (n/a below 6 values).")
+	m.nl()
+	m.head("mode", "trials", "start-up s", "95% CI", "RSS after warm-up MiB", "RSS at end MiB", "peak MiB")
+	for _, mode := range s.Modes {
+		st := stats.Median(startup[mode])
+		var warm, end, peak []float64
+		for i := range recs {
+			r := &recs[i]
+			if r.Mode == mode && stats.Valid(r) {
+				warm = append(warm, kibToMiB(r.Memory.RSSAfterWarmupKiB))
+				end = append(end, kibToMiB(r.Memory.RSSEndKiB))
+				peak = append(peak, kibToMiB(r.Memory.PeakKiB))
+			}
+		}
+		m.row("`"+mode+"`", itoa(st.N), f(st.Median/1000, 2), ci(st.Lo/1000, st.Hi/1000, 2),
+			f(stats.Median(warm).Median, 0), f(stats.Median(end).Median, 0), f(maxOf(peak), 0))
+	}
+	m.nl()
+
+	m.p("Throughput beside memory, per workload: median req/s and median RSS at the end of the window.")
+	m.nl()
+	head := []string{"workload"}
+	for _, mode := range s.Modes {
+		head = append(head, "`"+mode+"` req/s", "MiB")
+	}
+	m.head(head...)
+	for _, w := range s.Workloads {
+		row := []string{w.String()}
+		for _, mode := range s.Modes {
+			g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns})
+			if g == nil || g.N == 0 {
+				row = append(row, "–", "–")
+				continue
+			}
+			row = append(row, f(g.ReqPerS.Median, 0), f(g.RSSEndKiB.Median/1024, 0))
+		}
+		m.row(row...)
+	}
+	m.nl()
+	writeWasmRatios(m, recs, s)
+}
+
+// writeWasmRatios: coraza-wasm against the native coraza module, paired
+// within repeats (geometric-mean ratio, paired-t 95% interval).
+func writeWasmRatios(m *md, recs []result.Record, s *stats.Summary) {
+	if !slices.Contains(s.Modes, modes.CorazaWasm) || !slices.Contains(s.Modes, modes.Coraza) {
+		return
+	}
+	m.p("### %s / %s", modes.CorazaWasm, modes.Coraza)
+	m.nl()
+	m.p("The same Coraza engine, rules and request logic as a proxy-wasm plugin in V8 against the native dynamic module, paired within repeats: geometric mean of the per-repeat ratios with its paired-t 95%% interval (n/a below 2 pairs). Above 1 costs more.")
+	m.nl()
+	m.head("metric", "workload", "n", "ratio", "95% CI (paired t)")
+	for _, w := range s.Workloads {
+		for _, c := range s.Comparisons {
+			if c.WorkloadKey == w && c.Num == modes.CorazaWasm && c.Den == modes.Coraza && c.Metric == stats.MetricCPU {
+				m.row(c.Metric.Label(), w.String(), itoa(c.N()), f(c.GeoRatio, 2), ciNaN(c.TLo, c.THi, 2))
+			}
+		}
+	}
+	for _, w := range s.Workloads {
+		ratios := pairedRatios(recs, func(r *result.Record) (float64, bool) {
+			return float64(r.Memory.RSSEndKiB), r.Workload == w.Workload && r.Conns == w.Conns && r.Memory.RSSEndKiB > 0
+		})
+		if len(ratios) > 0 {
+			geo, lo, hi, _ := stats.PairedLogT(ratios, 0.95)
+			m.row("RSS at end", w.String(), itoa(len(ratios)), f(geo, 2), ciNaN(lo, hi, 2))
+		}
+	}
+	ratios := pairedRatios(recs, func(r *result.Record) (float64, bool) {
+		return startupMs(r), r.Startup != nil && r.Startup.ListenerReadyMs > 0
+	})
+	if len(ratios) > 0 {
+		geo, lo, hi, _ := stats.PairedLogT(ratios, 0.95)
+		m.row("start-up", "per trial", itoa(len(ratios)), f(geo, 2), ciNaN(lo, hi, 2))
+	}
+	m.nl()
+}
+
+func startupMs(r *result.Record) float64 {
+	if r.Startup == nil {
+		return math.NaN()
+	}
+	return r.Startup.ListenerReadyMs
+}
+
+// pairedRatios pairs, within each repeat, the coraza-wasm record and the
+// coraza record that value selects (the first of each) and returns the
+// ratios wasm/native of their values.
+func pairedRatios(recs []result.Record, value func(*result.Record) (float64, bool)) []float64 {
+	type pair struct{ wasm, native float64 }
+	byRepeat := map[int]*pair{}
+	var repeats []int
+	for i := range recs {
+		r := &recs[i]
+		if !stats.Valid(r) || (r.Mode != modes.CorazaWasm && r.Mode != modes.Coraza) {
+			continue
+		}
+		v, ok := value(r)
+		if !ok || !(v > 0) {
+			continue
+		}
+		p := byRepeat[r.Repeat]
+		if p == nil {
+			p = &pair{}
+			byRepeat[r.Repeat] = p
+			repeats = append(repeats, r.Repeat)
+		}
+		if r.Mode == modes.CorazaWasm && p.wasm == 0 {
+			p.wasm = v
+		} else if r.Mode == modes.Coraza && p.native == 0 {
+			p.native = v
+		}
+	}
+	slices.Sort(repeats)
+	var out []float64
+	for _, rep := range repeats {
+		if p := byRepeat[rep]; p.wasm > 0 && p.native > 0 {
+			out = append(out, p.wasm/p.native)
+		}
+	}
+	return out
+}
+
+func kibToMiB(k int64) float64 { return float64(k) / 1024 }
+
+func maxOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(v)
+}
