@@ -3,7 +3,9 @@
 # artifacts under IN, one directory each) into OUT with every machine as a
 # block ('wafbench merge --blocks'); a shard that left no run directory is
 # named in the report ("3 of 4 shards").
-# In:  IN, OUT (must not exist), WAFBENCH (optional binary; else built)
+# In:  IN, OUT (must not exist), FORCE (optional: "true" pools despite
+#      different Envoy/module/CRS hashes, listed as limitations), WAFBENCH
+#      (optional binary; else built)
 # Out: dir (OUT), report (OUT/report.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +28,13 @@ if [ -z "${WAFBENCH:-}" ]; then
   go build -o build/wafbench ./driver/cmd/wafbench
 fi
 bin=$(wafbench_bin)
+flags=(--blocks)
+case ${FORCE:-false} in
+  true) flags+=(--force) ;;
+  false | "") ;;
+  *) fail 2 "FORCE: want true or false, got '$FORCE'" ;;
+esac
 # One shard alone merges too: the report says "1 of N shards".
-"$bin" merge --blocks --out "$OUT" "${runs[@]}"
+"$bin" merge "${flags[@]}" --out "$OUT" "${runs[@]}"
 output dir "$OUT"
 output report "$OUT/report.md"
