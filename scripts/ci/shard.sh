@@ -29,8 +29,9 @@ name="$SUITE-shard$SHARD-of-$SHARDS"
 args=(run --suite "$SUITE" --modes "$MODES" --repeats $((REPEATS * SHARDS)) --shard "$SHARD/$SHARDS"
   --results "$RESULTS" --name "$name" --progress never)
 if [ -n "${ENVOY_BIN:-}" ]; then
+  [ -f "$ENVOY_BIN" ] || fail 2 "ENVOY_BIN: no file $ENVOY_BIN"
   chmod +x "$ENVOY_BIN"
-  args+=(--envoy "$ENVOY_BIN")
+  args+=(--envoy "$(realpath "$ENVOY_BIN")")
 fi
 # RUN_FLAGS is split on spaces on purpose: a list of flags.
 # shellcheck disable=SC2206
