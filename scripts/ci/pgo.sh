@@ -6,7 +6,8 @@
 # info files, as build/pgo/ holds them), engines/<build>/manifest.json of
 # every pgo build, and runner.txt (CPU, kernel, commit). 'make engines
 # PGO_PROFILE_DIR=OUT/pgo' consumes them (README: PGO profiles from CI).
-# In:  BUILDS (optional comma-separated pgo builds; empty = all), OUT
+# In:  BUILDS (optional comma-separated pgo builds; empty = all), OUT,
+#      WAFBENCH (optional binary: skips the make build)
 # Out: dir (OUT). Exit status: the PGO loop's (what it made is gathered
 #      either way).
 set -euo pipefail
@@ -17,7 +18,9 @@ cd "$(dirname "$0")/../.."
 [ -n "${OUT:-}" ] || fail 2 "OUT: want the artifact directory"
 case ${BUILDS:-} in *[!a-z0-9,_.@-]*) fail 2 "builds: want a comma-separated list of pgo builds, got '$BUILDS'" ;; esac
 
-make build crs
+if [ -z "${WAFBENCH:-}" ]; then
+  make build crs
+fi
 bin=$(wafbench_bin)
 status=0
 # Word splitting of the list into names is intended.
