@@ -165,6 +165,7 @@ func property(path ...string) string {
 // OnRequestHeaders runs phase 1 (and phase 2 for a request without body).
 func (h *httpStream) OnRequestHeaders(_ int, endOfStream bool) (a pw.Action) {
 	defer stream.Rescue(h.s, &a, pw.Pause, true)
+	h.s.Start()
 	hs, err := pw.GetHeaderMapPairs(h.headers, pw.MapHTTPRequestHeaders)
 	if err != nil {
 		h.s.FailClosed(fmt.Errorf("request headers: %w", err), true)

@@ -6,127 +6,45 @@ package main
 import "C"
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/cgo"
-	"runtime/debug"
 	"strconv"
 	"time"
 	"unsafe"
 
 	"wafbench/filters/coraza/engine"
+	"wafbench/filters/coraza/stream"
 )
 
 // buildName is the mode name of this build (preamble contract 3), set with
 // -ldflags=-X main.buildName=coraza@re2; "coraza" is the default build.
 var buildName = "coraza"
 
-// Counter indexes; names are prefixed with "wafbench_coraza_". The stage
-// timers come last and are defined only when stage timers are on.
+// Counter indexes and names: the contract's counters, shared with the
+// proxy-wasm filter (package stream).
 const (
-	ctrRequests = iota
-	ctrBlockedPhase1
-	ctrBlockedPhase2
-	ctrBodyTooLarge
-	ctrEngineErrors
-	ctrPhase1Ns
-	ctrBodyNs
-	ctrPhase2Ns
-	ctrLoggingNs
-	numCounters
-	firstTimer = ctrPhase1Ns
+	numCounters = int(stream.NumCounters)
+	firstTimer  = int(stream.FirstTimer)
 )
 
-// counterNames match the C++ module's, with the engine's prefix: requests
-// counts every stream that reached the filter; blocked_phase1/2 the rule
-// verdicts; body_too_large the 413s of the module's own body limit;
-// engine_errors every request failed closed (engine error or Go panic,
-// answered 500). The timers accumulate nanoseconds: phase1_ns (headers
-// mapped and phase 1), body_ns (feeding the buffered body to the engine),
-// phase2_ns, logging_ns.
-var counterNames = [numCounters]string{
-	ctrRequests:      "wafbench_coraza_requests",
-	ctrBlockedPhase1: "wafbench_coraza_blocked_phase1",
-	ctrBlockedPhase2: "wafbench_coraza_blocked_phase2",
-	ctrBodyTooLarge:  "wafbench_coraza_body_too_large",
-	ctrEngineErrors:  "wafbench_coraza_engine_errors",
-	ctrPhase1Ns:      "wafbench_coraza_phase1_ns",
-	ctrBodyNs:        "wafbench_coraza_body_ns",
-	ctrPhase2Ns:      "wafbench_coraza_phase2_ns",
-	ctrLoggingNs:     "wafbench_coraza_logging_ns",
-}
-
-// Local-reply reasons; the indexes of wb_reply_details in glue.h.
-const (
-	replyPhase1 = iota
-	replyPhase2
-	replyResponse
-	replyBodyTooLarge
-	replyEngineError
-)
-
-// stageTimersEnv enables the stage timers when set to "1".
-const stageTimersEnv = "WAFBENCH_STAGE_TIMERS"
-
-// moduleInfo is the module-info line of the shared contract, logged once
-// per filter config.
-type moduleInfo struct {
-	Module        string `json:"module"`
-	Engine        string `json:"engine"`
-	EngineVersion string `json:"engine_version"`
-	Build         string `json:"build"`
-	Rules         int    `json:"rules"`
-}
+var counterNames = stream.CounterNames
 
 // filterConfig is one filter_config: one WAF shared by all its streams.
 type filterConfig struct {
-	waf      *engine.WAF
-	timers   bool
+	stream.Filter
 	counters [numCounters]C.size_t
-	defined  [numCounters]bool
-}
-
-// now reads the clock only when stage timers are on.
-func (c *filterConfig) now() time.Time {
-	if !c.timers {
-		return time.Time{}
-	}
-	return time.Now()
 }
 
 type envoyFilter = C.envoy_dynamic_module_type_http_filter_envoy_ptr
 
 // filter is one HTTP stream. Envoy calls its hooks from one worker thread.
 type filter struct {
-	cfg          *filterConfig
-	ef           envoyFilter // the stream's Envoy side, refreshed by every hook
-	tx           *engine.Tx
-	passed       bool // phase 2 let the request through
-	replied      bool // a local reply was sent (verdict, 413 or failed closed)
-	errorCounted bool
-	panicAt      string // test builds only: the hook that panics (see testPanicHeader)
-	headers      []C.envoy_dynamic_module_type_envoy_http_header
-}
-
-// failCloser is what rescue needs of a stream.
-type failCloser interface {
-	// failClosed counts the request in engine_errors (once) and, when
-	// reply is set and no local reply was sent yet, answers it with 500.
-	failClosed(err error, reply bool)
-}
-
-// rescue is deferred by every exported hook that runs Go code beyond a
-// handle look-up: it recovers a panic, so that none reaches Envoy, sets the
-// hook's status to closed and fails the request closed. reply is false for
-// hooks that run after the response (stream complete, destroy).
-func rescue[S any](fc failCloser, st *S, closed S, reply bool) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	*st = closed
-	fc.failClosed(fmt.Errorf("panic: %v\n%s", r, debug.Stack()), reply)
+	cfg     *filterConfig
+	ef      envoyFilter // the stream's Envoy side, refreshed by every hook
+	s       *stream.Stream
+	panicAt string // test builds only: the hook that panics (see testPanicHeader)
+	headers []C.envoy_dynamic_module_type_envoy_http_header
 }
 
 // noStatus is the status type of hooks that return nothing.
@@ -163,7 +81,7 @@ func envoy_dynamic_module_on_program_init() C.envoy_dynamic_module_type_abi_vers
 // configLog reports a failed filter config (nil stream).
 type configLog string
 
-func (c configLog) failClosed(err error, _ bool) {
+func (c configLog) FailClosed(err error, _ bool) {
 	logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza filter %q: %v", string(c), err)
 }
 
@@ -172,17 +90,17 @@ func envoy_dynamic_module_on_http_filter_config_new(envoyCfg C.envoy_dynamic_mod
 	name C.envoy_dynamic_module_type_envoy_buffer, config C.envoy_dynamic_module_type_envoy_buffer,
 ) (ptr C.envoy_dynamic_module_type_http_filter_config_module_ptr) {
 	cfgName := configLog(goBytes(name))
-	defer rescue(cfgName, &ptr, nil, false)
+	defer stream.Rescue(cfgName, &ptr, nil, false)
 	fc, err := newFilterConfig(envoyCfg, string(cfgName), goBytes(config))
 	if err != nil {
-		cfgName.failClosed(err, false)
+		cfgName.FailClosed(err, false)
 		return nil
 	}
 	return C.envoy_dynamic_module_type_http_filter_config_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(fc))))
 }
 
 func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_envoy_ptr, name string, raw []byte) (*filterConfig, error) {
-	ec, err := parseConfig(raw)
+	ec, err := stream.ParseConfig(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -191,29 +109,28 @@ func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_env
 	if err != nil {
 		return nil, err
 	}
-	fc := &filterConfig{waf: w, timers: os.Getenv(stageTimersEnv) == "1"}
-	for i := range numCounters {
-		if i >= firstTimer && !fc.timers {
-			break
+	fc := &filterConfig{Filter: stream.Filter{WAF: w, Timers: os.Getenv(stream.StageTimersEnv) == "1"}}
+	for c := range stream.NumCounters {
+		if !fc.Defined(c) {
+			continue
 		}
-		cname := C.CString(counterNames[i])
+		cname := C.CString(counterNames[c])
 		var id C.size_t
 		res := C.envoy_dynamic_module_callback_http_filter_config_define_counter(envoyCfg,
-			C.envoy_dynamic_module_type_module_buffer{ptr: cname, length: C.size_t(len(counterNames[i]))}, nil, 0, &id)
+			C.envoy_dynamic_module_type_module_buffer{ptr: cname, length: C.size_t(len(counterNames[c]))}, nil, 0, &id)
 		C.free(unsafe.Pointer(cname))
 		if res != C.envoy_dynamic_module_type_metrics_result_Success {
-			return nil, fmt.Errorf("define counter %s: result %d", counterNames[i], int(res))
+			return nil, fmt.Errorf("define counter %s: result %d", counterNames[c], int(res))
 		}
-		fc.counters[i], fc.defined[i] = id, true
+		fc.counters[c] = id
 	}
-	info, err := json.Marshal(moduleInfo{Module: "wafbench_coraza", Engine: "coraza", EngineVersion: engine.Version(),
-		Build: buildName, Rules: w.Rules()})
+	line, err := stream.InfoLine(buildName, w)
 	if err != nil {
 		return nil, err
 	}
-	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench-module %s", info)
+	logf(C.envoy_dynamic_module_type_log_level_Info, "%s", line)
 	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench_coraza filter %q: loaded %s in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v)",
-		name, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.timers)
+		name, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.Timers)
 	return fc, nil
 }
 
@@ -237,7 +154,9 @@ func envoy_dynamic_module_on_http_filter_new(cfgPtr C.envoy_dynamic_module_type_
 	ef envoyFilter,
 ) C.envoy_dynamic_module_type_http_filter_module_ptr {
 	fc := cgo.Handle(C.wb_ptr_handle(unsafe.Pointer(cfgPtr))).Value().(*filterConfig)
-	return C.envoy_dynamic_module_type_http_filter_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(&filter{cfg: fc, ef: ef}))))
+	f := &filter{cfg: fc, ef: ef}
+	f.s = stream.New(&fc.Filter, f)
+	return C.envoy_dynamic_module_type_http_filter_module_ptr(C.wb_handle_ptr(C.uintptr_t(cgo.NewHandle(f))))
 }
 
 // getFilter returns the stream of handle p and records its Envoy side.
@@ -253,30 +172,25 @@ func envoy_dynamic_module_on_http_filter_destroy(p C.envoy_dynamic_module_type_h
 	f := h.Value().(*filter)
 	defer h.Delete()
 	var st noStatus
-	defer rescue(f, &st, st, false)
-	f.closeTx()
+	defer stream.Rescue(f.s, &st, st, false)
+	f.s.Close()
 }
 
-func (f *filter) closeTx() {
-	if f.tx != nil {
-		tx := f.tx
-		f.tx = nil
-		tx.Close()
-	}
+// Inc implements stream.Host: Envoy counter c of the filter config.
+func (f *filter) Inc(c stream.Counter, v uint64) {
+	C.envoy_dynamic_module_callback_http_filter_increment_counter(f.ef, f.cfg.counters[c], nil, 0, C.uint64_t(v))
 }
 
-func (f *filter) inc(i int, v uint64) {
-	if !f.cfg.defined[i] {
-		return
-	}
-	C.envoy_dynamic_module_callback_http_filter_increment_counter(f.ef, f.cfg.counters[i], nil, 0, C.uint64_t(v))
+// Reply implements stream.Host: Envoy's local reply (static C strings, so
+// no Go memory reaches C).
+func (f *filter) Reply(status int, r stream.Reason) {
+	C.envoy_dynamic_module_callback_http_send_response(f.ef, C.uint32_t(status), C.wb_reply_headers(), 1,
+		C.wb_blocked_body(), C.wb_reply_details(C.int(r)))
 }
 
-// addTime adds the time since start to timer i (stage timers on only).
-func (f *filter) addTime(i int, start time.Time) {
-	if f.cfg.timers {
-		f.inc(i, uint64(time.Since(start)))
-	}
+// LogError implements stream.Host.
+func (f *filter) LogError(msg string) {
+	logf(C.envoy_dynamic_module_type_log_level_Error, "%s", msg)
 }
 
 // attr reads a string attribute; "" when Envoy has none.
@@ -288,62 +202,6 @@ func (f *filter) attr(id C.envoy_dynamic_module_type_attribute_id) string {
 	return goString(b.ptr, b.length)
 }
 
-// reply sends the local reply once.
-func (f *filter) reply(status int, reason int) {
-	if f.replied {
-		return
-	}
-	f.replied = true
-	C.envoy_dynamic_module_callback_http_send_response(f.ef, C.uint32_t(status), C.wb_reply_headers(), 1,
-		C.wb_blocked_body(), C.wb_reply_details(C.int(reason)))
-}
-
-func (f *filter) failClosed(err error, reply bool) {
-	logf(C.envoy_dynamic_module_type_log_level_Error, "wafbench_coraza: failing closed: %v", err)
-	if !f.errorCounted {
-		f.errorCounted = true
-		f.inc(ctrEngineErrors, 1)
-	}
-	if reply {
-		f.reply(500, replyEngineError)
-	}
-}
-
-// block answers a verdict: an engine error fails closed (500, counted in
-// engine_errors), a rule's verdict is counted by its phase.
-func (f *filter) block(v *engine.Verdict) {
-	if err := f.tx.Err(); err != nil {
-		f.failClosed(err, true)
-		return
-	}
-	switch v.Phase {
-	case 1:
-		f.inc(ctrBlockedPhase1, 1)
-		f.reply(v.Status, replyPhase1)
-	case 2:
-		f.inc(ctrBlockedPhase2, 1)
-		f.reply(v.Status, replyPhase2)
-	default:
-		// No separate counter, as in the C++ module: response inspection
-		// is off in the benchmark setup.
-		f.inc(ctrBlockedPhase2, 1)
-		f.reply(v.Status, replyResponse)
-	}
-}
-
-// phase2 runs phase 2 and reports whether the request may continue.
-func (f *filter) phase2() bool {
-	t0 := f.cfg.now()
-	v := f.tx.ProcessRequestBody()
-	f.addTime(ctrPhase2Ns, t0)
-	if v != nil {
-		f.block(v)
-		return false
-	}
-	f.passed = true
-	return true
-}
-
 type headersStatus = C.envoy_dynamic_module_type_on_http_filter_request_headers_status
 
 //export envoy_dynamic_module_on_http_filter_request_headers
@@ -351,7 +209,7 @@ func envoy_dynamic_module_on_http_filter_request_headers(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
 ) (st headersStatus) {
 	f := getFilter(p, ef)
-	defer rescue(f, &st, C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration, true)
+	defer stream.Rescue(f.s, &st, C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration, true)
 	return f.onRequestHeaders(bool(endOfStream))
 }
 
@@ -360,10 +218,7 @@ func (f *filter) onRequestHeaders(endOfStream bool) headersStatus {
 		cont = C.envoy_dynamic_module_type_on_http_filter_request_headers_status_Continue
 		stop = C.envoy_dynamic_module_type_on_http_filter_request_headers_status_StopIteration
 	)
-	f.inc(ctrRequests, 1)
-	t0 := f.cfg.now()
-	f.tx = f.cfg.waf.NewTx()
-
+	f.s.Start()
 	n := C.envoy_dynamic_module_callback_http_get_headers_size(f.ef, C.envoy_dynamic_module_type_http_header_type_RequestHeader)
 	var raw [][2]string
 	if n > 0 {
@@ -378,65 +233,51 @@ func (f *filter) onRequestHeaders(endOfStream bool) headersStatus {
 			}
 		}
 	}
-	rl, hdrs := engine.MapHeaders(nil, raw)
 	if testPanicHeader != "" {
-		f.panicAt = testPanicAt(hdrs)
+		f.panicAt = testPanicAt(raw)
 	}
-	f.testPanic("headers")
-
-	cip, cport, _ := engine.ParseAddr(f.attr(C.envoy_dynamic_module_type_attribute_id_SourceAddress))
-	sip, sport, _ := engine.ParseAddr(f.attr(C.envoy_dynamic_module_type_attribute_id_DestinationAddress))
-	f.tx.ProcessConnection(cip, cport, sip, sport)
-	proto := f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol)
-	if proto == "" {
-		proto = "HTTP/1.1"
+	req := stream.Request{
+		Headers: raw,
+		Client:  f.attr(C.envoy_dynamic_module_type_attribute_id_SourceAddress),
+		Server:  f.attr(C.envoy_dynamic_module_type_attribute_id_DestinationAddress),
+		Proto:   f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol),
 	}
-	f.tx.ProcessURI(rl.Path, rl.Method, proto)
-	for _, h := range hdrs {
-		f.tx.AddHeader(h[0], h[1])
+	if f.testPanic("headers") {
+		panic("wafbench_coraza: test panic in headers")
 	}
-	v := f.tx.ProcessRequestHeaders()
-	f.addTime(ctrPhase1Ns, t0)
-	if v != nil {
-		f.block(v)
-		return stop
-	}
-	if endOfStream {
-		if !f.phase2() {
-			return stop
-		}
+	if f.s.RequestHeaders(req, endOfStream) {
 		return cont
+	}
+	if endOfStream || f.s.Replied() {
+		return stop
 	}
 	// Hold the headers until the body has been inspected, and let Envoy
 	// buffer past our own limit so that the module, not Envoy, answers 413.
 	limit := uint64(C.envoy_dynamic_module_callback_http_get_buffer_limit(f.ef))
-	want := uint64(f.cfg.waf.Config().MaxBodyBytes) + 64<<10
+	want := uint64(f.cfg.MaxBodyBytes()) + 64<<10
 	if limit != 0 && limit < want {
 		C.envoy_dynamic_module_callback_http_set_buffer_limit(f.ef, C.uint64_t(want))
 	}
 	return stop
 }
 
-// writeChunks feeds a body (received or buffered) to the engine.
-func (f *filter) writeChunks(bt C.envoy_dynamic_module_type_http_body_type) *engine.Verdict {
+// chunks returns views of a body (received or buffered) in Envoy's memory,
+// valid during the hook only.
+func (f *filter) chunks(dst [][]byte, bt C.envoy_dynamic_module_type_http_body_type) [][]byte {
 	n := C.envoy_dynamic_module_callback_http_get_body_chunks_size(f.ef, bt)
 	if n == 0 {
-		return nil
+		return dst
 	}
-	chunks := make([]C.envoy_dynamic_module_type_envoy_buffer, n)
-	if !C.envoy_dynamic_module_callback_http_get_body_chunks(f.ef, bt, &chunks[0]) {
-		return nil
+	cs := make([]C.envoy_dynamic_module_type_envoy_buffer, n)
+	if !C.envoy_dynamic_module_callback_http_get_body_chunks(f.ef, bt, &cs[0]) {
+		return dst
 	}
-	for _, c := range chunks {
-		if c.length == 0 {
-			continue
-		}
-		// The engine copies the chunk; Envoy's memory is not kept.
-		if v, _ := f.tx.WriteBody(unsafe.Slice((*byte)(unsafe.Pointer(c.ptr)), int(c.length))); v != nil {
-			return v
+	for _, c := range cs {
+		if c.length > 0 {
+			dst = append(dst, unsafe.Slice((*byte)(unsafe.Pointer(c.ptr)), int(c.length)))
 		}
 	}
-	return nil
+	return dst
 }
 
 type bodyStatus = C.envoy_dynamic_module_type_on_http_filter_request_body_status
@@ -452,15 +293,15 @@ func envoy_dynamic_module_on_http_filter_request_body(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
 ) (st bodyStatus) {
 	f := getFilter(p, ef)
-	defer rescue(f, &st, bodyStop, true)
+	defer stream.Rescue(f.s, &st, bodyStop, true)
 	return f.onRequestBody(bool(endOfStream))
 }
 
 func (f *filter) onRequestBody(endOfStream bool) bodyStatus {
-	if f.replied || f.tx == nil {
+	if f.s.Replied() || !f.s.Started() {
 		return bodyStop
 	}
-	if f.passed {
+	if f.s.Passed() {
 		return bodyContinue
 	}
 	// The body so far: the buffered part plus this event's chunk, unless a
@@ -470,9 +311,7 @@ func (f *filter) onRequestBody(endOfStream bool) bodyStatus {
 	if !replayed {
 		total += uint64(C.envoy_dynamic_module_callback_http_get_body_size(f.ef, C.envoy_dynamic_module_type_http_body_type_BufferedRequestBody))
 	}
-	if total > uint64(f.cfg.waf.Config().MaxBodyBytes) {
-		f.inc(ctrBodyTooLarge, 1)
-		f.reply(413, replyBodyTooLarge)
+	if f.s.CheckBodySize(total) {
 		return bodyStop
 	}
 	if !endOfStream {
@@ -485,24 +324,20 @@ func (f *filter) onRequestBody(endOfStream bool) bodyStatus {
 // withBuffered, then this event's received chunk when withReceived) and runs
 // phase 2.
 func (f *filter) inspectBody(withBuffered, withReceived bool) bodyStatus {
-	f.testPanic("body")
-	t0 := f.cfg.now()
-	var v *engine.Verdict
+	if f.testPanic("body") {
+		panic("wafbench_coraza: test panic in body")
+	}
+	var body [][]byte
 	if withBuffered {
-		v = f.writeChunks(C.envoy_dynamic_module_type_http_body_type_BufferedRequestBody)
+		body = f.chunks(body, C.envoy_dynamic_module_type_http_body_type_BufferedRequestBody)
 	}
-	if v == nil && withReceived {
-		v = f.writeChunks(C.envoy_dynamic_module_type_http_body_type_ReceivedRequestBody)
+	if withReceived {
+		body = f.chunks(body, C.envoy_dynamic_module_type_http_body_type_ReceivedRequestBody)
 	}
-	f.addTime(ctrBodyNs, t0)
-	if v != nil {
-		f.block(v)
-		return bodyStop
+	if f.s.Body(body) {
+		return bodyContinue
 	}
-	if !f.phase2() {
-		return bodyStop
-	}
-	return bodyContinue
+	return bodyStop
 }
 
 type trailersStatus = C.envoy_dynamic_module_type_on_http_filter_request_trailers_status
@@ -516,11 +351,11 @@ func envoy_dynamic_module_on_http_filter_request_trailers(ef envoyFilter,
 		stop = C.envoy_dynamic_module_type_on_http_filter_request_trailers_status_StopIteration
 	)
 	f := getFilter(p, ef)
-	defer rescue(f, &st, stop, true)
-	if f.replied {
+	defer stream.Rescue(f.s, &st, stop, true)
+	if f.s.Replied() {
 		return stop
 	}
-	if f.passed || f.tx == nil {
+	if f.s.Passed() || !f.s.Started() {
 		return cont
 	}
 	// Trailers end the stream: the whole body is in the buffer.
@@ -541,12 +376,13 @@ func envoy_dynamic_module_on_http_filter_response_headers(ef envoyFilter,
 		stop = C.envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration
 	)
 	f := getFilter(p, ef)
-	if f.tx == nil || !f.passed || f.replied || !f.cfg.waf.Config().InspectResponse {
+	if !f.s.InspectsResponse() {
 		return cont
 	}
-	defer rescue(f, &st, stop, true)
+	defer stream.Rescue(f.s, &st, stop, true)
 	n := C.envoy_dynamic_module_callback_http_get_headers_size(f.ef, C.envoy_dynamic_module_type_http_header_type_ResponseHeader)
 	status := 0
+	var hdrs [][2]string
 	if n > 0 {
 		hs := make([]C.envoy_dynamic_module_type_envoy_http_header, n)
 		if C.envoy_dynamic_module_callback_http_get_headers(f.ef, C.envoy_dynamic_module_type_http_header_type_ResponseHeader, &hs[0]) {
@@ -559,16 +395,14 @@ func envoy_dynamic_module_on_http_filter_response_headers(ef envoyFilter,
 				if len(k) > 0 && k[0] == ':' {
 					continue
 				}
-				f.tx.AddResponseHeader(k, v)
+				hdrs = append(hdrs, [2]string{k, v})
 			}
 		}
 	}
-	proto := f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol)
-	if v := f.tx.ProcessResponse(status, proto); v != nil {
-		f.block(v)
-		return stop
+	if f.s.ResponseHeaders(status, hdrs, f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol)) {
+		return cont
 	}
-	return cont
+	return stop
 }
 
 //export envoy_dynamic_module_on_http_filter_response_body
@@ -590,16 +424,16 @@ func envoy_dynamic_module_on_http_filter_stream_complete(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr,
 ) {
 	f := getFilter(p, ef)
-	if f.tx == nil {
+	if !f.s.Started() {
 		return
 	}
 	var st noStatus
-	defer rescue(f, &st, st, false)
-	defer f.closeTx()
-	f.testPanic("logging")
-	t0 := f.cfg.now()
-	f.tx.ProcessLogging()
-	f.addTime(ctrLoggingNs, t0)
+	defer stream.Rescue(f.s, &st, st, false)
+	defer f.s.Close()
+	if f.testPanic("logging") {
+		panic("wafbench_coraza: test panic in logging")
+	}
+	f.s.Log()
 }
 
 // testPanicAt is the value of the test panic header in hs, or "".
@@ -612,10 +446,8 @@ func testPanicAt(hs [][2]string) string {
 	return ""
 }
 
-// testPanic panics when the request asked for a panic in hook (test builds
-// only; a no-op, removed by the compiler, in real builds).
-func (f *filter) testPanic(hook string) {
-	if testPanicHeader != "" && f.panicAt == hook {
-		panic("wafbench_coraza: test panic in " + hook)
-	}
+// testPanic reports whether the request asked for a panic in hook (test
+// builds only; always false, removed by the compiler, in real builds).
+func (f *filter) testPanic(hook string) bool {
+	return testPanicHeader != "" && f.panicAt == hook
 }

@@ -165,7 +165,11 @@ func startEnvoyWorkers(mode envoy.Mode, workers int, name string) (*envoy.Proces
 	if err := envoy.WriteYAML(cfg, path); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	start := 60 * time.Second
+	if mode == envoy.CorazaWasm {
+		start = wasmStartTimeout // V8 compiles the whole module first (wasm_test.go)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), start)
 	defer cancel()
 	return envoy.Start(ctx, envoy.Options{
 		Binary:       fx.binary,
@@ -174,7 +178,7 @@ func startEnvoyWorkers(mode envoy.Mode, workers int, name string) (*envoy.Proces
 		Concurrency:  workers,
 		Env:          envoy.Env(cfg),
 		ExtraArgs:    []string{"--component-log-level", componentLog()},
-		StartTimeout: 60 * time.Second,
+		StartTimeout: start,
 	})
 }
 
@@ -186,7 +190,7 @@ func componentLog() string {
 	if v := os.Getenv("WAFBENCH_E2E_COMPONENT_LOG"); v != "" {
 		return v
 	}
-	return "dynamic_modules:debug"
+	return "dynamic_modules:debug,wasm:info"
 }
 
 // maxBody is the request-body limit given to both modules (the runner's).
@@ -218,6 +222,9 @@ func envoyStats(t testing.TB, mode envoy.Mode) map[string]int64 {
 func counters(t testing.TB, mode envoy.Mode) map[string]int64 {
 	t.Helper()
 	prefix := "dynamicmodulescustom.wafbench_" + string(mode) + "_"
+	if mode == envoy.CorazaWasm {
+		prefix = wasmCounterPrefix
+	}
 	out := map[string]int64{}
 	for k, v := range envoyStats(t, mode) {
 		if strings.HasPrefix(k, prefix) {
@@ -247,7 +254,13 @@ func vmRSS(pid int) (int64, error) {
 // dial opens a client connection to mode's listener.
 func dial(t testing.TB, mode envoy.Mode) *Conn {
 	t.Helper()
-	c, err := Dial(proxy(t, mode).ListenerAddr, 10*time.Second)
+	timeout := 10 * time.Second
+	if mode == envoy.CorazaWasm {
+		// ~10x the native module's CPU per request: 16 connections of
+		// json_4k queue for tens of seconds on one busy worker.
+		timeout = wasmIOTimeout
+	}
+	c, err := Dial(proxy(t, mode).ListenerAddr, timeout)
 	if err != nil {
 		t.Fatalf("dial envoy %s: %v", mode, err)
 	}

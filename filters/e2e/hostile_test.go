@@ -101,7 +101,7 @@ func outcome(mode envoy.Mode, rs []*Response) (string, int) {
 			continue
 		}
 		s := itoa(r.Status)
-		if sig, ok := moduleBodies[mode]; ok && bytes.Contains(r.Body, []byte(sig)) {
+		if sig, ok := moduleBodies[engineMode(mode)]; ok && bytes.Contains(r.Body, []byte(sig)) {
 			s += " waf"
 			waf++
 		}
@@ -303,11 +303,11 @@ func TestHostileInput(t *testing.T) {
 					}
 					wafReplies += waf
 					t.Logf("%s %s: %s in %v (%s)", mode, hc.name, got, time.Since(start).Round(time.Millisecond), hc.why)
-					if want := hc.want[mode]; got != want {
+					if want := hc.want[engineMode(mode)]; got != want {
 						t.Errorf("%s %s: got %q, want %q (%s)", mode, hc.name, got, want, hc.why)
 					}
 					reaches += hc.reaches
-					floods += hc.floods[mode]
+					floods += hc.floods[engineMode(mode)]
 					assertServing(t, mode, hc.name)
 					reaches++
 				})

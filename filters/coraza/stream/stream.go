@@ -156,17 +156,17 @@ type Stream struct {
 	f            *Filter
 	h            Host
 	tx           *engine.Tx
-	passed       bool // phase 2 let the request through
-	replied      bool // a local reply was sent
+	t0           time.Time // when Start ran (stage timers on only)
+	passed       bool      // phase 2 let the request through
+	replied      bool      // a local reply was sent
 	errorCounted bool
 }
 
-// New starts a stream of f on host h. It does not count the request:
-// RequestHeaders does.
+// New is a stream of f on host h. Start counts the request.
 func New(f *Filter, h Host) *Stream { return &Stream{f: f, h: h} }
 
-// Started reports whether RequestHeaders began a transaction that is not
-// closed yet.
+// Started reports whether Start began a transaction that is not closed
+// yet.
 func (s *Stream) Started() bool { return s.tx != nil }
 
 // Passed reports whether phase 2 let the request through.
@@ -244,14 +244,20 @@ type Request struct {
 	Proto          string      // e.g. "HTTP/1.1"; "" means HTTP/1.1
 }
 
-// RequestHeaders counts the request, starts its transaction and runs
-// phase 1, and phase 2 too when the request has no body (endOfStream). It
-// reports whether the proxy may forward the request now: false means the
-// filter answered it, or is waiting for the body.
-func (s *Stream) RequestHeaders(req Request, endOfStream bool) bool {
+// Start counts the request and starts its transaction; call it first
+// when the request headers arrive.
+func (s *Stream) Start() {
 	s.inc(Requests, 1)
-	t0 := s.now()
+	s.t0 = s.now()
 	s.tx = s.f.WAF.NewTx()
+}
+
+// RequestHeaders runs phase 1 on the headers of a started stream, and
+// phase 2 too when the request has no body (endOfStream). It reports
+// whether the proxy may forward the request now: false means the filter
+// answered it, or is waiting for the body.
+func (s *Stream) RequestHeaders(req Request, endOfStream bool) bool {
+	t0 := s.t0
 	rl, hdrs := engine.MapHeaders(nil, req.Headers)
 	cip, cport, _ := engine.ParseAddr(req.Client)
 	sip, sport, _ := engine.ParseAddr(req.Server)
