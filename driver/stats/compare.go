@@ -84,10 +84,16 @@ type Comparison struct {
 	Num, Den string // modes; the ratio is Num/Den
 	Metric   Metric
 
+	Family Family // the question it answers; Holm runs within it
+
 	Repeats   []int     // paired repeat numbers, ascending
 	NumValues []float64 // per repeat, aligned with Repeats
 	DenValues []float64
 	Ratios    []float64 // NumValues[i]/DenValues[i]
+	// NumPositions, DenPositions: each side's position in its repeat's
+	// mode order (result.Record.Position), aligned with Repeats.
+	NumPositions []int
+	DenPositions []int
 
 	MedianRatio float64
 	// BootLo, BootHi: seeded percentile bootstrap CI of the median ratio.
@@ -106,10 +112,32 @@ type Comparison struct {
 	// which ignores the pairing (kept for comparison).
 	P            float64
 	PMannWhitney float64
-	PHolm        float64 // Holm-adjusted P across Summary.Comparisons
-	Verdict      string
-	Reason       string // why NotEstablished; empty otherwise
+	PHolm        float64 // Holm-adjusted P within Family
+	// PSignedRank is the two-sided Wilcoxon signed-rank p of the log-ratios
+	// (exact for n ≤ 100, SignedRankP) and PSignedRankHolm its Holm
+	// adjustment within Family: the distribution-free check beside the t.
+	PSignedRank     float64
+	PSignedRankHolm float64
+	// Assumptions are the checks of the t interval's assumptions.
+	Assumptions Assumptions
+	Verdict     string
+	Reason      string // why NotEstablished; empty otherwise
 }
+
+// Family names the question a comparison answers. The Holm correction runs
+// within a family: its verdicts are the claims a reader combines to answer
+// that one question (driver/stats/METHODS.md).
+type Family string
+
+// Comparison families.
+const (
+	FamilyOverhead Family = "WAF vs passthrough"     // what each WAF mode costs over the router alone
+	FamilyEngines  Family = "engine vs engine"       // modsecurity ÷ coraza: which engine costs less
+	FamilyBuilds   Family = "build vs default build" // each engine build ÷ its engine's default build
+)
+
+// Families lists the families in report order.
+var Families = []Family{FamilyEngines, FamilyOverhead, FamilyBuilds}
 
 // N is the number of paired repeats.
 func (c *Comparison) N() int { return len(c.Ratios) }
@@ -131,6 +159,7 @@ func WAFModes(ms []string) []string {
 
 type pairSpec struct {
 	num, den string
+	family   Family
 	metrics  []Metric
 }
 
@@ -142,7 +171,7 @@ func pairSpecs(ms []string) []pairSpec {
 	var specs []pairSpec
 	if has[Baseline] {
 		for _, m := range WAFModes(ms) {
-			specs = append(specs, pairSpec{m, Baseline, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
+			specs = append(specs, pairSpec{m, Baseline, FamilyOverhead, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
 		}
 	}
 	if has[modes.ModSecurity] && has[modes.Coraza] {
@@ -150,12 +179,12 @@ func pairSpecs(ms []string) []pairSpec {
 		if has[Baseline] {
 			mets = append(mets, MetricCPUAdj)
 		}
-		specs = append(specs, pairSpec{modes.ModSecurity, modes.Coraza, append(mets, MetricP99)})
+		specs = append(specs, pairSpec{modes.ModSecurity, modes.Coraza, FamilyEngines, append(mets, MetricP99)})
 	}
 	// Every other build of an engine against the engine's default build.
 	for _, m := range WAFModes(ms) {
 		if stock := modes.Engine(m); m != stock && has[stock] {
-			specs = append(specs, pairSpec{m, stock, []Metric{MetricReqPerS, MetricCPU}})
+			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []Metric{MetricReqPerS, MetricCPU}})
 		}
 	}
 	return specs
@@ -200,7 +229,7 @@ func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
 				continue
 			}
 			for _, m := range sp.metrics {
-				c := Comparison{WorkloadKey: w, Num: sp.num, Den: sp.den, Metric: m}
+				c := Comparison{WorkloadKey: w, Num: sp.num, Den: sp.den, Metric: m, Family: sp.family}
 				for _, rep := range sortedRepeats(num) {
 					a, b := num[rep], den[rep]
 					if b == nil {
@@ -222,6 +251,8 @@ func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
 					c.NumValues = append(c.NumValues, x)
 					c.DenValues = append(c.DenValues, y)
 					c.Ratios = append(c.Ratios, x/y)
+					c.NumPositions = append(c.NumPositions, a.Position)
+					c.DenPositions = append(c.DenPositions, b.Position)
 				}
 				if len(c.Ratios) == 0 {
 					continue
@@ -231,15 +262,42 @@ func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
 			}
 		}
 	}
-	p := make([]float64, len(out))
+	holmByFamily(out)
 	for i := range out {
-		p[i] = out[i].P
-	}
-	for i, ph := range Holm(p) {
-		out[i].PHolm = ph
 		out[i].Verdict, out[i].Reason = verdict(&out[i])
 	}
 	return out
+}
+
+// holmByFamily sets PHolm and PSignedRankHolm: Holm over the comparisons of
+// each family separately.
+func holmByFamily(cs []Comparison) {
+	members := map[Family][]int{}
+	for i := range cs {
+		members[cs[i].Family] = append(members[cs[i].Family], i)
+	}
+	for _, idx := range members {
+		pt := make([]float64, len(idx))
+		pr := make([]float64, len(idx))
+		for j, i := range idx {
+			pt[j], pr[j] = cs[i].P, cs[i].PSignedRank
+		}
+		ht, hr := Holm(pt), Holm(pr)
+		for j, i := range idx {
+			cs[i].PHolm, cs[i].PSignedRankHolm = ht[j], hr[j]
+		}
+	}
+}
+
+// FamilySize is the number of comparisons in family f.
+func (s *Summary) FamilySize(f Family) int {
+	n := 0
+	for i := range s.Comparisons {
+		if s.Comparisons[i].Family == f {
+			n++
+		}
+	}
+	return n
 }
 
 func fillRatio(c *Comparison) {
@@ -248,6 +306,12 @@ func fillRatio(c *Comparison) {
 	c.BootLo, c.BootHi = BootstrapMedianCI(c.Ratios, BootstrapSeed, BootstrapResamples, Confidence)
 	c.PMannWhitney = MannWhitneyP(c.NumValues, c.DenValues)
 	c.GeoRatio, c.TLo, c.THi, c.P = PairedLogT(c.Ratios, Confidence)
+	logs := make([]float64, len(c.Ratios))
+	for i, r := range c.Ratios {
+		logs[i] = math.Log(r)
+	}
+	c.PSignedRank = SignedRankP(logs)
+	c.Assumptions = checkAssumptions(c)
 }
 
 // PairedLogT is the paired analysis of per-repeat ratios: the geometric
@@ -293,25 +357,24 @@ func MannWhitneyP(a, b []float64) float64 {
 	return benchmath.AssumeNothing.Compare(sa, sb).P
 }
 
-// verdict applies the rule, in this order: n < MinSamples; bootstrap CI
-// includes 1; paired-t CI (when defined) includes 1; order-statistic CI
-// (when finite) includes 1; Holm-adjusted paired-t p ≥ Alpha. Any of them
-// makes the result NotEstablished.
+// verdict applies the rule: NotEstablished when n < MinSamples or the
+// Holm-adjusted (within the family) paired-t p ≥ Alpha; otherwise the
+// direction of the geometric-mean ratio. The rule rests on one pre-stated
+// test; the bootstrap and order-statistic intervals and the signed-rank
+// test are reported beside it, and the assumption checks annotate it
+// (RankDisagrees is set here).
 func verdict(c *Comparison) (string, string) {
 	switch {
 	case c.N() < MinSamples:
-		return NotEstablished, fmt.Sprintf("n=%d < %d per side", c.N(), MinSamples)
-	case c.BootLo <= 1 && 1 <= c.BootHi:
-		return NotEstablished, "bootstrap CI includes 1"
-	case !math.IsNaN(c.TLo) && c.TLo <= 1 && 1 <= c.THi:
-		return NotEstablished, "paired-t CI includes 1"
-	case !math.IsInf(c.OrderLo, 0) && !math.IsInf(c.OrderHi, 0) && c.OrderLo <= 1 && 1 <= c.OrderHi:
-		return NotEstablished, "order-statistic CI includes 1"
+		return NotEstablished, fmt.Sprintf("n=%d < %d paired repeats", c.N(), MinSamples)
 	case !(c.PHolm < Alpha):
 		return NotEstablished, fmt.Sprintf("Holm p=%.3g ≥ %g", c.PHolm, Alpha)
 	}
+	if c.Assumptions.Checked && SignedRankMinP(c.N()) < Alpha && !(c.PSignedRank < Alpha) {
+		c.Assumptions.RankDisagrees = true
+	}
 	above, below := c.Metric.words()
-	if c.MedianRatio > 1 {
+	if c.GeoRatio > 1 {
 		return above, ""
 	}
 	return below, ""

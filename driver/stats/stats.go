@@ -1,13 +1,18 @@
 // Package stats turns raw wafbench records into the numbers a report may
 // claim: per-group medians with confidence intervals, paired per-repeat
 // ratios between modes with verdicts, baseline-adjusted CPU, precision
-// achieved and a steady-state check of every record.
+// achieved against targets, variance components with the repeats × window
+// allocation they imply, and a steady-state check of every record.
+// METHODS.md beside this file says why each method was chosen.
 //
 // Medians, their order-statistic confidence intervals and the Mann–Whitney U
 // test come from golang.org/x/perf/benchmath (AssumeNothing), the same
-// machinery benchstat uses. What benchmath lacks is written here by hand and
-// marked as such: the seeded percentile bootstrap of a median, the Holm
-// correction, the paired-ratio construction, verdicts and the drift check.
+// machinery benchstat uses; t and normal distributions, moments and
+// correlations from gonum/stat. What neither offers is written here by hand
+// and marked as such: the paired-t verdict on log-ratios, the exact Wilcoxon
+// signed-rank test, the seeded percentile bootstrap of a median, the Holm
+// correction, the assumption checks, the variance components and the drift
+// check.
 package stats
 
 import (
@@ -143,6 +148,7 @@ type Summary struct {
 	Drift       []Drift       // one per valid record, ordered by trial, workload
 	Growth      []Growth      // one per valid record, ordered like Drift
 	Excluded    []Excluded
+	Components  []Component // per group, ordered like Groups
 }
 
 // Group returns the group for k, or nil.
@@ -225,6 +231,7 @@ func Summarize(recs []result.Record) *Summary {
 				continue
 			}
 			s.Groups = append(s.Groups, summarizeGroup(k, rs))
+			s.Components = append(s.Components, component(k, rs))
 		}
 	}
 	s.Comparisons = compareAll(s, byKey)

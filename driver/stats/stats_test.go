@@ -157,11 +157,11 @@ func TestVerdicts(t *testing.T) {
 		{"clear slower", map[string][]float64{"passthrough": jitter(1000, 10), "modsecurity": jitter(500, 10)}, "modsecurity", MetricReqPerS, Slower, ""},
 		{"cpu higher", map[string][]float64{"passthrough": jitter(1000, 10), "modsecurity": jitter(500, 10)}, "modsecurity", MetricCPU, Higher, ""},
 		{"p99 lower", map[string][]float64{"passthrough": jitter(1000, 10), "coraza": jitter(2000, 10)}, "coraza", MetricP99, Lower, ""},
-		{"n=3", map[string][]float64{"passthrough": jitter(1000, 3), "modsecurity": jitter(500, 3)}, "modsecurity", MetricReqPerS, NotEstablished, "n=3 < 4 per side"},
+		{"n=3", map[string][]float64{"passthrough": jitter(1000, 3), "modsecurity": jitter(500, 3)}, "modsecurity", MetricReqPerS, NotEstablished, "n=3 < 4 paired repeats"},
 		{"CI crosses 1", map[string][]float64{
 			"passthrough": {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000},
 			"coraza":      {980, 1030, 970, 1020, 990, 1010, 975, 1025, 1005, 995},
-		}, "coraza", MetricReqPerS, NotEstablished, "bootstrap CI includes 1"},
+		}, "coraza", MetricReqPerS, NotEstablished, "Holm p=1 ≥ 0.05"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
