@@ -124,30 +124,50 @@ func (h *Handler) Provision(caddy.Context) error {
 // blockedBody is the body of every intervention's answer.
 const blockedBody = "Request blocked by wafbench caddy-coraza\n"
 
-// ServeHTTP evaluates the request and hands it to next when it passes.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) (err error) {
+// ServeHTTP evaluates the request and hands it to next when it passes. The
+// transaction stays open until next has answered (phase 5 runs last, as in
+// the Envoy module at stream end).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	ctrRequests.Add(1)
-	answered := false
-	answer := func(status int) {
-		answered = true
-		w.Header().Set("Content-Type", "text/plain")
-		w.Header().Set("Content-Length", strconv.Itoa(len(blockedBody)))
-		w.WriteHeader(status)
-		io.WriteString(w, blockedBody)
-	}
 	tx := h.waf.NewTx()
 	defer tx.Close()
+	defer tx.ProcessLogging()
+	if !h.inspect(w, r, tx) {
+		return nil
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// answer writes an intervention's response.
+func answer(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Content-Length", strconv.Itoa(len(blockedBody)))
+	w.WriteHeader(status)
+	io.WriteString(w, blockedBody)
+}
+
+// inspect runs phases 1 and 2 on r, buffering its body, and reports whether
+// r may go on; when not, it has answered. A panic in the engine or in this
+// code fails the request closed (500, engine_errors); a panic in next is
+// not ours to count and is left to Caddy.
+func (h *Handler) inspect(w http.ResponseWriter, r *http.Request, tx *engine.Tx) (pass bool) {
+	answered := false
+	reply := func(status int) bool {
+		answered = true
+		answer(w, status)
+		return false
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			ctrEngineErrors.Add(1)
 			fmt.Fprintf(os.Stderr, "wafbench_coraza: failing closed: panic: %v\n", p)
 			if !answered {
-				answer(http.StatusInternalServerError)
+				answer(w, http.StatusInternalServerError)
 			}
-			err = nil
+			pass = false
 		}
 	}()
-	block := func(v *engine.Verdict) error {
+	block := func(v *engine.Verdict) bool {
 		switch {
 		case tx.Err() != nil:
 			ctrEngineErrors.Add(1)
@@ -159,10 +179,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		default:
 			ctrBlockedPhase2.Add(1)
 		}
-		answer(v.Status)
-		return nil
+		return reply(v.Status)
 	}
-	defer tx.ProcessLogging()
 
 	cip, cport, _ := engine.ParseAddr(r.RemoteAddr)
 	var sip string
@@ -182,8 +200,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	max := h.waf.Config().MaxBodyBytes
 	if r.ContentLength > int64(max) {
 		ctrBodyTooLarge.Add(1)
-		answer(http.StatusRequestEntityTooLarge)
-		return nil
+		return reply(http.StatusRequestEntityTooLarge)
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		body, v, err := h.feedBody(tx, r.Body, max)
@@ -193,8 +210,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if err != nil {
 			// The client's body could not be read in full: nothing was
 			// inspected that could be forwarded.
-			answer(http.StatusBadRequest)
-			return nil
+			return reply(http.StatusBadRequest)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
@@ -204,7 +220,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if v := tx.ProcessRequestBody(); v != nil {
 		return block(v)
 	}
-	return next.ServeHTTP(w, r)
+	return true
 }
 
 // feedBody reads the whole body (at most max+1 bytes, so a longer one is
