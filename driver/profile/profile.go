@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +109,19 @@ type Suite struct {
 	// none: "keepalive" (default) or "per-request"; run --conn-mode
 	// replaces it.
 	ConnMode string `json:"conn_mode,omitempty"`
+	// PrecisionTargets are the paired ratios the suite aims to measure to
+	// a CI half-width target (the report's precision section; run
+	// --precision adds repeats until they reach it).
+	PrecisionTargets []PrecisionTarget `json:"precision_targets,omitempty"`
+}
+
+// PrecisionTarget names paired ratios: Ratio "num/den" (mode names),
+// Metrics (none = req_per_s and cpu_us_per_req), Workloads "name@conns"
+// (none = every workload the run measures).
+type PrecisionTarget struct {
+	Ratio     string   `json:"ratio"`
+	Metrics   []string `json:"metrics,omitempty"`
+	Workloads []string `json:"workloads,omitempty"`
 }
 
 type file struct {
@@ -322,6 +336,22 @@ func (su *Suite) validate() error {
 	}
 	if _, err := load.ParseConnMode(su.ConnMode); err != nil {
 		return fmt.Errorf("conn_mode: %v", err)
+	}
+	for _, t := range su.PrecisionTargets {
+		num, den, ok := strings.Cut(t.Ratio, "/")
+		if !ok {
+			return fmt.Errorf("precision_targets: ratio: want <mode>/<mode>, got %q", t.Ratio)
+		}
+		for _, m := range []string{num, den} {
+			if _, err := modes.Parse(m); err != nil {
+				return fmt.Errorf("precision_targets: ratio %s: %v", t.Ratio, err)
+			}
+		}
+		for _, w := range t.Workloads {
+			if !slices.Contains(su.Workloads, w) {
+				return fmt.Errorf("precision_targets: ratio %s: workload %s is not in the suite's workloads", t.Ratio, w)
+			}
+		}
 	}
 	return nil
 }
