@@ -265,6 +265,9 @@ func (s *sweep) fmtX(x float64) string {
 		}
 		return f(x, 0) + " B"
 	}
+	if x == math.Trunc(x) {
+		return f(x, 0)
+	}
 	return f(x, 1)
 }
 
