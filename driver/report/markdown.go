@@ -173,7 +173,7 @@ func writeMethod(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 	}
 	loads, warm, dur := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range recs {
-		loads[recs[i].Load] = true
+		loads[loadLabel(recs[i].Load, recs[i].ConnMode)] = true
 		warm[f(recs[i].WarmupS, 1)] = true
 		dur[f(recs[i].DurationS, 1)] = true
 	}
