@@ -28,6 +28,10 @@ const (
 // as a fraction of capacity.
 const MaxLoadFraction = 5.0
 
+// MaxBodySize bounds a generated body (bytes): each is built in memory
+// once per case, and the modules answer 413 above 1 MiB anyway.
+const MaxBodySize = 16 << 20
+
 // Value is one entry of a sweep range as written in YAML: a number, or a
 // string (a size "4k", a percentage "10%").
 type Value string
@@ -94,6 +98,9 @@ func parseValue(param string, v Value) (float64, error) {
 	switch param {
 	case ParamSize:
 		n, err := ParseSize(s)
+		if err == nil && n > MaxBodySize {
+			err = fmt.Errorf("want at most %s, got %s", SizeLabel(MaxBodySize), s)
+		}
 		return float64(n), err
 	case ParamArgs, ParamConns:
 		n, err := strconv.Atoi(s)
@@ -259,6 +266,9 @@ func (b *Body) validateShape(where string, headers []string) error {
 		}
 	}
 	if b.Shape == ShapeForm {
+		if b.Args > 100000 {
+			return fmt.Errorf("%s: body: args: want at most 100000 fields, got %d", where, b.Args)
+		}
 		if b.Args < 1 || b.Size != 0 {
 			return fmt.Errorf("%s: body: shape form wants args ≥ 1 (fields) and no size, got args %d size %d", where, b.Args, b.Size)
 		}
@@ -270,8 +280,8 @@ func (b *Body) validateShape(where string, headers []string) error {
 	if m := minShapeSize(b.Shape); b.Size != 0 && b.Size < m {
 		return fmt.Errorf("%s: body: size %d is below the smallest %s body (%d bytes; 0 = empty body)", where, b.Size, b.Shape, m)
 	}
-	if b.Size < 0 {
-		return fmt.Errorf("%s: body: size: want ≥ 0, got %d", where, b.Size)
+	if b.Size < 0 || b.Size > MaxBodySize {
+		return fmt.Errorf("%s: body: size: want 0..%d bytes, got %d", where, MaxBodySize, b.Size)
 	}
 	return nil
 }

@@ -127,6 +127,7 @@ func TestSweepErrors(t *testing.T) {
 		{"args without form", w("body: {shape: json_real, size: 300}, sweep: {args: [1, 2]}"), "want body.shape form"},
 		{"load without capacity", w("sweep: {load: [10%, 50%]}"), "workload j: sweep load: range [10%, 50%] needs a capacity figure"},
 		{"load not percent", w("capacity: 100, sweep: {load: [0.1]}"), "want a percentage"},
+		{"size too large", w("body: {shape: json_real}, sweep: {body.size: [1k, 64m]}"), "want at most 16m, got 64m"},
 		{"negative capacity", w("capacity: -5, sweep: {load: [10%]}"), "capacity: want req/s > 0"},
 		{"conns twice", w("sweep: {conns: [1, 2]}"), "not both"},
 		{"shape with content type", w(`headers: ["Content-Type: text/plain"], body: {shape: json_real, size: 4096}`), "sets Content-Type itself"},
