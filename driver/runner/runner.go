@@ -56,6 +56,9 @@ type Config struct {
 	Modes map[string]modes.Mode
 	Shard string // "i/N" of run --shard, copied into every record; "" when not sharded
 
+	// Budget, when set (run --precision), adds blocks after Trials.
+	Budget *Budget
+
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
 	onWindowStart func(p *proxy, up *Upstream)
@@ -87,7 +90,9 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 		errs = os.Stderr
 	}
 	failed := 0
-	for _, tr := range cfg.Trials {
+	// cfg.extend may append a block after the last trial (run --precision).
+	for i := 0; i < len(cfg.Trials) || cfg.extend(ctx, recs); i++ {
+		tr := cfg.Trials[i]
 		if ctx.Err() != nil {
 			return recs, ctx.Err()
 		}
