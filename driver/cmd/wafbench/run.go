@@ -64,6 +64,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var slo time.Duration
 	fs.DurationVar(&slo, "slo", report.DefaultSLO, "latency objective of the latency–throughput curve: the report gives each mode's highest offered rate whose p99 stays within it (rate sweeps, profile sweep load); must be > 0")
 	sf.register(fs)
+	var pf precisionFlags
+	pf.register(fs)
 	var upf upstreamFlag
 	upf.register(fs)
 	fs.StringVar(&shardArg, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
@@ -165,6 +167,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	pct, err := pf.resolve(fs, shardArg)
+	if err != nil {
+		return err
+	}
+	prec, err := newPrecision(suite, pct, pf.budget, modeNames, caseKeys(cases), repeats)
+	if err != nil {
+		return err
+	}
 	st, err := sf.resolve(ms)
 	if err != nil {
 		return err
@@ -224,6 +234,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	meta.Flags["duration"], meta.Flags["warmup"], meta.Flags["trial-warmup"] = duration.String(), warmup.String(), trialW.String()
 	meta.Flags["repeats"] = fmt.Sprint(repeats)
 	shard.record(meta)
+	meta.Precision = prec
 	for _, c := range cases {
 		meta.Workloads = append(meta.Workloads, c.Key())
 	}
@@ -275,10 +286,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName, Shard: shard.name(),
 		ConnMode: *connMode,
 	}
+	cfg.Budget = newBudget(prec, popts, stderr)
 	if prog == nil {
 		cfg.Log = stderr
 	}
 	recs, runErr := runner.Run(ctx, cfg)
+	recordBudget(meta, cfg.Budget)
 	if err := finish(dir, meta, release, runErr); err != nil && runErr == nil {
 		runErr = err
 	}

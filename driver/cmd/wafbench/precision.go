@@ -1,0 +1,147 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/plan"
+	"wafbench/driver/profile"
+	"wafbench/driver/result"
+	"wafbench/driver/runner"
+	"wafbench/driver/stats"
+)
+
+// precisionFlags are run's --precision and --budget.
+type precisionFlags struct {
+	precision string
+	budget    time.Duration
+}
+
+func (p *precisionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.precision, "precision", "", "after the planned repeats, add whole blocks (every mode once, rotation continued) until every precision target's 95% paired-t CI half-width is at or below this, e.g. 3% (targets: the suite's precision_targets, else modsecurity/coraza, else each WAF mode/passthrough, on req/s and CPU µs/req); stops on interval width, never on p-values; needs --budget")
+	fs.DurationVar(&p.budget, "budget", 0, "with --precision: the most wall time the trials may take, planned repeats included (e.g. 10m); a block is added only while one more fits (the report and --matrix come after)")
+}
+
+// parsePct reads "3%" or "3" as 3 (percent): > 0 and < 100.
+func parsePct(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || math.IsNaN(v) || v <= 0 || v >= 100 {
+		return 0, fmt.Errorf("want a half-width in percent, > 0 and < 100, like 3%%; got %q", s)
+	}
+	return v, nil
+}
+
+// resolve checks the flags and returns the target half-width (0 without
+// --precision).
+func (p *precisionFlags) resolve(fs *flag.FlagSet, shard string) (float64, error) {
+	if p.precision == "" {
+		if flagGiven(fs, "budget") {
+			return 0, usagef("--budget needs --precision (the CI half-width to stop at, e.g. --precision 3%%)")
+		}
+		return 0, nil
+	}
+	pct, err := parsePct(p.precision)
+	if err != nil {
+		return 0, usagef("--precision: %v", err)
+	}
+	if p.budget <= 0 {
+		return 0, usagef("--precision needs --budget > 0 (the most wall time the trials may take, e.g. 10m), got %s", p.budget)
+	}
+	if shard != "" {
+		return 0, usagef("--precision cannot be combined with --shard: a shard runs a fixed slice of the design")
+	}
+	return pct, nil
+}
+
+// precisionTargets expands the suite's precision_targets over the run's
+// modes and workloads. A suite without targets targets modsecurity/coraza
+// when both run, else every WAF mode against passthrough.
+func precisionTargets(suite *profile.Suite, modeNames, workloads []string) ([]result.PrecisionTarget, error) {
+	specs := suite.PrecisionTargets
+	if len(specs) == 0 {
+		has := map[string]bool{}
+		for _, m := range modeNames {
+			has[m] = true
+		}
+		if has[modes.ModSecurity] && has[modes.Coraza] {
+			specs = []profile.PrecisionTarget{{Ratio: modes.ModSecurity + "/" + modes.Coraza}}
+		} else if has[stats.Baseline] {
+			for _, m := range stats.WAFModes(modeNames) {
+				specs = append(specs, profile.PrecisionTarget{Ratio: m + "/" + stats.Baseline})
+			}
+		}
+	}
+	var out []result.PrecisionTarget
+	for _, s := range specs {
+		ts, err := stats.ExpandTargets(s.Ratio, s.Metrics, s.Workloads, modeNames, workloads)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// newPrecision is meta.json's precision record: the suite's own targets
+// at stats.PrecisionTargetPct for a plain run, or run --precision's.
+func newPrecision(suite *profile.Suite, pct float64, budget time.Duration, modeNames, workloads []string, repeats int) (*result.Precision, error) {
+	if pct == 0 && len(suite.PrecisionTargets) == 0 {
+		return nil, nil
+	}
+	ts, err := precisionTargets(suite, modeNames, workloads)
+	if err != nil {
+		return nil, usagef("precision targets: %v", err)
+	}
+	if len(ts) == 0 {
+		if pct > 0 {
+			return nil, usagef("--precision: no precision target of suite %s applies to modes %s", suite.Name, strings.Join(modeNames, ","))
+		}
+		return nil, nil
+	}
+	p := &result.Precision{TargetPct: stats.PrecisionTargetPct, Targets: ts, PlannedRepeats: repeats}
+	if pct > 0 {
+		p.TargetPct, p.BudgetS = pct, budget.Seconds()
+	}
+	return p, nil
+}
+
+// newBudget is the runner's budget for run --precision (nil without it).
+func newBudget(p *result.Precision, popts plan.Options, log io.Writer) *runner.Budget {
+	if p == nil || p.BudgetS == 0 {
+		return nil
+	}
+	b := &runner.Budget{TargetPct: p.TargetPct, Limit: time.Duration(p.BudgetS * float64(time.Second)), Start: time.Now(), Plan: popts, Log: log}
+	for _, t := range p.Targets {
+		if tg, err := stats.ParseTarget(t); err == nil {
+			b.Targets = append(b.Targets, tg)
+		}
+	}
+	return b
+}
+
+// recordBudget writes how run --precision ended into meta: the repeats
+// actually run, their mode order, the blocks added and why it stopped.
+func recordBudget(meta *result.Meta, b *runner.Budget) {
+	if b == nil || meta.Precision == nil {
+		return
+	}
+	meta.Repeats = b.Plan.Repeats
+	meta.ModeOrder = plan.ModeOrder(b.Plan)
+	meta.Precision.AddedRepeats = b.Added
+	meta.Precision.Stop = b.Stop
+}
+
+// caseKeys are the cases' "name@conns" keys, in order.
+func caseKeys(cases []profile.Case) []string {
+	out := make([]string, len(cases))
+	for i, c := range cases {
+		out[i] = c.Key()
+	}
+	return out
+}
