@@ -79,7 +79,10 @@ func Build(dir string, warn io.Writer) error {
 			if err := writeMarkdown(w, meta, recs, sum, charts, ov, &q); err != nil {
 				return err
 			}
-			return writeFlameSection(w, fl)
+			if err := writeFlameSection(w, fl); err != nil {
+				return err
+			}
+			return writeMatrixSection(w, dir)
 		}},
 		{HTMLFile, func(w io.Writer) error { return writeHTMLFrom(w, dir) }}, // after report.md: renders it
 	}
