@@ -243,7 +243,8 @@ func (t *labTrial) value(path string) (p50, p95, cpu float64, ok bool) {
 	return float64(h.ValueAtQuantile(50)) / 1e3, float64(h.ValueAtQuantile(95)) / 1e3, cpu, true
 }
 
-// value of one metric of the trial, for paired comparisons.
+// metric is the trial's value of one metric (median latency, p95 latency,
+// CPU µs/req on path; peak RSS of the whole trial) for paired comparisons.
 func (t *labTrial) metric(metric, path string) (float64, bool) {
 	switch metric {
 	case "median latency", "p95 latency", "CPU µs/req":
@@ -272,8 +273,11 @@ func (t *labTrial) memory() (afterWarmup, end, peak int64) {
 	return afterWarmup, end, peak
 }
 
+// labEst is a median over trials with its bootstrap interval.
 type labEst struct{ mid, lo, hi float64 }
 
+// labEstimate is the median of v with its seeded percentile bootstrap 95%
+// interval (unbounded for fewer than two values).
 func labEstimate(v []float64) labEst {
 	lo, hi := stats.BootstrapMedianCI(v, stats.BootstrapSeed, stats.BootstrapResamples, stats.Confidence)
 	if len(v) < 2 {
@@ -282,6 +286,7 @@ func labEstimate(v []float64) labEst {
 	return labEst{labMedian(v), lo, hi}
 }
 
+// labMedian is the median of v (NaN when empty); v is not modified.
 func labMedian(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
