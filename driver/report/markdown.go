@@ -134,6 +134,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeVersions(m, meta)
 	writeResults(m, s)
 	writeRatios(m, s)
+	writeVerdicts(m, meta, recs, s)
 	writeBuilds(m, meta, s)
 	writeStartup(m, recs, s)
 	writeLab(m, meta, recs, s)
@@ -141,6 +142,8 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)
+	writePrecisionTargets(m, meta, recs, s)
+	writeVariance(m, meta, recs, s)
 	writeSteady(m, s)
 	writeMemory(m, s)
 	writeBehind(m, q)
@@ -180,11 +183,16 @@ func writeMethod(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 	m.p("- Load model: %s; warmup %s s; measured window %s s per workload.", keys(loads), keys(warm), keys(dur))
 	m.p("- Each group (mode × workload × conns) is summarized by its median over repeats with a %g%% order-statistic confidence interval (golang.org/x/perf benchmath, `AssumeNothing`; needs n ≥ 6 for a finite 95%% interval).", 100*stats.Confidence)
 	m.p("- Paired ratios: within each repeat, mode ÷ passthrough (req/s, CPU µs/req, p99), modsecurity ÷ coraza (also baseline-adjusted CPU) and every engine build ÷ its engine's default build (req/s, CPU µs/req). Reported: per-repeat ratios, their median, a percentile bootstrap CI of the median (%d resamples, seed %d), the order-statistic CI when n allows, and the geometric-mean ratio with its paired-t interval.", stats.BootstrapResamples, stats.BootstrapSeed)
-	nc := len(s.Comparisons)
-	m.p("- Test: repeats are paired blocks (every mode once per repeat, order rotated), so the test is paired: a two-sided one-sample t-test of the per-repeat log-ratios against 0. It assumes the log-ratios are independent across repeats and roughly normal; the steady-state and drift checks below flag windows that break that. Holm correction over all %d comparisons in this report (family-wise α = %g). The unpaired Mann–Whitney U p is kept in summary.json for comparison.", nc, stats.Alpha)
-	m.p("- Verdict rule: **not established** when n < %d per side, or the bootstrap CI includes 1, or the paired-t CI includes 1, or the order-statistic CI (when finite) includes 1, or the Holm-adjusted p ≥ %g. Otherwise req/s ratios read `%s`/`%s` and CPU or latency ratios `%s`/`%s` (above/below 1).",
+	var fams []string
+	for _, fam := range stats.Families {
+		if n := s.FamilySize(fam); n > 0 {
+			fams = append(fams, fmt.Sprintf("%s (%d)", fam, n))
+		}
+	}
+	m.p("- Test: repeats are paired blocks (every mode once per repeat, order rotated), so the test is paired: a two-sided one-sample t-test of the per-repeat log-ratios against 0, with its interval for the geometric-mean ratio. It assumes the log-ratios are independent across repeats and roughly normal; the report checks skewness, drift with the repeat number and the modes' order in the block, and shows the exact Wilcoxon signed-rank p (distribution-free) beside it. Holm correction within each question's family of comparisons (family-wise α = %g): %s. Methods and reasons: `driver/stats/METHODS.md`. The unpaired Mann–Whitney U p is kept in summary.json for comparison.", stats.Alpha, strings.Join(fams, ", "))
+	m.p("- Verdict rule: **not established** when n < %d paired repeats or the Holm-adjusted paired-t p ≥ %g. Otherwise req/s ratios read `%s`/`%s` and CPU or latency ratios `%s`/`%s` (geometric-mean ratio above/below 1). The bootstrap and order-statistic intervals of the median ratio are shown beside it.",
 		stats.MinSamples, stats.Alpha, stats.Faster, stats.Slower, stats.Higher, stats.Lower)
-	m.p("- Precision target: 95%% CI half-width ≤ ±%g%% of the median. Steady state: mean completions/s of the first half of each window vs the second half (a trailing partial second dropped); |change| > %g%% is flagged.", stats.PrecisionTargetPct, 100*stats.DriftLimit)
+	m.p("- Precision target: 95%% CI half-width ≤ ±%g%% (of a group's median; of a ratio, the paired-t interval of its geometric mean). Steady state: mean completions/s of the first half of each window vs the second half (a trailing partial second dropped); |change| > %g%% is flagged.", stats.PrecisionTargetPct, 100*stats.DriftLimit)
 	m.nl()
 }
 
@@ -307,17 +315,14 @@ func writeRatios(m *md, s *stats.Summary) {
 	for _, wl := range s.Workloads {
 		m.p("### %s", wl)
 		m.nl()
-		m.head("ratio", "metric", "n", "per-repeat ratios", "median", "bootstrap 95% CI", "order-stat CI", "geo-mean (paired-t 95% CI)", "p (paired t)", "Holm p", "verdict")
-		for _, c := range s.Comparisons {
+		m.head("ratio", "metric", "n", "per-repeat ratios", "median", "bootstrap 95% CI", "order-stat CI", "geo-mean (paired-t 95% CI)", "p (paired t)", "Holm p", "signed-rank p", "verdict")
+		for i := range s.Comparisons {
+			c := &s.Comparisons[i]
 			if c.WorkloadKey != wl {
 				continue
 			}
-			v := "**" + c.Verdict + "**"
-			if c.Reason != "" {
-				v = c.Verdict + " (" + c.Reason + ")"
-			}
 			m.row(c.Name(), c.Metric.Label(), itoa(c.N()), floats(c.Ratios, 3), f(c.MedianRatio, 3),
-				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), f(c.GeoRatio, 3)+" "+ciNaN(c.TLo, c.THi, 3), p(c.P), p(c.PHolm), v)
+				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), f(c.GeoRatio, 3)+" "+ciNaN(c.TLo, c.THi, 3), p(c.P), p(c.PHolm), p(c.PSignedRank), verdictCell(c))
 		}
 		m.nl()
 	}
@@ -375,19 +380,19 @@ func writePrecision(m *md, s *stats.Summary) {
 		verdict := "not met"
 		if c.N() < 2 {
 			verdict = "n/a"
-		} else if boot <= stats.PrecisionTargetPct {
+		} else if c.HalfWidthPct() <= stats.PrecisionTargetPct {
 			verdict = "met"
 		}
 		rows = append(rows, []string{c.WorkloadKey.String(), c.Num + "/" + c.Den, c.Metric.Label(), itoa(c.N()),
-			f(c.MedianRatio, 3), halfWidth(boot), halfWidth(ratioHalfWidth(c.MedianRatio, c.OrderLo, c.OrderHi)), verdict})
+			f(c.GeoRatio, 3), halfWidth(c.HalfWidthPct()), f(c.MedianRatio, 3), halfWidth(boot), halfWidth(ratioHalfWidth(c.MedianRatio, c.OrderLo, c.OrderHi)), verdict})
 	}
 	if len(rows) == 0 {
 		return
 	}
-	m.p("Paired ratios: half-width of the 95%% interval of the median ratio, relative to it (the larger side). " +
-		"The target is judged on the seeded bootstrap interval; the order-statistic interval (∞ below 6 repeats) is the more conservative check.")
+	m.p("Paired ratios: half-width of the 95%% interval relative to the ratio (the larger side). " +
+		"The target is judged on the paired-t interval of the geometric-mean ratio, the interval run --precision stops on; the bootstrap interval of the median is optimistic with few repeats, and the order-statistic one (∞ below 6 repeats) conservative.")
 	m.nl()
-	m.head("workload", "ratio", "metric", "n", "median", "bootstrap ±", "order-stat ±", "±3% target")
+	m.head("workload", "ratio", "metric", "n", "geo-mean", "paired-t ±", "median", "bootstrap ±", "order-stat ±", "±3% target")
 	for _, r := range rows {
 		m.row(r...)
 	}
@@ -575,10 +580,10 @@ func writeLimitations(m *md, meta *result.Meta, s *stats.Summary, q *quality) {
 				established++
 			}
 		}
-		m.p("- %d of %d comparisons reached a verdict (n ≥ %d paired repeats each). Holm over %d comparisons multiplies the smallest p by %d: an effect of a few percent needs more repeats than a large one, and the per-repeat ratios in the tables show how much each comparison varies between fresh processes.",
-			established, nc, minN, nc, nc)
+		m.p("- %d of %d comparisons reached a verdict (n ≥ %d paired repeats each). Holm within a family of m comparisons multiplies the smallest p by m: an effect of a few percent needs more repeats than a large one (the Verdicts section estimates how many), and the per-repeat ratios in the tables show how much each comparison varies between fresh processes.",
+			established, nc, minN)
 	}
-	m.p("- The paired t-test assumes the per-repeat log-ratios are independent and roughly normal; with few repeats that cannot be checked well. The bootstrap and order-statistic intervals of the median, which assume neither, must also exclude 1 for a verdict.")
+	m.p("- The paired t-test assumes the per-repeat log-ratios are independent and roughly normal; with few repeats that cannot be checked well (the checks run from n = %d and flag, they do not decide). The exact signed-rank p beside it assumes only symmetry; it cannot go below %.3g at n = 6.", stats.CheckMinN, stats.SignedRankMinP(6))
 	m.p("- A percentile bootstrap of a median from few repeats is optimistic (too narrow); it is shown beside the order-statistic interval, which is exact but needs n ≥ 6.")
 	m.p("- Timing on shared VMs varies about ±30%% run to run; only differences established across interleaved repeats should be trusted, and only for this machine.")
 	if meta.GitDirty {

@@ -88,6 +88,9 @@ type comparisonJSON struct {
 	P           num    `json:"p_paired_t"`
 	PMW         num    `json:"p_mann_whitney"`
 	PHolm       num    `json:"p_holm"`
+	Family      string `json:"holm_family,omitempty"`
+	PSignedRank num    `json:"p_signed_rank"`
+	Checks      string `json:"assumption_flags,omitempty"`
 	Verdict     string `json:"verdict"`
 	Reason      string `json:"reason,omitempty"`
 }
@@ -196,10 +199,10 @@ func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead
 			Confidence: stats.Confidence, Alpha: stats.Alpha, MinSamplesPerSide: stats.MinSamples,
 			BootstrapSeed: stats.BootstrapSeed, BootstrapResamples: stats.BootstrapResamples,
 			DriftLimitPct: 100 * stats.DriftLimit, PrecisionTargetPct: stats.PrecisionTargetPct,
-			HolmFamilySize: len(s.Comparisons),
+			HolmFamilySize: len(s.Comparisons), // all families together; each comparison names its own
 			Center:         "median over repeats",
 			Interval:       "order-statistic CI of the median (x/perf benchmath AssumeNothing); ratios also seeded percentile bootstrap",
-			Test:           "two-sided Mann-Whitney U (benchmath), Holm-adjusted over all comparisons",
+			Test:           "two-sided paired t of per-repeat log-ratios, Holm-adjusted within each question's family; exact Wilcoxon signed-rank and Mann-Whitney U beside it",
 		},
 		Groups:      []groupJSON{},
 		Comparisons: []comparisonJSON{},
@@ -230,6 +233,7 @@ func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead
 			MedianRatio: num(c.MedianRatio), BootLo: num(c.BootLo), BootHi: num(c.BootHi),
 			OrderLo: num(c.OrderLo), OrderHi: num(c.OrderHi), GeoRatio: num(c.GeoRatio), TLo: num(c.TLo), THi: num(c.THi),
 			P: num(c.P), PMW: num(c.PMannWhitney), PHolm: num(c.PHolm),
+			Family: string(c.Family), PSignedRank: num(c.PSignedRank), Checks: c.Assumptions.String(),
 			Verdict: c.Verdict, Reason: c.Reason,
 		})
 	}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// nearLo and nearHi bound the ratios the verdict summary treats as small
+// effects: a comparison not established with its ratio inside them is
+// counted apart from the ones outside, which are listed.
+const nearLo, nearHi = 0.9, 1.1
+
+// minutes formats seconds as "8 min 20 s" (or "45 s").
+func minutes(sec float64) string {
+	if math.IsNaN(sec) || math.IsInf(sec, 0) {
+		return "–"
+	}
+	d := time.Duration(sec * float64(time.Second)).Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// repeatsCell is an estimated repeat count with its wall time at block
+// seconds per repeat: "9 (≈ 13 min 30 s)", "> 200" or "–".
+func repeatsCell(n int, block float64) string {
+	switch {
+	case n == 0:
+		return "–"
+	case n > stats.MaxRepeats:
+		return fmt.Sprintf("> %d", stats.MaxRepeats)
+	case block <= 0:
+		return itoa(n)
+	}
+	return fmt.Sprintf("%d (≈ %s)", n, minutes(float64(n)*block))
+}
+
+// verdictCell is the verdict in bold, or "not established (reason)", with
+// the assumption flags after it.
+func verdictCell(c *stats.Comparison) string {
+	v := "**" + c.Verdict + "**"
+	if c.Reason != "" {
+		v = c.Verdict + " (" + c.Reason + ")"
+	}
+	if f := c.Assumptions.String(); f != "" {
+		v += "; check: " + f
+	}
+	return v
+}
+
+// writeVerdicts states what the run established, question by question
+// (Holm family): the engine comparison on Envoy CPU per workload, every
+// comparison outside [0.9, 1.1] that is not established with the repeats
+// it would need, and the assumption checks that failed.
+func writeVerdicts(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+	if len(s.Comparisons) == 0 {
+		return
+	}
+	cost := stats.EstimateCost(meta, recs)
+	block := cost.BlockS(cost.WindowS)
+	m.p("## Verdicts")
+	m.nl()
+	var parts []string
+	for _, fam := range stats.Families {
+		n, est := 0, 0
+		for i := range s.Comparisons {
+			if c := &s.Comparisons[i]; c.Family == fam {
+				n++
+				if c.Verdict != stats.NotEstablished {
+					est++
+				}
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: **%d of %d** established", fam, est, n))
+		}
+	}
+	m.p("Per question (one Holm family each, α = %g): %s. A verdict needs n ≥ %d paired repeats and a Holm-adjusted paired-t p < %g; the repeats estimates below assume the ratio and its spread stay as observed, at this run's block time (%s per repeat of every mode).",
+		stats.Alpha, strings.Join(parts, "; "), stats.MinSamples, stats.Alpha, minutes(block))
+	m.nl()
+
+	var engine []*stats.Comparison
+	for i := range s.Comparisons {
+		if c := &s.Comparisons[i]; c.Num == modes.ModSecurity && c.Den == modes.Coraza && c.Metric == stats.MetricCPU {
+			engine = append(engine, c)
+		}
+	}
+	if len(engine) > 0 {
+		m.p("### %s ÷ %s, Envoy CPU per request", modes.ModSecurity, modes.Coraza)
+		m.nl()
+		m.head("workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "±", "Holm p", "signed-rank p", "verdict", "repeats for a verdict")
+		for _, c := range engine {
+			need := "–"
+			if c.Verdict == stats.NotEstablished {
+				need = repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block)
+			}
+			m.row(c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3), ciNaN(c.TLo, c.THi, 3), halfWidth(c.HalfWidthPct()),
+				p(c.PHolm), p(c.PSignedRank), verdictCell(c), need)
+		}
+		m.nl()
+	}
+
+	var far []*stats.Comparison
+	near := 0
+	for i := range s.Comparisons {
+		c := &s.Comparisons[i]
+		if c.Verdict != stats.NotEstablished {
+			continue
+		}
+		if c.GeoRatio >= nearLo && c.GeoRatio <= nearHi {
+			near++
+			continue
+		}
+		far = append(far, c)
+	}
+	if len(far) == 0 {
+		m.p("Every comparison whose ratio lies outside [%g, %g] is established.", nearLo, nearHi)
+	} else {
+		m.p("Not established although the ratio lies outside [%g, %g] (%d):", nearLo, nearHi, len(far))
+		m.nl()
+		m.head("question", "ratio", "metric", "workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "why", "repeats for a verdict")
+		for _, c := range far {
+			m.row(string(c.Family), c.Name(), c.Metric.Label(), c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3),
+				ciNaN(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block))
+		}
+	}
+	m.nl()
+	if near > 0 {
+		m.p("%d further comparisons are not established with a ratio inside [%g, %g]: differences under about 10%% that this run's spread cannot separate from none (see the paired ratios).", near, nearLo, nearHi)
+		m.nl()
+	}
+
+	checked, flagged := 0, 0
+	var rows [][]string
+	for i := range s.Comparisons {
+		c := &s.Comparisons[i]
+		if !c.Assumptions.Checked {
+			continue
+		}
+		checked++
+		if fl := c.Assumptions.String(); fl != "" {
+			flagged++
+			rows = append(rows, []string{c.Name(), c.Metric.Label(), c.WorkloadKey.String(), floats(c.Ratios, 3), fl, c.Assumptions.Describe()})
+		}
+	}
+	m.p("Assumption checks of the paired t (per-repeat log-ratios independent and roughly normal; run with n ≥ %d): %d of %d comparisons checked, %d flagged — skewed (|skewness| > 2 SE), drift (log-ratio correlated with the repeat number, p < %g), order (correlated with the modes' positions in the block, p < %g), or signed-rank disagrees (the paired t establishes a direction the exact Wilcoxon signed-rank test does not, p ≥ %g). Flags are diagnostics, not tests, and do not change a verdict: a few percent of sound comparisons flag by chance (the skewness check alone about 5%%).",
+		stats.CheckMinN, checked, len(s.Comparisons), flagged, stats.CheckLevel, stats.CheckLevel, stats.Alpha)
+	m.nl()
+	if len(rows) > 0 {
+		m.head("ratio", "metric", "workload", "per-repeat ratios", "flags", "checks")
+		for _, r := range rows {
+			m.row(r...)
+		}
+		m.nl()
+	}
+}
