@@ -515,9 +515,13 @@ func labVerdict(c labComparison) string {
 	case c.pHolm >= stats.Alpha:
 		return "not established (Holm p ≥ " + f(stats.Alpha, 2) + ")"
 	}
+	subject := "`" + c.num + "`"
+	if c.num == c.den { // two connection modes of one host
+		subject, _, _ = strings.Cut(c.path, " / ")
+	}
 	word := "higher"
 	if c.geo < 1 {
 		word = "lower"
 	}
-	return "**established**: " + strings.TrimSpace(word) + " (×" + f(c.geo, 2) + ")"
+	return "**established**: " + subject + " " + word + " (×" + f(c.geo, 2) + ")"
 }

@@ -80,7 +80,8 @@ func TestWriteLab(t *testing.T) {
 		"| `ref-nginx-modsecurity` | 5 | 60.0 [60.0, 60.0] | 61.0 [61.0, 61.0] | 62.0 [62.0, 62.0] | 68.85 |",
 		// The lab's open question, answered: nginx / Caddy = 2.
 		"| Is nginx + ModSecurity slower than Caddy + Coraza? | `ref-nginx-modsecurity` / `ref-caddy-coraza` | median latency | lab_safe_get/c1 | 5 | 2.000 |",
-		"**established**: higher (×2.00)",
+		"**established**: `ref-nginx-modsecurity` higher (×2.00)",
+		"| 5 | 1.499 | [1.494, 1.504] | [1.495, 1.505] | <0.0001 | **established**: new connection per request higher (×1.50) |",
 		"| Does Caddy + Coraza hold less memory than nginx + ModSecurity? | `ref-nginx-modsecurity` / `ref-caddy-coraza` | peak RSS | whole trial | 5 | 1.192 |",
 		// The same process with a new connection per request: direct 1.5/1.0.
 		"| What does a new connection per request add (as curl did)? | `ref-direct` | median latency | new connection per request / keep-alive | 5 | 1.499 |",
