@@ -27,7 +27,7 @@ func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
 	}
 	m.p("## Builds")
 	m.nl()
-	m.p("Each engine build against its engine's default build (the engine as Debian or the Go module ships it), paired within repeats. Ratio = build / default: below 1 is cheaper for CPU, above 1 is faster for req/s. Geometric-mean ratio with its paired-t 95%% interval; the verdict also requires the bootstrap interval of the median ratio to exclude 1 and Holm-adjusted p < %g over every comparison of the report.", stats.Alpha)
+	m.p("Each engine build against its engine's default build (the engine as Debian or the Go module ships it), paired within repeats. Ratio = build / default: below 1 is cheaper for CPU, above 1 is faster for req/s. Geometric-mean ratio with its paired-t 95%% interval; the verdict needs Holm-adjusted p < %g within the family of every build-vs-default comparison of the report.", stats.Alpha)
 	m.nl()
 	m.head("build", "recipe", "workload", "metric", "n", "ratio", "95% CI (paired t)", "Holm p", "verdict")
 	for _, c := range rows {
