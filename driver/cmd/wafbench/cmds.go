@@ -214,8 +214,8 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc := json.NewEncoder(stdout)
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "target     %s (%s loop, %d conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
-		out.Target, out.Load, out.Conns, out.Requests, out.DurationS, out.ReqPerS, out.P50Us, out.P90Us, out.P99Us, out.P999Us, out.MaxUs, out.Errors, out.Statuses)
+	fmt.Fprintf(stdout, "target     %s (%s loop, %d %s conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
+		out.Target, out.Load, out.Conns, cm, out.Requests, out.DurationS, out.ReqPerS, out.P50Us, out.P90Us, out.P99Us, out.P999Us, out.MaxUs, out.Errors, out.Statuses)
 	if *rate > 0 {
 		fmt.Fprintf(stdout, "rate       requested %.0f req/s, achieved %.0f req/s, %d sent late (>1 ms)\n", out.RateRequestedPerS, out.RateAchievedPerS, out.Late)
 		if out.BehindRate {
