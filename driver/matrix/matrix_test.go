@@ -134,8 +134,11 @@ var hostDifferences = map[string]map[string]int{
 		// nginx refuses the 8.5 KB request line (large_client_header_buffers
 		// 8k) before ModSecurity sees it.
 		"limit_query_and_form_1200_args_sqli": 414,
-		// Over SecRequestBodyLimit the connector answers 400 (no 413 of
-		// its own), and denies the SQL injection a too-large form carries.
+		// Over the 1 MiB body limit the Envoy modules answer 413 from their
+		// own limit. In nginx, libmodsecurity's SecRequestBodyLimitAction
+		// Reject answers 403 ("Request body limit is marked to reject the
+		// request" in nginx's log), and a multipart body cut at the limit
+		// fails to parse first (rule 200002: 400).
 		"limit_body_over_limit": 400, "limit_form_body_over_limit_sqli": 403,
 	},
 	modes.RefCaddyCoraza: {
