@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
@@ -39,7 +40,7 @@ func writePrecisionTargets(m *md, meta *result.Meta, recs []result.Record, s *st
 	m.nl()
 	if pr.BudgetS > 0 {
 		m.p("`run --precision %g%% --budget %s`: %d planned repeats, %d whole blocks added (%d repeats in all); adding stopped: **%s**. The rule stops on the width of the intervals, never on a p-value.",
-			pr.TargetPct, minutes(pr.BudgetS), pr.PlannedRepeats, pr.AddedRepeats, pr.PlannedRepeats+pr.AddedRepeats, orNone(pr.Stop))
+			pr.TargetPct, time.Duration(pr.BudgetS*float64(time.Second)).String(), pr.PlannedRepeats, pr.AddedRepeats, pr.PlannedRepeats+pr.AddedRepeats, orNone(pr.Stop))
 	} else {
 		m.p("The suite's precision targets at ±%g%%, with its planned allocation (%d repeats); `run --precision %g%% --budget …` adds repeats until they are met.", pr.TargetPct, pr.PlannedRepeats, pr.TargetPct)
 	}

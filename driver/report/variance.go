@@ -69,7 +69,11 @@ func writeVariance(m *md, meta *result.Meta, recs []result.Record, s *stats.Summ
 		if !math.IsNaN(c.ProcessShare) {
 			share = f(100*c.ProcessShare, 0) + "%"
 		}
-		m.row(c.WorkloadKey().String(), c.Mode, itoa(c.N), f(c.WindowS, 0), f(c.MeanReqPerS, 0), cvCell(c.WithinCV),
+		win := "–"
+		if c.WindowS > 0 {
+			win = f(c.WindowS, 0)
+		}
+		m.row(c.WorkloadKey().String(), c.Mode, itoa(c.N), win, f(c.MeanReqPerS, 0), cvCell(c.WithinCV),
 			cvCell(c.BetweenCV), cvCell(c.ProcessCV), share, cvCell(c.CPUBetweenCV))
 	}
 	m.nl()
@@ -115,7 +119,14 @@ func writeVariance(m *md, meta *result.Meta, recs []result.Record, s *stats.Summ
 			worst = &noise[i]
 		}
 	}
-	if worst != nil {
+	switch {
+	case worst == nil:
+	case worst.WindowS == 0:
+		c := worst.Comparison
+		m.p("The noisiest of them, %s %s on %s, has a per-repeat log-ratio SD of %.1f%%; its windows are too short (under 2 whole seconds) to split off a within-window part, so all of it counts as between processes.",
+			c.Name(), c.Metric.Label(), c.WorkloadKey, 100*worst.SDLog)
+		m.nl()
+	default:
 		c := worst.Comparison
 		m.p("The noisiest of them, %s %s on %s, has a per-repeat log-ratio SD of %.1f%% at %.0f s windows: %.1f%% between processes, %.1f%% predicted from within the windows.",
 			c.Name(), c.Metric.Label(), c.WorkloadKey, 100*worst.SDLog, worst.WindowS, 100*math.Sqrt(worst.BetweenVar()), 100*math.Sqrt(math.Max(0, worst.SDLog*worst.SDLog-worst.BetweenVar())))
