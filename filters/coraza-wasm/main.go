@@ -126,6 +126,15 @@ type httpStream struct {
 	p       *plugin
 	s       *stream.Stream
 	headers [][2]string
+	panicAt string // test builds only: the callback that panics
+}
+
+// testPanic panics when the request asked for a panic in hook (test builds
+// only; removed by the compiler in real builds).
+func (h *httpStream) testPanic(hook string) {
+	if testPanicHeader != "" && h.panicAt == hook {
+		panic("wafbench_coraza: test panic in " + hook)
+	}
 }
 
 // Inc implements stream.Host.
@@ -172,6 +181,14 @@ func (h *httpStream) OnRequestHeaders(_ int, endOfStream bool) (a pw.Action) {
 		return pw.Pause
 	}
 	h.headers = hs
+	if testPanicHeader != "" {
+		for _, kv := range hs {
+			if kv[0] == testPanicHeader {
+				h.panicAt = kv[1]
+			}
+		}
+	}
+	h.testPanic("headers")
 	return action(h.s.RequestHeaders(stream.Request{
 		Headers: hs,
 		Client:  property("source", "address"),
@@ -200,6 +217,7 @@ func (h *httpStream) OnRequestBody(bodySize int, endOfStream bool) (a pw.Action)
 }
 
 func (h *httpStream) inspectBody(bodySize int) pw.Action {
+	h.testPanic("body")
 	var body []byte
 	if bodySize > 0 {
 		var err error
@@ -275,6 +293,8 @@ func (h *httpStream) OnResponseTrailers(int) pw.Action { return pw.Continue }
 func (h *httpStream) OnLog() {
 	var st struct{}
 	defer stream.Rescue(h.s, &st, st, false)
+	defer h.s.Close()
+	h.testPanic("logging")
 	h.s.Log()
 }
 

@@ -83,9 +83,12 @@ func processCounters(t *testing.T, p *envoy.Process) map[string]int64 {
 		if strings.HasPrefix(name, prefix) {
 			out[strings.TrimPrefix(name, prefix)] = v
 		}
+		if strings.HasPrefix(name, wasmCounterPrefix) { // the proxy-wasm filter's metrics
+			out[strings.TrimPrefix(name, wasmCounterPrefix)] = v
+		}
 	}
 	if len(out) == 0 {
-		t.Fatalf("no %s* counters in admin /stats", prefix)
+		t.Fatalf("no %s* or %s* counters in admin /stats", prefix, wasmCounterPrefix)
 	}
 	return out
 }

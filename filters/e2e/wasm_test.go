@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -217,6 +218,17 @@ func TestWasmModule(t *testing.T) {
 // if it started).
 func startWasm(t *testing.T, moduleDir, rules string) error {
 	t.Helper()
+	p, err := runWasm(t, moduleDir, rules)
+	if err == nil {
+		p.Stop(5 * time.Second)
+	}
+	return err
+}
+
+// runWasm starts a coraza-wasm Envoy with a module file and rules of the
+// test's choosing; the caller stops it.
+func runWasm(t *testing.T, moduleDir, rules string) (*envoy.Process, error) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := envoy.Config{Mode: envoy.CorazaWasm, UpstreamAddr: fx.upAddr, ModuleSearchPath: moduleDir, RulesFile: rules, MaxBodyBytes: maxBody}
 	path := filepath.Join(dir, "envoy.yaml")
@@ -225,11 +237,7 @@ func startWasm(t *testing.T, moduleDir, rules string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wasmStartTimeout)
 	defer cancel()
-	p, err := envoy.Start(ctx, envoy.Options{Binary: fx.binary, ConfigPath: path, WorkDir: dir, StartTimeout: wasmStartTimeout})
-	if err == nil {
-		p.Stop(5 * time.Second)
-	}
-	return err
+	return envoy.Start(ctx, envoy.Options{Binary: fx.binary, ConfigPath: path, WorkDir: dir, StartTimeout: wasmStartTimeout})
 }
 
 // TestWasmCorruptModule: Envoy refuses a corrupt .wasm at once, and the
@@ -271,4 +279,42 @@ func TestWasmConfigurationRefused(t *testing.T) {
 		t.Fatalf("got %v, want one line starting %q naming SecRuleScript", err, want)
 	}
 	t.Logf("refused configuration: %v", err)
+}
+
+// TestWasmPanicFailsClosed builds the plugin with the test-panic hook (tag
+// wafbench_testpanic) and checks, as TestCorazaPanicFailsClosed does for
+// the native module, that a Go panic in a callback is recovered inside the
+// plugin: 500 from the plugin (or, after the response, only the counter),
+// engine_errors counted once, the VM still serving. A Go build and a V8
+// compile of its own: WAFBENCH_WASM_SLOW=1 only.
+func TestWasmPanicFailsClosed(t *testing.T) {
+	if os.Getenv("WAFBENCH_WASM_SLOW") != "1" {
+		t.Skip("a Go build and a V8 compile of their own; set WAFBENCH_WASM_SLOW=1 (make -C filters/coraza test-wasm)")
+	}
+	wasmFile(t)
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-tags", "no_fs_access,wafbench_testpanic", "-trimpath",
+		"-o", filepath.Join(dir, envoy.CorazaWasm.ModuleFile()), "./filters/coraza-wasm")
+	cmd.Dir = fx.root
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the test-panic plugin: %v\n%s", err, out)
+	}
+	p, err := runWasm(t, dir, fx.rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(5 * time.Second)
+	panicAt := func(hook string, r Request) Request {
+		r.Headers = append(append([][2]string{}, r.Headers...), [2]string{"X-Wafbench-Test-Panic", hook})
+		return r
+	}
+	get := Request{Method: "GET", Target: "/safe", Headers: baseHeaders}
+	post := Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
+	runFailCases(t, p, []failCase{
+		{name: "headers", req: panicAt("headers", get), status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},
+		{name: "body", req: panicAt("body", post), status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},
+		{name: "logging", req: panicAt("logging", get), status: 200, changes: map[string]int64{"requests": 1, "engine_errors": 1}},
+		{name: "no_panic", req: get, status: 200, changes: map[string]int64{"requests": 1}},
+	})
 }
