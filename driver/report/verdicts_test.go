@@ -1,0 +1,68 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// verdictRecs are n repeats of passthrough, modsecurity and coraza on
+// headers@16 with the given modsecurity/coraza CPU ratio and ±2 % noise.
+func verdictRecs(n int, ratio float64) []result.Record {
+	var out []result.Record
+	for r := 1; r <= n; r++ {
+		jit := 1 + 0.02*float64(r%3-1)
+		for i, m := range []struct {
+			mode string
+			cpu  float64
+		}{{"passthrough", 30}, {"modsecurity", 400 * ratio * jit}, {"coraza", 400}} {
+			out = append(out, result.Record{Trial: len(out) + 1, Repeat: r, Position: i + 1, Mode: m.mode, Workload: "headers", Conns: 16,
+				ReqPerS: 1e6 / m.cpu, Requests: int64(4e6 / m.cpu), DurationS: 4, WarmupS: 0.5,
+				PerSecond: []int64{int64(1e6 / m.cpu), int64(1e6 / m.cpu)}, CPU: result.CPU{UsPerRequest: m.cpu}})
+		}
+	}
+	return out
+}
+
+func TestWriteVerdicts(t *testing.T) {
+	meta := &result.Meta{Modes: []string{"passthrough", "modsecurity", "coraza"}, Workloads: []string{"headers@16"},
+		StartedUTC: "2026-12-01T00:00:00Z", FinishedUTC: "2026-12-01T00:01:00Z", Flags: map[string]string{"trial-warmup": "1s"}}
+	tests := []struct {
+		name  string
+		n     int
+		want  []string
+		avoid []string
+	}{
+		{"n=3 not established, repeats named", 3, []string{
+			"engine vs engine: **0 of 3** established",
+			"| headers/c16 | 3 | 1.500 |",
+			"not established (n=3 < 4 paired repeats) | 4 (≈",
+			"Not established although the ratio lies outside [0.9, 1.1]",
+		}, nil},
+		{"n=6 established", 6, []string{
+			"engine vs engine: **3 of 3** established",
+			"**higher**",
+			"Every comparison whose ratio lies outside [0.9, 1.1] is established.",
+		}, []string{"Not established although"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := verdictRecs(tt.n, 1.5)
+			m := &md{}
+			writeVerdicts(m, meta, recs, stats.Summarize(recs))
+			got := m.b.String()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("verdicts section lacks %q:\n%s", w, got)
+				}
+			}
+			for _, a := range tt.avoid {
+				if strings.Contains(got, a) {
+					t.Errorf("verdicts section has %q:\n%s", a, got)
+				}
+			}
+		})
+	}
+}
