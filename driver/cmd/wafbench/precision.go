@@ -100,7 +100,7 @@ func newPrecision(suite *profile.Suite, pct float64, budget time.Duration, modeN
 	}
 	if len(ts) == 0 {
 		if pct > 0 {
-			return nil, usagef("--precision: no precision target of suite %s applies to modes %s", suite.Name, strings.Join(modeNames, ","))
+			return nil, usagef("--precision: no precision target of suite %s applies to modes %s on workloads %s", suite.Name, strings.Join(modeNames, ","), strings.Join(workloads, ","))
 		}
 		return nil, nil
 	}

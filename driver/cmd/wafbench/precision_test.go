@@ -26,7 +26,8 @@ func TestPrecisionBadInput(t *testing.T) {
 		{"negative budget", []string{"--precision", "3%", "--budget", "-1m"}, "--precision needs --budget > 0"},
 		{"unparsable budget", []string{"--precision", "3%", "--budget", "ten"}, `invalid value "ten" for flag -budget`},
 		{"with shard", []string{"--precision", "3%", "--budget", "10m", "--shard", "0/2"}, "--precision cannot be combined with --shard"},
-		{"no target applies", []string{"--precision", "3%", "--budget", "10m", "--modes", "coraza"}, "--precision: no precision target of suite seed applies to modes coraza"},
+		{"no target applies", []string{"--precision", "3%", "--budget", "10m", "--modes", "coraza"}, "--precision: no precision target of suite seed applies to modes coraza on workloads headers@1"},
+		{"target workload not run", []string{"--precision", "3%", "--budget", "10m", "--workloads", "json_4k@1"}, "no precision target of suite seed applies to modes passthrough,modsecurity,coraza on workloads json_4k@1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
