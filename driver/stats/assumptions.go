@@ -126,8 +126,8 @@ func correlationP(x, y []float64) (r, p float64) {
 	return r, 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(-math.Abs(t))
 }
 
-// describe is a one-line account of the checks for the report.
-func (a Assumptions) describe() string {
+// Describe is a one-line account of the checks' figures for a report.
+func (a Assumptions) Describe() string {
 	if !a.Checked {
 		return "not checked (n < " + fmt.Sprint(CheckMinN) + ")"
 	}
