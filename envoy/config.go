@@ -284,9 +284,8 @@ func makeListener(c Config) (*listener.Listener, error) {
 		return nil, err
 	}
 	return &listener.Listener{
-		Name:                          listenerName,
-		PerConnectionBufferLimitBytes: wasmBufferLimit(c),
-		Address:                       loopback(0),
+		Name:    listenerName,
+		Address: loopback(0),
 		FilterChains: []*listener.FilterChain{{
 			Filters: []*listener.Filter{{
 				Name:       "envoy.filters.network.http_connection_manager",
@@ -357,9 +356,10 @@ func makeRoute(c Config) *route.RouteConfiguration {
 	return &route.RouteConfiguration{
 		Name: "local",
 		VirtualHosts: []*route.VirtualHost{{
-			Name:    "all",
-			Domains: []string{"*"},
-			Routes:  routes,
+			Name:                   "all",
+			Domains:                []string{"*"},
+			Routes:                 routes,
+			RequestBodyBufferLimit: wasmBodyBufferLimit(c),
 		}},
 	}
 }

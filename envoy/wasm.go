@@ -171,12 +171,15 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// wasmBufferLimit is the listener's per-connection buffer limit in the
-// coraza-wasm mode: the plugin's body limit plus 64 KiB, so that the plugin,
-// not Envoy's buffer overflow, answers an over-limit body with 413 — the
-// native module raises its stream's limit the same way. nil (Envoy's 1 MiB
-// default) in every other mode.
-func wasmBufferLimit(c Config) *wrapperspb.UInt32Value {
+// wasmBodyBufferLimit is the virtual host's request_body_buffer_limit in
+// the coraza-wasm mode: twice the plugin's body limit plus 2 MiB, so that the
+// plugin, not Envoy's buffer overflow, answers an over-limit body with 413,
+// as the native module does (it raises its stream's buffer limit). Envoy's
+// Wasm filter adds each chunk to the buffer before the plugin sees it, so
+// the buffer must hold what the plugin accepted (at most the body limit)
+// plus one more read (bounded by the connection's 1 MiB read limit, which
+// stays Envoy's default). nil (the connection limit) in every other mode.
+func wasmBodyBufferLimit(c Config) *wrapperspb.UInt64Value {
 	if c.Mode != CorazaWasm {
 		return nil
 	}
@@ -184,5 +187,5 @@ func wasmBufferLimit(c Config) *wrapperspb.UInt32Value {
 	if body <= 0 {
 		body = 1 << 20 // the engine's default (engine.DefaultMaxBodyBytes)
 	}
-	return wrapperspb.UInt32(uint32(body + 64<<10))
+	return wrapperspb.UInt64(uint64(2*body + 2<<20))
 }

@@ -67,7 +67,7 @@ func TestWasmFilterConfig(t *testing.T) {
 	}
 	for _, want := range []string{WasmFilterName, WasmRuntime, "vm_id: " + WasmVMID, "filename: " + wasmFile,
 		"failure_policy: FAIL_CLOSED", "allow_precompiled: true", "allow_on_headers_stop_iteration: true",
-		"per_connection_buffer_limit_bytes: 69632"} {
+		"request_body_buffer_limit: \"2105344\""} {
 		if !strings.Contains(string(y), want) {
 			t.Errorf("bootstrap lacks %q", want)
 		}
