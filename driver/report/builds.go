@@ -17,8 +17,7 @@ func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
 	var rows []*stats.Comparison
 	for i := range s.Comparisons {
 		c := &s.Comparisons[i]
-		if modes.IsEnvoyWAF(c.Num) && c.Den == modes.Engine(c.Num) && c.Num != c.Den &&
-			(c.Metric == stats.MetricCPU || c.Metric == stats.MetricReqPerS) {
+		if c.Family == stats.FamilyBuilds && (c.Metric == stats.MetricCPU || c.Metric == stats.MetricReqPerS) {
 			rows = append(rows, c)
 		}
 	}
@@ -54,7 +53,7 @@ func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
 		bestV := map[string]float64{}
 		for _, mode := range s.Modes {
 			e := modes.Engine(mode)
-			if !modes.IsEnvoyWAF(mode) {
+			if !modes.IsEnvoyWAF(mode) || modes.IsWasm(mode) {
 				continue
 			}
 			g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns})

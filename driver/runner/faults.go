@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wafbench/driver/load"
+	"wafbench/driver/result"
 )
 
 // exitStatus describes how a process ended, from exec.Cmd.Wait's error:
@@ -108,9 +109,20 @@ func emptyWindow(res *load.Result, expect int) string {
 	}
 	sort.Strings(kinds)
 	if len(kinds) == 0 {
-		return "no response in the measured window"
+		return slowWindowError
 	}
 	return "no response in the measured window (errors: " + strings.Join(kinds, ", ") + ")"
+}
+
+// slowWindowError is a window in which no request completed, failed or
+// timed out: every request took longer than the window (a slow mode on a
+// heavy workload), which says nothing against the process.
+const slowWindowError = "no response in the measured window (no request completed, failed or timed out: each takes longer than the window; lengthen --duration)"
+
+// slowWindow reports whether rec failed only because its window was shorter
+// than one request of its mode: the trial goes on with its next workload.
+func slowWindow(rec *result.Record) bool {
+	return rec.Error == slowWindowError && rec.Requests == 0 && len(rec.Errors) == 0 && len(rec.Statuses) == 0
 }
 
 // writeError is a failure to write the run directory (a full disk): the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -208,6 +209,35 @@ func TestEmptyWindowNamesTheMismatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := emptyWindow(tt.res, 403); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSlowWindowGoesOn: a window in which nothing completed, failed or
+// timed out (each request outlasts the window) lets the trial measure its
+// next workload; one with errors or wrong statuses still ends the trial.
+func TestSlowWindowGoesOn(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		res  *load.Result
+		want bool
+	}{
+		{"nothing finished", &load.Result{}, true},
+		{"timeouts", &load.Result{Errors: map[string]int64{"timeout": 1}}, false},
+		{"wrong status", &load.Result{Statuses: map[int]int64{200: 3}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := result.Record{Error: emptyWindow(tt.res, 403)}
+			for code, n := range tt.res.Statuses {
+				if rec.Statuses == nil {
+					rec.Statuses = map[string]int64{}
+				}
+				rec.Statuses[strconv.Itoa(code)] = n
+			}
+			rec.Errors = tt.res.Errors
+			if got := slowWindow(&rec); got != tt.want {
+				t.Errorf("slowWindow(%q) = %v, want %v", rec.Error, got, tt.want)
 			}
 		})
 	}

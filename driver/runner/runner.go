@@ -182,7 +182,12 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			fmt.Fprintln(cfg.Log, logLine(&rec))
 		}
 		if rec.Error != "" {
-			trialErr = errors.New(rec.Error)
+			if trialErr == nil {
+				trialErr = errors.New(rec.Error)
+			}
+			if slowWindow(&rec) {
+				continue // the process is fine: measure the trial's other workloads
+			}
 			break
 		}
 		if rec.Interrupted {

@@ -131,13 +131,14 @@ type Family string
 
 // Comparison families.
 const (
-	FamilyOverhead Family = "WAF vs passthrough"     // what each WAF mode costs over the router alone
-	FamilyEngines  Family = "engine vs engine"       // modsecurity ÷ coraza: which engine costs less
-	FamilyBuilds   Family = "build vs default build" // each engine build ÷ its engine's default build
+	FamilyOverhead Family = "WAF vs passthrough"      // what each WAF mode costs over the router alone
+	FamilyEngines  Family = "engine vs engine"        // modsecurity ÷ coraza: which engine costs less
+	FamilyBuilds   Family = "build vs default build"  // each engine build ÷ its engine's default build
+	FamilyHosts    Family = "same engine, other host" // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
 )
 
 // Families lists the families in report order.
-var Families = []Family{FamilyEngines, FamilyOverhead, FamilyBuilds}
+var Families = []Family{FamilyEngines, FamilyOverhead, FamilyBuilds, FamilyHosts}
 
 // N is the number of paired repeats.
 func (c *Comparison) N() int { return len(c.Ratios) }
@@ -183,8 +184,19 @@ func pairSpecs(ms []string) []pairSpec {
 	}
 	// Every other build of an engine against the engine's default build.
 	for _, m := range WAFModes(ms) {
-		if stock := modes.Engine(m); m != stock && has[stock] {
+		if stock := modes.Engine(m); m != stock && has[stock] && !modes.IsWasm(m) {
 			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []Metric{MetricReqPerS, MetricCPU}})
+		}
+	}
+	// The same engine (default build) in another host or runtime against
+	// its Envoy dynamic module: Caddy, nginx, Envoy's V8.
+	for _, m := range ms {
+		n, err := modes.Parse(m)
+		if err != nil || n.Build != "" || n.Engine == "" || m == n.Engine || !has[n.Engine] {
+			continue
+		}
+		if modes.IsReference(m) || modes.IsWasm(m) {
+			specs = append(specs, pairSpec{m, n.Engine, FamilyHosts, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
 		}
 	}
 	return specs
