@@ -260,7 +260,15 @@ func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 			"A trailing partial second is left out.", trials, 100*stats.DriftLimit, flagged),
 	}, max(Width, vg.Length(cols)*panelWidth+vg.Inch))
 	width := max(Width, vg.Length(cols)*panelWidth+vg.Inch)
-	height := vg.Length(rows)*panelHeight + 0.9*vg.Inch
+	// A row is at least as tall as its rotated workload label, so long
+	// names (swept points such as headers_curve@load=100%/c16) never run
+	// into the next row's.
+	rowHeight := panelHeight
+	for i := range plots {
+		l := plots[i][0].Y.Label
+		rowHeight = max(rowHeight, l.TextStyle.Width(l.Text)+vg.Points(24))
+	}
+	height := vg.Length(rows)*rowHeight + 0.9*vg.Inch
 	c := newCanvas(width, height)
 	dc := draw.New(c)
 	head := plot.New().Title.TextStyle
