@@ -12,7 +12,7 @@ HTTPBIN   := $(BUILD)/go-httpbin/go-httpbin
 SUITE     ?= seed
 RUN_FLAGS ?=
 
-.PHONY: all setup build modules crs bench quick overhead test test-go test-cc asan fuzz lint lint-ci clean FORCE \
+.PHONY: all setup build modules crs bench keep rerender quick overhead test test-go test-cc asan fuzz lint lint-ci clean FORCE \
 	engines pgo test-builds caddy httpbin screenshot
 
 all: build modules
@@ -55,14 +55,25 @@ $(HTTPBIN): $(wildcard driver/upstream/httpbin/*.go) driver/upstream/httpbin/go.
 crs: build
 	$(WAFBENCH) crs --out $(BUILD)/crs
 
+# Runs go to runs/<UTC>-<name>/ (git-ignored); `make keep RUN=runs/<dir>`
+# writes a run's lean form into results/ for committing.
 bench: build modules crs
 	$(WAFBENCH) run --suite $(SUITE) $(RUN_FLAGS)
+
+keep: build
+	@test -n "$(RUN)" || { echo "make keep: want RUN=runs/<dir>" >&2; exit 2; }
+	$(WAFBENCH) keep $(RUN)
+
+# Re-render every committed run's report with today's code from its raw
+# files (driver/keep's TestCommittedRunsRebuild holds them in step).
+rerender: build
+	$(WAFBENCH) keep --rerender $(patsubst %/raw.jsonl,%,$(wildcard results/*/raw.jsonl))
 
 quick: SUITE = quick
 quick: bench
 
 # PNGs of one run's report and charts for the README (scripts/screenshot.sh):
-# make screenshot RUN=results/<dir> writes docs/screenshots/*.png.
+# make screenshot RUN=results/<dir> (or runs/<dir>) writes docs/screenshots/*.png.
 screenshot:
 	@test -n "$(RUN)" || { echo "make screenshot: want RUN=results/<dir>" >&2; exit 2; }
 	./scripts/screenshot.sh $(RUN)

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"wafbench/internal/repopath"
 )
 
 // errNoBinary is returned (wrapped) by FindBinary when no Envoy is found.
@@ -67,29 +69,8 @@ func checkExecutable(p, from string) (string, error) {
 }
 
 // RepoRoot returns the nearest directory at or above the working directory
-// that holds a go.mod file.
-func RepoRoot() (string, error) {
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, dir := range starts {
-		for {
-			if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module wafbench\n")) {
-				return dir, nil
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	return "", errors.New("no wafbench checkout above the working directory or the executable")
-}
+// (or the executable) that holds the wafbench go.mod (repopath.Root).
+func RepoRoot() (string, error) { return repopath.Root() }
 
 // versionRE matches the tail of `envoy --version`, e.g.
 // "version: 9e55809…/1.40.0/Clean/RELEASE/BoringSSL".

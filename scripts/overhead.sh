@@ -62,7 +62,9 @@ fi
 names=$(tr ',' '\n' <<<"$workloads" | sed 's/@.*//' | sort -u | paste -sd'|')
 out=$dir/engine-bench.txt
 {
-  echo "wafbench-rules: $rules"
+  # The rules' path as the run records paths: relative to the repository
+  # root when inside it (results/README.md, "Paths").
+  echo "wafbench-rules: ${rules#"$root"/}"
   echo "pinned-cpu: $cpu"
   echo "gomaxprocs: 1"
   echo "benchtime: $benchtime"

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -125,15 +127,25 @@ func lastLine(b []byte) string {
 // are nanoseconds of CPU (about 1e9/Hz per sample).
 type Folded map[string]int64
 
-// ReadFolded reads a folded-stacks file (one "stack count" line each).
+// ReadFolded reads a folded-stacks file (one "stack count" line each),
+// gzip-compressed when its name ends in .gz.
 func ReadFolded(path string) (Folded, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
 	out := Folded{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		l := sc.Text()

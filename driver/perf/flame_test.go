@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -93,5 +95,23 @@ func TestDiffFlamegraph(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("diff SVG lacks %q", want)
 		}
+	}
+}
+
+func TestReadFoldedGzip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.folded.gz")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte("a;b 3\na;c 4\n"))
+	zw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFolded(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["a;b"] != 3 || got["a;c"] != 4 || got.Total() != 7 {
+		t.Errorf("got %v, want a;b 3, a;c 4", got)
 	}
 }

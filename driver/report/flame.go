@@ -14,9 +14,10 @@ import (
 )
 
 // Flame graphs of a run --perf run. Each profiled window left
-// perf/tNN-<mode>-<workload>-cN.folded beside its perf.data (driver/perf);
-// the report merges the windows of each mode × workload × conns into
-// perf/flame-<mode>-<workload>-cN.folded and draws it as an SVG, draws the
+// perf/tNN-<mode>-<workload>-cN.folded beside its perf.data (driver/perf;
+// gzipped as .folded.gz in a kept run); the report merges the windows of
+// each mode × workload × conns and draws them as
+// perf/flame-<mode>-<workload>-cN.svg, draws the
 // differential graphs that run --perf-diff asked for (or that
 // 'wafbench flamediff' drew), and lists each mode's top functions.
 
@@ -70,6 +71,9 @@ func readFlames(dir string, recs []result.Record) (*flames, error) {
 		}
 		path := filepath.Join(dir, strings.TrimSuffix(r.PerfFile, ".data")+".folded")
 		st, err := perf.ReadFolded(path)
+		if os.IsNotExist(err) { // a kept run holds them gzipped (wafbench keep)
+			st, err = perf.ReadFolded(path + ".gz")
+		}
 		if os.IsNotExist(err) {
 			fl.Missing++
 			continue
@@ -115,18 +119,24 @@ func writeFlames(dir string, meta *result.Meta, recs []result.Record) (*flames, 
 	}
 	slices.SortStableFunc(fl.Groups, func(a, b *flameGroup) int { return rank(a.Mode) - rank(b.Mode) })
 	pdir := filepath.Join(dir, "perf")
-	for _, g := range fl.Groups {
-		if err := g.Stacks.Write(filepath.Join(pdir, g.base()+".folded")); err != nil {
-			return nil, err
-		}
-	}
 	if err := perf.FlameAvailable(); err != nil {
 		fl.NoTool = err.Error()
 	} else {
 		fl.Drawn = true
+		// The merged stacks are inferno's input only, a by-product the
+		// per-window files give again: written outside the run.
+		tmp, err := os.MkdirTemp("", "wafbench-flame-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
 		for _, g := range fl.Groups {
+			folded := filepath.Join(tmp, g.base()+".folded")
+			if err := g.Stacks.Write(folded); err != nil {
+				return nil, err
+			}
 			title := fmt.Sprintf("%s %s, %d windows, %s ms of Envoy CPU sampled", g.Mode, g.key(), g.Windows, ms(g.Stacks.Total()))
-			if err := perf.Flamegraph(filepath.Join(pdir, g.base()+".folded"), filepath.Join(pdir, g.base()+".svg"), title); err != nil {
+			if err := perf.Flamegraph(folded, filepath.Join(pdir, g.base()+".svg"), title); err != nil {
 				return nil, err
 			}
 		}

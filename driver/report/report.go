@@ -82,7 +82,10 @@ func Build(dir string, warn io.Writer) error {
 			if err := writeFlameSection(w, fl); err != nil {
 				return err
 			}
-			return writeMatrixSection(w, dir)
+			if err := writeMatrixSection(w, dir); err != nil {
+				return err
+			}
+			return writeByproductsSection(w, dir)
 		}},
 		{HTMLFile, func(w io.Writer) error { return writeHTMLFrom(w, dir) }}, // after report.md: renders it
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"wafbench/internal/atomicfile"
+	"wafbench/internal/repopath"
 )
 
 // File names inside a run directory.
@@ -318,13 +319,15 @@ func ReadMeta(dir string) (*Meta, error) {
 	return &m, nil
 }
 
-// WriteMeta writes dir/meta.json atomically (atomicfile.WriteFile).
+// WriteMeta writes dir/meta.json atomically (atomicfile.WriteFile), every
+// path in it portable (repopath.Portable: relative to the repository root,
+// or $TMPDIR/… and $HOME/… outside it).
 func WriteMeta(dir string, m *Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(dir+"/"+MetaFile, append(b, '\n'))
+	return atomicfile.WriteFile(dir+"/"+MetaFile, append(repopath.Portable(b), '\n'))
 }
 
 // ReserveFile holds space in a run directory so that its final meta.json
@@ -359,12 +362,15 @@ func Reserve(dir string) (release func(), err error) {
 
 // Append adds one record to dir/raw.jsonl and syncs it, so a crash or Ctrl-C
 // never loses a finished row. If the write fails (a full disk), the file is
-// cut back to its previous length, so no partial line is left.
+// cut back to its previous length, so no partial line is left. Paths in the
+// record (its preflight's module file, error texts) are made portable as in
+// WriteMeta.
 func Append(dir string, r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
+	b = repopath.Portable(b)
 	path := dir + "/" + RawFile
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {

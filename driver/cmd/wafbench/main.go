@@ -27,8 +27,9 @@ const topUsage = `wafbench measures what WAF engines cost inside Envoy.
 Usage: wafbench <command> [flags]
 
 Commands:
-  run       run a suite: modes × workloads × repeats, writes results/<UTC>-<name>/
+  run       run a suite: modes × workloads × repeats, writes runs/<UTC>-<name>/ (git-ignored)
   report    rebuild summary.json, bench.txt, report.md, report.html and charts from a run directory
+  keep      write a run's lean form into results/ for committing (by-products archived, paths relative)
   flamediff draw differential flame graphs between two modes of a run --perf run
   merge     pool several run directories into one report
   serve     start the upstream and one Envoy in a mode, print its URL, stay up until Ctrl-C
@@ -75,7 +76,7 @@ var commands = []struct {
 	name string
 	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }{
-	{"run", runCmd}, {"report", reportCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
+	{"run", runCmd}, {"report", reportCmd}, {"keep", keepCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
 	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
 	{"matrix", matrixCmd},
 }

@@ -73,7 +73,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity); when not given, the suite's own modes if it lists any (lab does)")
 	fs.StringVar(&workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
 	fs.StringVar(&profilesDir, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
-	fs.StringVar(&resultsDir, "results", inRepo("results"), "parent directory of run directories")
+	fs.StringVar(&resultsDir, "results", inRepo("runs"), "parent directory of run directories (runs/ is git-ignored; commit a run with 'wafbench keep DIR')")
 	fs.StringVar(&name, "name", "", "run name, the suffix of the run directory (default: the suite name)")
 	fs.IntVar(&repeats, "repeats", 0, "repeats (blocks of every mode once); 0 = the suite's")
 	fs.DurationVar(&warmup, "warmup", -1, "warmup before each workload's measured window; negative = the suite's")

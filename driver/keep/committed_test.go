@@ -1,0 +1,210 @@
+package keep_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"wafbench/driver/keep"
+	"wafbench/driver/report"
+	"wafbench/internal/repopath"
+)
+
+const rerenderHint = "run `make rerender` (wafbench keep --rerender results/<run>) and commit what it rewrites"
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := repopath.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// committedRuns lists results/<run>/ directories that hold raw records.
+func committedRuns(t *testing.T) []string {
+	t.Helper()
+	runs, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "raw.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) == 0 {
+		t.Fatal("no committed runs under results/")
+	}
+	for i, r := range runs {
+		runs[i] = filepath.Dir(r)
+	}
+	return runs
+}
+
+// TestCommittedRunsRebuild renders every committed run's report from its
+// raw files into a temporary copy and wants every output byte-identical to
+// the committed one, and the run in its lean form.
+func TestCommittedRunsRebuild(t *testing.T) {
+	for _, dir := range committedRuns(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			if err := keep.Rebuilds(dir); err != nil {
+				t.Errorf("%v; %s", err, rerenderHint)
+			}
+			if err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				rel, _ := filepath.Rel(dir, p)
+				if kind := report.Byproduct(filepath.ToSlash(rel)); kind != "" {
+					t.Errorf("%s: %s lies beside the report; it belongs in %s (%s)", rel, kind, report.ByproductsArchive, rerenderHint)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestResultsSize holds results/ to its budget: a committed run is its
+// lean form.
+func TestResultsSize(t *testing.T) {
+	const budget = 30 << 20
+	var total int64
+	err := filepath.WalkDir(filepath.Join(repoRoot(t), "results"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") || strings.Contains(p, "/.keep-") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += info.Size()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total > budget {
+		t.Errorf("results/ holds %.1f MB, budget %d MB: keep runs with `wafbench keep` (by-products archived)", float64(total)/(1<<20), budget>>20)
+	}
+}
+
+// TestNoMachinePaths greps every committed file for absolute paths of this
+// machine: the checkout's path anywhere; the temporary, root and home
+// directories, and the checkout's top directory, in results/, docs/ and the
+// READMEs (source code may name /tmp/x in a test input).
+func TestNoMachinePaths(t *testing.T) {
+	root := repoRoot(t)
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v (the test needs git and a checkout)", err)
+	}
+	top := "/" + strings.SplitN(strings.TrimPrefix(root, "/"), "/", 2)[0] + "/" // "/work/"
+	everywhere := [][]byte{[]byte(root + "/")}
+	prose := [][]byte{[]byte("/tmp/"), []byte("/root/"), []byte("/home/")}
+	if top != "/tmp/" && top != "/root/" && top != "/home/" {
+		prose = append(prose, []byte(top))
+	}
+	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if rel == "" || strings.HasSuffix(rel, ".xz") || strings.HasSuffix(rel, ".gz") || strings.HasSuffix(rel, ".png") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		needles := everywhere
+		if strings.HasPrefix(rel, "results/") || strings.HasPrefix(rel, "docs/") || strings.HasSuffix(rel, "README.md") {
+			needles = append(needles[:len(needles):len(needles)], prose...)
+		}
+		for _, n := range needles {
+			if i := bytes.Index(b, n); i >= 0 {
+				lo, hi := max(0, i-30), min(len(b), i+50)
+				t.Errorf("%s: absolute path of this machine %q in %q (record paths relative to the repository root: internal/repopath)", rel, n, b[lo:hi])
+				break
+			}
+		}
+	}
+}
+
+// runName matches a run directory's name as the READMEs cite it.
+var runName = regexp.MustCompile(`\b20\d{6}T\d{6}Z-[A-Za-z0-9._@-]*[A-Za-z0-9]`)
+
+// TestCitedRunsExist wants every run directory that README.md,
+// results/README.md or docs/ names to be committed under results/.
+func TestCitedRunsExist(t *testing.T) {
+	root := repoRoot(t)
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files := append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "results", "README.md")}, docs...)
+	cited := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range runName.FindAllString(string(b), -1) {
+			cited++
+			if _, err := os.Stat(filepath.Join(root, "results", name, "meta.json")); err != nil {
+				rel, _ := filepath.Rel(root, f)
+				t.Errorf("%s cites run %s, which is not committed under results/ (no meta.json)", rel, name)
+			}
+		}
+	}
+	if cited == 0 {
+		t.Error("the READMEs cite no run directory; figures must name their run")
+	}
+}
+
+// TestKeep keeps a committed run (already lean) from elsewhere into a new
+// results directory, then refuses the same run with a report that does not
+// come from its raw files, and a directory that is no run.
+func TestKeep(t *testing.T) {
+	src := committedRuns(t)[0]
+	tmp := t.TempDir()
+	runs, into := filepath.Join(tmp, "runs"), filepath.Join(tmp, "results")
+	run := filepath.Join(runs, filepath.Base(src))
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("cp", "-a", src+"/.", run).Run(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := keep.Keep(run, keep.Options{Into: into})
+	if err != nil {
+		t.Fatalf("keep %s: %v", run, err)
+	}
+	if want := filepath.Join(into, filepath.Base(src)); got != want {
+		t.Errorf("kept into %s, want %s", got, want)
+	}
+	if err := keep.Rebuilds(got); err != nil {
+		t.Errorf("kept run does not rebuild: %v", err)
+	}
+	if _, err := keep.Keep(run, keep.Options{Into: into}); !errors.Is(err, keep.ErrInput) {
+		t.Errorf("keeping twice: got %v, want ErrInput (exists)", err)
+	}
+
+	md := filepath.Join(run, report.ReportFile)
+	b, _ := os.ReadFile(md)
+	if err := os.WriteFile(md, append(b, "edited by hand\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(tmp, "other")
+	if _, err := keep.Keep(run, keep.Options{Into: other}); !errors.Is(err, keep.ErrInput) || !strings.Contains(err.Error(), "report.md differs") {
+		t.Errorf("keeping a run whose report.md was edited: got %v, want ErrInput naming report.md", err)
+	}
+	if _, err := os.Stat(other); err == nil {
+		entries, _ := os.ReadDir(other)
+		if len(entries) != 0 {
+			t.Errorf("a refused keep left %d entries in %s", len(entries), other)
+		}
+	}
+	if _, err := keep.Keep(tmp, keep.Options{Into: other}); !errors.Is(err, keep.ErrInput) {
+		t.Errorf("keeping a directory without meta.json: got %v, want ErrInput", err)
+	}
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A run directory holds two kinds of file: what Build reads or writes (the
+// raw files, the engine benchmarks, the request matrix, the per-window
+// folded stacks; the reports, charts and flame-graph SVGs) and by-products
+// of the run that no report needs: host logs and configs per trial, admin
+// stats dumps, perf.data and perf's flat reports. A kept run (wafbench keep)
+// holds its by-products in one archive, listed in ByproductsList.
+const (
+	ByproductsArchive = "byproducts.tar.xz"
+	ByproductsList    = "byproducts.txt"
+)
+
+// Byproduct classifies rel, a slash-separated path inside a run directory:
+// the kind of by-product it is ("host logs", …), or "" for a file the
+// report needs, writes or is the archive itself.
+func Byproduct(rel string) string {
+	base := path.Base(rel)
+	dir := path.Dir(rel)
+	switch {
+	case dir == "." && (base == "meta.json" || base == "raw.jsonl" || base == EngineBenchFile ||
+		base == MatrixFile || base == "matrix.csv" || base == SummaryFile || base == BenchFile ||
+		base == ReportFile || base == HTMLFile || base == ByproductsArchive || base == ByproductsList ||
+		base == "README.md"):
+		return ""
+	case dir == ChartsDir:
+		return ""
+	case dir == "perf" && (strings.HasSuffix(base, ".svg") || strings.HasPrefix(base, "t") &&
+		(strings.HasSuffix(base, ".folded") || strings.HasSuffix(base, ".folded.gz"))):
+		return ""
+	case dir == "perf" && strings.HasPrefix(base, "flame-") && strings.HasSuffix(base, ".folded"):
+		return "merged folded stacks"
+	case dir == "perf":
+		return "perf.data and perf's flat reports"
+	case dir == "stats":
+		return "admin stats per trial"
+	case strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".stderr"):
+		return "host logs"
+	case strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".conf") || strings.HasSuffix(base, ".json"):
+		return "host configs"
+	}
+	return "other files"
+}
+
+// writeByproductsSection says where the run's by-products are: in
+// ByproductsArchive, as ByproductsList lists them. Nothing when the run has
+// no list (a run as `run` left it keeps them beside the report).
+func writeByproductsSection(w io.Writer, dir string) error {
+	file, err := os.Open(filepath.Join(dir, ByproductsList))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	type kind struct {
+		name  string
+		files int
+		bytes int64
+	}
+	var kinds []*kind
+	byName := map[string]*kind{}
+	var total int64
+	sc := bufio.NewScanner(file)
+	for line := 1; sc.Scan(); line++ {
+		// "<sha256>  <bytes>  <path>"
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 3 {
+			return fmt.Errorf("%s:%d: want \"sha256  bytes  path\", got %q", ByproductsList, line, sc.Text())
+		}
+		n, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s:%d: bytes: %w", ByproductsList, line, err)
+		}
+		name := Byproduct(fields[2])
+		if name == "" {
+			name = "other files"
+		}
+		k := byName[name]
+		if k == nil {
+			k = &kind{name: name}
+			byName[name] = k
+			kinds = append(kinds, k)
+		}
+		k.files++
+		k.bytes += n
+		total += n
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	m := &md{}
+	m.nl()
+	m.p("## By-products")
+	m.nl()
+	m.p("This run was kept (`wafbench keep`): the files no report needs are in `%s`, %s MB uncompressed, each listed with its size and SHA-256 in `%s`; `tar -xJf %s` in this directory puts them back where the run wrote them.", ByproductsArchive, f(float64(total)/1e6, 1), ByproductsList, ByproductsArchive)
+	m.nl()
+	m.head("by-product", "files", "MB")
+	for _, k := range kinds {
+		m.row(k.name, itoa(k.files), f(float64(k.bytes)/1e6, 1))
+	}
+	_, err = io.WriteString(w, m.b.String())
+	return err
+}

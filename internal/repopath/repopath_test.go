@@ -1,0 +1,42 @@
+package repopath
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRewrite(t *testing.T) {
+	prefixes := [][2]string{{"/work/main", ""}, {"/tmp", TempMarker}, {"/root", HomeMarker}}
+	for _, tc := range []struct{ name, in, want string }{
+		{"file in the checkout", `{"path":"/work/main/build/crs/main.conf"}`, `{"path":"build/crs/main.conf"}`},
+		{"the checkout itself", `{"dir":"/work/main"}`, `{"dir":"."}`},
+		{"inside a command", `go build -modfile=/work/main/go.mod -o /work/main/build/x.so`, `go build -modfile=go.mod -o build/x.so`},
+		{"a longer name is another directory", `"/work/mainline/x"`, `"/work/mainline/x"`},
+		{"not where a path starts", `"/srv/work/main/x"`, `"/srv/work/main/x"`},
+		{"temporary directory", `"/tmp/wafbench-run-1/nginx.conf"`, `"$TMPDIR/wafbench-run-1/nginx.conf"`},
+		{"home directory", `GOMODCACHE=/root/go/pkg/mod`, `GOMODCACHE=$HOME/go/pkg/mod`},
+		{"system path untouched", `"/usr/sbin/nginx"`, `"/usr/sbin/nginx"`},
+		{"several", "/work/main/a /tmp/b\n/work/main", "a $TMPDIR/b\n."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(rewrite([]byte(tc.in), prefixes)); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRootAndPortable(t *testing.T) {
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("Root() = %s: %v", root, err)
+	}
+	in := `"` + filepath.Join(root, "build", "wafbench") + `" "` + filepath.Join(os.TempDir(), "x") + `"`
+	if got, want := string(Portable([]byte(in))), `"build/wafbench" "$TMPDIR/x"`; got != want {
+		t.Errorf("Portable(%s) = %s, want %s", in, got, want)
+	}
+}
