@@ -29,9 +29,11 @@ const (
 // Build reads dir/meta.json and dir/raw.jsonl and (re)writes summary.json,
 // bench.txt, report.md, report.html and charts/*.svg in dir. When dir holds
 // engine-bench.txt (scripts/overhead.sh), summary.json and report.md gain
-// an integration-overhead section. The same input files always give
-// byte-identical outputs. Every file is written to a temporary name and
-// renamed, so a failed write leaves no empty or partial file.
+// an integration-overhead section; when it holds loadgen.jsonl
+// (scripts/vs-wrk.sh), report.md gains a "Load engine vs wrk" section. The
+// same input files always give byte-identical outputs. Every file is
+// written to a temporary name and renamed, so a failed write leaves no
+// empty or partial file.
 //
 // What the report had to set aside — a torn last line of raw.jsonl (a crash
 // or full disk mid-write), records with impossible values — is stated in
@@ -82,7 +84,10 @@ func Build(dir string, warn io.Writer) error {
 			if err := writeFlameSection(w, fl); err != nil {
 				return err
 			}
-			return writeMatrixSection(w, dir)
+			if err := writeMatrixSection(w, dir); err != nil {
+				return err
+			}
+			return writeLoadgenSection(w, dir)
 		}},
 		{HTMLFile, func(w io.Writer) error { return writeHTMLFrom(w, dir) }}, // after report.md: renders it
 	}
