@@ -604,12 +604,13 @@ func drawable(draw func(io.Writer) error) bool { return draw(io.Discard) == nil 
 // curves with the highest rate holding the p99 objective, and throughput
 // against Envoy workers. Nothing is written for a run without sweeps.
 func writeGrowth(m *md, meta *result.Meta, recs []result.Record) {
-	writeSweeps(m, collectSweeps(recs))
+	cost := stats.EstimateCost(meta, recs)
+	writeSweeps(m, collectSweeps(recs), cost.BlockS(cost.WindowS))
 	writeCurves(m, meta, collectCurves(recs))
 	writeScale(m, meta, collectScale(meta, recs))
 }
 
-func writeSweeps(m *md, sweeps []*sweep) {
+func writeSweeps(m *md, sweeps []*sweep, block float64) {
 	if len(sweeps) == 0 {
 		return
 	}
@@ -623,8 +624,12 @@ func writeSweeps(m *md, sweeps []*sweep) {
 		"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile "+
 		"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. "+
 		"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) "+
-		"between the two points around it, with the same bootstrap (the share of resamples with a crossing is given).",
-		stats.FitResamples)
+		"between the two points around it, with the same bootstrap. It is stated only when the medians in the table cross too "+
+		"and at least %.0f%% of the resamples cross; its interval is then over the resamples that cross (conditional on a "+
+		"crossing), and the share is given. **Cheaper throughout** is stated only when the paired-t 95%% interval of the "+
+		"ratio excludes 1 on the same side at every point. Anything else is *not established*, with the repeats it would take "+
+		"at the observed ratios and spread (estimated as in Verdicts).",
+		stats.FitResamples, 100*CrossShare)
 	m.nl()
 	for _, s := range sweeps {
 		m.p("### %s", s.title())
@@ -671,11 +676,124 @@ func writeSweeps(m *md, sweeps []*sweep) {
 			m.p("%d repeats resampled; with fewer than 6 the bootstrap has few distinct resamples and the interval is optimistic.", len(s.repeats))
 			m.nl()
 		}
-		writeCrossovers(m, s)
+		writeCrossovers(m, s, block)
 	}
 }
 
-func writeCrossovers(m *md, s *sweep) {
+// CrossShare is the share of bootstrap resamples that must show a crossing
+// before the growth section states a crossover.
+const CrossShare = 0.95
+
+// pointRatio is the paired ratio a ÷ b of two modes' costs at one point of
+// a sweep: its geometric mean over repeats and paired-t 95% interval, as
+// the paired ratios of the report compute it.
+type pointRatio struct {
+	label       string
+	n           int
+	geo, lo, hi float64
+	side        int     // +1: interval above 1 (a costs more); −1: below; 0: includes 1 or none
+	need        int     // repeats for the interval to exclude 1 (0: cannot be estimated)
+	medA, medB  float64 // the table's medians
+	medSide     int     // sign of medA − medB (0 when equal or missing)
+}
+
+// pointRatios pairs a and b by repeat at every point of s.
+func (s *sweep) pointRatios(a, b string) []pointRatio {
+	ca, cb := s.cost[a], s.cost[b]
+	ma, mb := ca.Medians(), cb.Medians()
+	out := make([]pointRatio, len(s.xs))
+	for i := range s.xs {
+		var ratios []float64
+		for r := range ca.Y {
+			if x, y := ca.Y[r][i], cb.Y[r][i]; x > 0 && y > 0 {
+				ratios = append(ratios, x/y)
+			}
+		}
+		pr := pointRatio{label: s.labels[i], n: len(ratios), geo: math.NaN(), lo: math.NaN(), hi: math.NaN(), medA: ma[i], medB: mb[i]}
+		if len(ratios) > 0 {
+			pr.geo, pr.lo, pr.hi, _ = stats.PairedLogT(ratios, stats.Confidence)
+		}
+		switch {
+		case pr.lo > 1:
+			pr.side = 1
+		case pr.hi < 1:
+			pr.side = -1
+		}
+		if pr.side == 0 {
+			// The Verdicts section's estimator, at one comparison: the
+			// smallest n whose 95% interval excludes 1 at this ratio and
+			// spread.
+			pr.need = (&stats.Comparison{Ratios: ratios, GeoRatio: pr.geo}).RepeatsToEstablish(1)
+		}
+		if pr.medA > 0 && pr.medB > 0 {
+			switch {
+			case pr.medA > pr.medB:
+				pr.medSide = 1
+			case pr.medA < pr.medB:
+				pr.medSide = -1
+			}
+		}
+		out[i] = pr
+	}
+	return out
+}
+
+// medianCrossings counts the sign changes of the median costs' difference
+// (the table's medians) and returns the indexes of the two points around
+// the first one (−1, −1 without a crossing).
+func medianCrossings(prs []pointRatio) (n, lo, hi int) {
+	lo, hi = -1, -1
+	prev := -1
+	for i, pr := range prs {
+		if pr.medSide == 0 {
+			continue
+		}
+		if prev >= 0 && prs[prev].medSide != pr.medSide {
+			if n == 0 {
+				lo, hi = prev, i
+			}
+			n++
+		}
+		prev = i
+	}
+	return n, lo, hi
+}
+
+// mostNeeded is the largest repeats estimate over the points idx whose
+// interval includes 1, and whether any of them cannot be estimated.
+func mostNeeded(prs []pointRatio, idx []int) (need int, unknown bool) {
+	for _, i := range idx {
+		if prs[i].side != 0 {
+			continue
+		}
+		if prs[i].need == 0 {
+			unknown = true
+			continue
+		}
+		need = max(need, prs[i].need)
+	}
+	return need, unknown
+}
+
+func sharePct(k, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return f(100*float64(k)/float64(n), 0) + "%"
+}
+
+// writeCrossovers compares every two WAF modes of s point by point and
+// states a crossover, or one mode cheaper throughout, only where the data
+// support it:
+//   - a crossover when the medians of the table cross, the median paired
+//     log-ratio changes sign, and at least CrossShare of the bootstrap
+//     resamples cross (the interval is over those resamples: conditional on
+//     a crossing);
+//   - "cheaper throughout" when every point's paired-t 95% interval of the
+//     ratio excludes 1 on the same side;
+//   - otherwise "not established", with the repeats it would take at the
+//     observed ratios and spread (the Verdicts section's estimator).
+func writeCrossovers(m *md, s *sweep, block float64) {
 	var waf []string
 	for _, md := range s.modes {
 		if modes.IsWAF(md) {
@@ -684,35 +802,175 @@ func writeCrossovers(m *md, s *sweep) {
 	}
 	for i := 0; i < len(waf); i++ {
 		for j := i + 1; j < len(waf); j++ {
-			a, b := waf[i], waf[j]
-			cr, err := stats.Crossover(s.cost[a], s.cost[b])
-			if err != nil {
-				m.p("- %s vs %s: %v", a, b, err)
-				continue
-			}
-			cheaper := map[string]string{"a": a, "b": b}
-			other := map[string]string{"a": b, "b": a}
-			lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
-			switch {
-			case cr.CheaperBelow == "":
-				m.p("- %s vs %s: no paired difference to compare.", a, b)
-			case cr.Crossings == 0:
-				m.p("- %s vs %s: **no crossover** in %s–%s: %s is cheaper throughout (a crossing in %d of %d resamples).",
-					a, b, lo, hi, cheaper[cr.CheaperBelow], cr.At.Defined, cr.At.Resamples)
-			default:
-				extra := ""
-				if cr.Crossings > 1 {
-					extra = fmt.Sprintf("; the curves cross %d times, the first is given", cr.Crossings)
-				}
-				m.p("- %s vs %s: **crossover at %s** (95%% CI %s–%s; a crossing in %d of %d resamples): %s is cheaper below, %s above%s.",
-					a, b, s.fmtX(cr.At.Value), s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined, cr.At.Resamples,
-					cheaper[cr.CheaperBelow], other[cr.CheaperBelow], extra)
-			}
+			writeCrossover(m, s, waf[i], waf[j], block)
 		}
 	}
-	if len(waf) > 1 {
+}
+
+func writeCrossover(m *md, s *sweep, a, b string, block float64) {
+	cr, err := stats.Crossover(s.cost[a], s.cost[b])
+	if err != nil {
+		m.p("- %s vs %s: %v", a, b, err)
 		m.nl()
+		return
 	}
+	prs := s.pointRatios(a, b)
+	head := map[string]string{profile.ParamSize: "body size", profile.ParamArgs: "fields", paramConns: "conns"}[s.param]
+	m.p("%s ÷ %s, Envoy CPU per request, paired by repeat at each point:", a, b)
+	m.nl()
+	m.head(head, "n", "ratio (geo-mean)", "paired-t 95% CI", "interval", "repeats for the interval to exclude 1")
+	all := make([]int, len(prs))
+	for i, pr := range prs {
+		all[i] = i
+		side := map[int]string{1: "above 1 (" + b + " cheaper)", -1: "below 1 (" + a + " cheaper)", 0: "includes 1"}[pr.side]
+		if math.IsNaN(pr.lo) {
+			side = "none (n < 2)"
+		}
+		need := "–"
+		if pr.side == 0 {
+			need = repeatsCell(pr.need, block)
+		}
+		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ciNaN(pr.lo, pr.hi, 3), side, need)
+	}
+	m.nl()
+	name := map[string]string{"a": a, "b": b}
+	other := map[string]string{"a": b, "b": a}
+	lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
+	share := float64(cr.At.Defined) / float64(max(cr.At.Resamples, 1))
+	shareText := fmt.Sprintf("a crossing in %d of %d resamples (%s)", cr.At.Defined, cr.At.Resamples, sharePct(cr.At.Defined, cr.At.Resamples))
+	nMed, mLo, mHi := medianCrossings(prs)
+	// takes says what a verdict would take over the points idx.
+	takes := func(idx []int, what string) string {
+		need, unknown := mostNeeded(prs, idx)
+		switch {
+		case need > stats.MaxRepeats:
+			return fmt.Sprintf("%s would take more than %d repeats at the observed ratios and spread (a ratio too close to 1).", what, stats.MaxRepeats)
+		case need > 0:
+			wall := ""
+			if block > 0 {
+				wall = " (≈ " + minutes(float64(need)*block) + " at this run's " + minutes(block) + " per repeat)"
+			}
+			return fmt.Sprintf("%s would take about %d repeats%s at the observed ratios and spread (this run has %d; the most any of those points needs, estimated as in Verdicts).", what, need, wall, len(s.repeats))
+		case unknown:
+			return what + " cannot be estimated from this run (a point has fewer than 2 paired repeats)."
+		}
+		return ""
+	}
+	switch {
+	case cr.CheaperBelow == "":
+		m.p("- %s vs %s: no paired difference to compare.", a, b)
+	case nMed > 0 && cr.Crossings > 0 && share >= CrossShare:
+		extra := ""
+		if cr.Crossings > 1 || nMed > 1 {
+			extra = fmt.Sprintf("; the curves cross more than once (paired medians %d times, the table's medians %d times), the first is given", cr.Crossings, nMed)
+		}
+		m.p("- %s vs %s: **crossover at %s** (the table's medians cross between %s and %s; %s, at least the %.0f%% a crossover needs; 95%% CI %s–%s, conditional on a crossing: over the %d resamples that cross): %s is cheaper below, %s above%s.",
+			a, b, s.fmtX(cr.At.Value), prs[mLo].label, prs[mHi].label, shareText, 100*CrossShare, s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined,
+			name[cr.CheaperBelow], other[cr.CheaperBelow], extra)
+		var open []string
+		for _, i := range []int{mLo, mHi} {
+			if prs[i].side == 0 {
+				open = append(open, prs[i].label)
+			}
+		}
+		if len(open) > 0 {
+			m.p("  The paired-t interval of the ratio still includes 1 at %s, beside the crossing (with %d repeats the bootstrap has few distinct resamples). %s",
+				joinComma(open), len(s.repeats), takes([]int{mLo, mHi}, "Intervals excluding 1 on opposite sides at "+prs[mLo].label+" and "+prs[mHi].label))
+		}
+	case nMed == 0 && cr.Crossings == 0 && allSide(prs) != 0:
+		cheap := a
+		if allSide(prs) > 0 {
+			cheap = b
+		}
+		m.p("- %s vs %s: **no crossover** in %s–%s: **%s is cheaper throughout** (the 95%% interval of %s ÷ %s excludes 1 on the same side at every point; %s).",
+			a, b, lo, hi, cheap, a, b, shareText)
+	case nMed == 0 && cr.Crossings == 0:
+		cheap := a
+		if firstSide(prs) > 0 {
+			cheap = b
+		}
+		var open []string
+		for _, pr := range prs {
+			if pr.side == 0 {
+				open = append(open, pr.label)
+			}
+		}
+		m.p("- %s vs %s: no crossover seen in %s–%s (%s is cheaper at every point's median; %s), but **%s cheaper throughout is not established**: the 95%% interval of %s ÷ %s includes 1 at %d of %d points (%s). %s",
+			a, b, lo, hi, cheap, shareText, cheap, a, b, len(open), len(prs), joinComma(open), takes(all, "An interval excluding 1 at every point"))
+	default:
+		var seen []string
+		if nMed > 0 {
+			seen = append(seen, fmt.Sprintf("the table's medians cross between %s and %s", prs[mLo].label, prs[mHi].label))
+		} else {
+			seen = append(seen, "the table's medians do not cross ("+map[int]string{1: b, -1: a}[firstSide(prs)]+" is cheaper at every point's median)")
+		}
+		if cr.Crossings > 0 {
+			seen = append(seen, fmt.Sprintf("the median paired log-ratio changes sign %s, first at %s", times(cr.Crossings), s.fmtX(cr.At.Value)))
+		} else {
+			seen = append(seen, "the median paired log-ratio does not change sign")
+		}
+		cond := ""
+		if cr.Crossings > 0 && !math.IsNaN(cr.At.Lo) {
+			cond = fmt.Sprintf(" (95%% CI %s–%s, conditional on a crossing: over those %d resamples only)", s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined)
+		}
+		m.p("- %s vs %s: **crossover not established** in %s–%s: %s; %s%s. Stating a crossover needs the table's medians and the paired medians to cross and at least %.0f%% of resamples to cross.",
+			a, b, lo, hi, joinSemi(seen), shareText, cond, 100*CrossShare)
+		if nMed > 0 {
+			if t := takes([]int{mLo, mHi}, fmt.Sprintf("Intervals excluding 1 on opposite sides at %s and %s", prs[mLo].label, prs[mHi].label)); t != "" {
+				m.p("  %s", t)
+			}
+		} else if t := takes(all, "An interval excluding 1 at every point (for "+map[int]string{1: b, -1: a}[firstSide(prs)]+" cheaper throughout)"); t != "" {
+			m.p("  %s", t)
+		}
+	}
+	m.nl()
+}
+
+// allSide is +1 or −1 when every point's interval lies on that side of 1,
+// else 0.
+func allSide(prs []pointRatio) int {
+	if len(prs) == 0 {
+		return 0
+	}
+	side := prs[0].side
+	for _, pr := range prs {
+		if pr.side != side {
+			return 0
+		}
+	}
+	return side
+}
+
+// firstSide is the sign of the first nonzero median difference.
+func firstSide(prs []pointRatio) int {
+	for _, pr := range prs {
+		if pr.medSide != 0 {
+			return pr.medSide
+		}
+	}
+	return 0
+}
+
+// times is "once", "twice" or "n times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return itoa(n) + " times"
+}
+
+func joinSemi(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
 }
 
 func writeCurves(m *md, meta *result.Meta, curves []*curve) {

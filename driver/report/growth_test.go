@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,5 +153,149 @@ func TestScaleFromMergedRun(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from %s (inspect, then -update)", name, golden)
+	}
+}
+
+// argsSweep is a form_args sweep over len(a[0]) field counts (1, 10, 100,
+// …): a[r][i] and b[r][i] are modsecurity's and coraza's Envoy CPU µs per
+// request in repeat r at point i; passthrough costs 1 µs.
+func argsSweep(a, b [][]float64) []result.Record {
+	var recs []result.Record
+	for r := range a {
+		n := 1
+		for i := range a[r] {
+			w := profile.PointName("form_args", profile.ParamArgs, strconv.Itoa(n))
+			for mode, v := range map[string]float64{"passthrough": 1, "modsecurity": a[r][i], "coraza": b[r][i]} {
+				recs = append(recs, result.Record{Repeat: r + 1, Mode: mode, Load: "closed", Conns: 1, ReqPerS: 100,
+					Workload: w, CPU: result.CPU{UsPerRequest: v}})
+			}
+			n *= 10
+		}
+	}
+	return recs
+}
+
+// TestGrowthVerdictsFollowTheData: a crossover is stated only when the
+// table's medians cross as well as the paired medians, with at least
+// CrossShare of the resamples crossing; "cheaper throughout" only when
+// every point's interval excludes 1 on one side; anything else is "not
+// established" with the repeats it would take.
+func TestGrowthVerdictsFollowTheData(t *testing.T) {
+	tests := []struct {
+		name      string
+		a, b      [][]float64 // [repeat][point]
+		want      []string
+		forbidden []string
+	}{
+		{
+			// The table's medians put modsecurity below coraza at every
+			// point, but the median per-repeat ratio is above 1 at 10.
+			name: "paired medians cross, the table's do not",
+			a:    [][]float64{{10, 10, 10}, {10, 20, 10}, {30, 30, 10}},
+			b:    [][]float64{{12, 9, 20}, {9, 25, 20}, {31, 28, 20}},
+			want: []string{"**crossover not established** in 1–100", "the table's medians do not cross (modsecurity is cheaper at every point's median)",
+				"the median paired log-ratio changes sign twice", "conditional on a crossing"},
+			forbidden: []string{"**crossover at", "cheaper throughout**"},
+		},
+		{
+			name: "cheaper at every median, intervals include 1",
+			a:    [][]float64{{80, 80, 80}, {110, 110, 110}, {85, 85, 85}, {95, 95, 95}},
+			b:    [][]float64{{100, 100, 100}, {100, 100, 100}, {100, 100, 100}, {100, 100, 100}},
+			want: []string{"no crossover seen in 1–100", "**modsecurity cheaper throughout is not established**",
+				"includes 1 at 3 of 3 points (1, 10, 100)", "would take about", "this run has 4"},
+			forbidden: []string{"**crossover at", "**modsecurity is cheaper throughout**"},
+		},
+		{
+			name:      "cheaper at every point, every interval below 1",
+			a:         [][]float64{{50, 50, 50}, {52, 52, 52}, {49, 49, 49}, {51, 51, 51}},
+			b:         [][]float64{{100, 100, 100}, {100, 100, 100}, {100, 100, 100}, {100, 100, 100}},
+			want:      []string{"**no crossover** in 1–100: **modsecurity is cheaper throughout**", "| 10 | 4 | 0.505 |", "below 1 (modsecurity cheaper)"},
+			forbidden: []string{"not established**"},
+		},
+		{
+			// The medians cross between 1 and 10 in every repeat but one,
+			// which keeps modsecurity dearer throughout: too few
+			// resamples cross.
+			name:      "a crossing too few resamples show",
+			a:         [][]float64{{50, 150, 150}, {50, 150, 150}, {50, 90, 90}},
+			b:         [][]float64{{100, 100, 100}, {100, 100, 100}, {100, 100, 100}},
+			want:      []string{"**crossover not established**", "the table's medians cross between 1 and 10", "conditional on a crossing: over those"},
+			forbidden: []string{"**crossover at"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &md{}
+			writeGrowth(m, &result.Meta{Suite: "growth"}, argsSweep(tt.a, tt.b))
+			got := m.b.String()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("want %q in:\n%s", w, got)
+				}
+			}
+			for _, w := range tt.forbidden {
+				if strings.Contains(got, w) {
+					t.Errorf("do not want %q in:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+// TestGrowthVerdictsOfCommittedRun renders the committed growth run
+// (results/20261201T011819Z-growth) from a copy of its raw files and
+// checks each crossover verdict against what its data support: form_args'
+// medians never cross, json_real's and multipart's crossings appear in
+// about 74% of resamples, every connections point's interval includes 1;
+// json_value crosses in every resample.
+func TestGrowthVerdictsOfCommittedRun(t *testing.T) {
+	src := filepath.Join("..", "..", "results", "20261201T011819Z-growth")
+	dir := t.TempDir()
+	for _, name := range []string{result.MetaFile, result.RawFile} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Build(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	for _, part := range strings.Split(string(b), "\n### ")[1:] {
+		title, body, _ := strings.Cut(part, "\n")
+		sections[title] = body
+	}
+	for _, tt := range []struct {
+		section         string
+		want, forbidden []string
+	}{
+		{"json_real, body size, 1 conn", []string{"**crossover not established**", "a crossing in 1481 of 2000 resamples (74%)", "conditional on a crossing"}, []string{"**crossover at"}},
+		{"json_value, body size, 1 conn", []string{"**crossover at 135 B**", "2000 of 2000 resamples (100%)", "conditional on a crossing", "still includes 1 at 0"}, nil},
+		{"multipart, body size, 1 conn", []string{"**crossover not established**", "1481 of 2000 resamples (74%)"}, []string{"**crossover at"}},
+		{"form_args, argument count, 1 conn", []string{"**crossover not established**", "the table's medians do not cross"}, []string{"**crossover at", "coraza above"}},
+		{"headers_conns, connections", []string{"**coraza cheaper throughout is not established**", "includes 1 at 5 of 5 points"}, []string{"**coraza is cheaper throughout**"}},
+	} {
+		body, ok := sections[tt.section]
+		if !ok {
+			t.Errorf("no section %q", tt.section)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: want %q in:\n%s", tt.section, w, body)
+			}
+		}
+		for _, w := range tt.forbidden {
+			if strings.Contains(body, w) {
+				t.Errorf("%s: do not want %q in:\n%s", tt.section, w, body)
+			}
+		}
 	}
 }

@@ -19,9 +19,15 @@ import (
 // LabSuite is the suite whose report carries the lab section (profiles/lab.yaml).
 const LabSuite = "lab"
 
-// labFigure is what the older Docker lab published for one of its hosts
-// (design.md §5): median and p95 of curl's time_total over 40 sequential
-// requests per path, and one memory snapshot of the host's container.
+// labReference names the external study the lab suite reproduces. Its
+// figures below are that study's published reference values, quoted, not
+// data of this repository: no file of it is committed here.
+const labReference = "the earlier Docker lab comparison (design brief §5)"
+
+// labFigure is what the earlier Docker lab comparison (labReference, an
+// external published reference) published for one of its hosts: median and
+// p95 of curl's time_total over 40 sequential requests per path, and one
+// memory snapshot of the host's container.
 type labFigure struct {
 	mode   string
 	host   string
@@ -77,7 +83,7 @@ type labComparison struct {
 	pHolm                            float64
 }
 
-// writeLab is the report's section on the older Docker lab (design.md §5),
+// writeLab is the report's section on the older Docker lab (labReference),
 // written only for the lab suite: per host and path, the median and p95
 // latency over fresh-process trials with bootstrap intervals; the lab's
 // published figures beside ours with the caveats; RSS per host after
@@ -123,7 +129,7 @@ func writeLab(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) 
 
 	m.p("## The Docker lab, reproduced")
 	m.nl()
-	m.p("The older lab (design.md §5) sent 40 sequential curl requests per path (safe GET, blocked SQL injection, blocked XSS) to go-httpbin directly, to nginx + ModSecurity and to Caddy + Coraza, all over CRS 4.25, and published the median and p95 of curl's time_total and one memory snapshot per container. This run sends the same kinds of requests one at a time (closed loop, upstream: **%s**), on one persistent connection and, where a path's name ends in `_newconn`, with a new connection per request as curl did, for a fixed window in each of several fresh-process trials per host, mode order rotated, and adds Envoy with and without each engine. Latency is the client's, from writing a request (or, with a new connection per request, from starting to connect) to its last response byte. A trial's median and p95 are over its window; the table gives the median of those over trials with a seeded bootstrap 95%% interval (trials resampled; %d resamples).",
+	m.p("The older lab — "+labReference+", an external study whose figures are quoted here as its published reference values; none of its files are in this repository — sent 40 sequential curl requests per path (safe GET, blocked SQL injection, blocked XSS) to go-httpbin directly, to nginx + ModSecurity and to Caddy + Coraza, all over CRS 4.25, and published the median and p95 of curl's time_total and one memory snapshot per container. This run sends the same kinds of requests one at a time (closed loop, upstream: **%s**), on one persistent connection and, where a path's name ends in `_newconn`, with a new connection per request as curl did, for a fixed window in each of several fresh-process trials per host, mode order rotated, and adds Envoy with and without each engine. Latency is the client's, from writing a request (or, with a new connection per request, from starting to connect) to its last response byte. A trial's median and p95 are over its window; the table gives the median of those over trials with a seeded bootstrap 95%% interval (trials resampled; %d resamples).",
 		upstream, stats.BootstrapResamples)
 	m.nl()
 	m.head("host", "path", "trials", "median ms", "95% CI", "p95 ms", "95% CI", "host CPU µs/req")
@@ -306,7 +312,7 @@ func labMedian(v []float64) float64 {
 func writeLabBeside(m *md, trials map[string][]*labTrial, labPool string) {
 	m.p("### Beside the lab's published figures")
 	m.nl()
-	m.p("The lab published one median and p95 per host. Ours are over *%s* (pooled per trial, median over trials, 95%% bootstrap interval). Milliseconds from two machines are not comparable; what each WAF host adds to the direct path within the same study is closer to it (the lab's Docker port forwarding is in every one of its figures, and subtracting the direct path removes it), and the ratio to direct is given too. Ours: median of per-repeat differences with a bootstrap 95%% interval, and geometric mean of per-repeat ratios with its paired-t 95%% interval.", labPool)
+	m.p("The \"lab\" columns are the published figures of "+labReference+", an external reference quoted as published (not measured here, no data of it in this repository). The lab published one median and p95 per host. Ours are over *%s* (pooled per trial, median over trials, 95%% bootstrap interval). Milliseconds from two machines are not comparable; what each WAF host adds to the direct path within the same study is closer to it (the lab's Docker port forwarding is in every one of its figures, and subtracting the direct path removes it), and the ratio to direct is given too. Ours: median of per-repeat differences with a bootstrap 95%% interval, and geometric mean of per-repeat ratios with its paired-t 95%% interval.", labPool)
 	m.nl()
 	m.head("host", "lab median ms", "lab p95 ms", "our median ms", "our p95 ms", "lab: added to direct, ms", "ours: added to direct, ms", "lab median / direct", "our median / direct", "95% CI")
 	labDirect := labFigures[0].p50Ms

@@ -90,6 +90,17 @@ func TestWriteLab(t *testing.T) {
 			t.Errorf("lab section lacks %q", want)
 		}
 	}
+	// The lab's figures are an external study's published values, named
+	// as such; the section cites no file of this repository for them.
+	for _, want := range []string{"the published figures of the earlier Docker lab comparison (design brief §5), an external reference",
+		"none of its files are in this repository"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lab section lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "design.md") {
+		t.Error("lab section cites design.md, a file that is not in the repository")
+	}
 	if t.Failed() {
 		t.Logf("section:\n%s", got)
 	}

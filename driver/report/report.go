@@ -29,9 +29,11 @@ const (
 // Build reads dir/meta.json and dir/raw.jsonl and (re)writes summary.json,
 // bench.txt, report.md, report.html and charts/*.svg in dir. When dir holds
 // engine-bench.txt (scripts/overhead.sh), summary.json and report.md gain
-// an integration-overhead section. The same input files always give
-// byte-identical outputs. Every file is written to a temporary name and
-// renamed, so a failed write leaves no empty or partial file.
+// an integration-overhead section; when it holds loadgen.jsonl
+// (scripts/vs-wrk.sh), report.md gains a "Load engine vs wrk" section. The
+// same input files always give byte-identical outputs. Every file is
+// written to a temporary name and renamed, so a failed write leaves no
+// empty or partial file.
 //
 // What the report had to set aside — a torn last line of raw.jsonl (a crash
 // or full disk mid-write), records with impossible values — is stated in
@@ -83,6 +85,9 @@ func Build(dir string, warn io.Writer) error {
 				return err
 			}
 			if err := writeMatrixSection(w, dir); err != nil {
+				return err
+			}
+			if err := writeLoadgenSection(w, dir); err != nil {
 				return err
 			}
 			return writeByproductsSection(w, dir)

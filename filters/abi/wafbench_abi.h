@@ -2,10 +2,13 @@
  * wafbench_abi.h: the subset of the Envoy 1.40 dynamic-module ABI (ABI version
  * "v0.2.0") that the wafbench HTTP filter modules use.
  *
- * Written for this project from the public description of
- * source/extensions/dynamic_modules/abi/abi.h in envoyproxy/envoy. Envoy resolves
- * the event hooks below with dlsym and calls them with exactly these
- * signatures, so every prototype here must match Envoy's. Callbacks are
+ * Attribution: these declarations follow Envoy's dynamic-module ABI, defined
+ * by source/extensions/dynamic_modules/abi/abi.h in envoyproxy/envoy
+ * (Apache-2.0): the names, types, enum values and signatures are Envoy's; the
+ * text is this project's own, not a copy of that file (see NOTICE).
+ *
+ * Envoy resolves the event hooks below with dlsym and calls them with exactly
+ * these signatures, so every prototype here must match Envoy's. Callbacks are
  * implemented by the Envoy binary; a module that references a callback the
  * binary does not export fails to load (RTLD_NOW). Check with
  *   nm -D --defined-only $ENVOY | grep envoy_dynamic_module_callback_http

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// loadgenRaw is a comparison of two pairs at 16 connections: wafbench
+// does 90% of wrk's req/s and uses 1.1× its CPU per request.
+const loadgenRaw = `{"kind": "header", "command": "scripts/vs-wrk.sh 2 16 4 /safe", "started_utc": "2026-12-01T00:00:00Z", "pairs": 2, "conns": [16], "seconds": 4, "path": "/safe", "wrk": "wrk debian/4.1.0", "envoy_cpus": "0", "client_cpus": "1", "cpu_method": "user+sys", "startup_method": {"wrk": "wrk -v", "wafbench": "one request"}, "notes": ["shared machine"]}
+{"kind": "window", "tool": "wrk", "conns": 16, "pair": 1, "position": 1, "seconds": 4, "requests": 40000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.4, "startup_cpu_s": 0.004, "startup_requests": 0, "p50_us": 1500, "p90_us": 2000, "p99_us": 3000}
+{"kind": "window", "tool": "wafbench", "conns": 16, "pair": 1, "position": 2, "seconds": 4, "requests": 36000, "errors": 0, "req_per_s": 9000, "client_cpu_s": 0.396, "startup_cpu_s": 0.012, "startup_requests": 1, "p50_us": 1600, "p90_us": 2100, "p99_us": 3300}
+{"kind": "window", "tool": "wafbench", "conns": 16, "pair": 2, "position": 1, "seconds": 4, "requests": 36000, "errors": 0, "req_per_s": 9000, "client_cpu_s": 0.396, "startup_cpu_s": 0.012, "startup_requests": 1, "p50_us": 1600, "p90_us": 2100, "p99_us": 3300}
+{"kind": "window", "tool": "wrk", "conns": 16, "pair": 2, "position": 2, "seconds": 4, "requests": 40000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.4, "startup_cpu_s": 0.004, "startup_requests": 0, "p50_us": 1500, "p90_us": 2000, "p99_us": null}
+`
+
+func TestLoadgenSection(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := writeLoadgenSection(&buf, dir); err != nil || buf.Len() != 0 {
+		t.Fatalf("a run without %s: got %q, %v; want nothing", LoadgenFile, buf.String(), err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(loadgenRaw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeLoadgenSection(&buf, dir); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{
+		"## Load engine vs wrk", "`scripts/vs-wrk.sh 2 16 4 /safe`", "Note: shared machine", "- Start-up run, wrk: wrk -v.",
+		"### 16 connections",
+		// 10 µs/req each: 0.4 s / 40000 and 0.396 s / 36000 → 11 µs; net:
+		// (0.396−0.012)/35999 ÷ (0.4−0.004)/40000 = 1.0775 (1.077).
+		"| 1 | wrk | 10000 | 9000 | 0.900 | 10.00 | 11.00 | 1.100 | 4.0 | 12.0 | 1.077 | 1.50 / 3.00 | 1.60 / 3.30 | 0 / 0 |",
+		"| 2 | wafbench | 10000 | 9000 | 0.900 | 10.00 | 11.00 | 1.100 | 4.0 | 12.0 | 1.077 | 1.50 / – | 1.60 / 3.30 | 0 / 0 |",
+		"| median |  |  |  | 0.900 |  |  | 1.100 |  |  | 1.077 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	for name, raw := range map[string]string{
+		"no header":    `{"kind": "window", "tool": "wrk"}` + "\n",
+		"unknown tool": `{"kind": "header"}` + "\n" + `{"kind": "window", "tool": "ab"}` + "\n",
+		"torn line":    `{"kind": "header"}` + "\n" + `{"kind": "wind`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(raw), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeLoadgenSection(&bytes.Buffer{}, dir); err == nil || !strings.Contains(err.Error(), LoadgenFile) {
+			t.Errorf("%s: got %v, want an error naming %s", name, err, LoadgenFile)
+		}
+	}
+}
