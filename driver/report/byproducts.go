@@ -34,7 +34,7 @@ func Byproduct(rel string) string {
 	case dir == "." && (base == "meta.json" || base == "raw.jsonl" || base == EngineBenchFile ||
 		base == MatrixFile || base == "matrix.csv" || base == SummaryFile || base == BenchFile ||
 		base == ReportFile || base == HTMLFile || base == ByproductsArchive || base == ByproductsList ||
-		base == "README.md"):
+		base == "README.md" || base == LoadgenFile):
 		return ""
 	case dir == ChartsDir:
 		return ""
