@@ -132,6 +132,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeMethod(m, meta, recs, s)
 	writeEnvironment(m, meta, recs)
 	writeVersions(m, meta)
+	writeProvenance(m, meta, recs)
 	writeResults(m, s)
 	writeRatios(m, s)
 	writeVerdicts(m, meta, recs, s)
@@ -148,7 +149,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeMemory(m, s)
 	writeBehind(m, q)
 	writeExcluded(m, meta, s)
-	writeLimitations(m, meta, s, q)
+	writeLimitations(m, meta, recs, s, q)
 	if len(charts) > 0 {
 		m.p("## Charts")
 		m.nl()
@@ -220,6 +221,15 @@ func writeEnvironment(m *md, meta *result.Meta, recs []result.Record) {
 	m.nl()
 	m.head("item", "value")
 	m.row("CPU", fmt.Sprintf("%s (%d CPUs)", orNone(meta.CPUModel), meta.NumCPU))
+	for _, r := range processorRows(meta.Processor) {
+		m.row(r[0], r[1])
+	}
+	for _, n := range cpuNotes(meta) {
+		m.row("**warning: runs set side by side**", n)
+	}
+	if meta.ClkTck > 0 {
+		m.row("CLK_TCK (measured)", strconv.FormatInt(meta.ClkTck, 10))
+	}
 	m.row("kernel", orNone(meta.Kernel))
 	m.row("governor / SMT", orNone(meta.Governor)+" / "+orNone(meta.SMT))
 	m.row("Envoy concurrency", itoa(meta.Concurrency))
@@ -564,10 +574,10 @@ func writeBehind(m *md, q *quality) {
 	m.nl()
 }
 
-func writeLimitations(m *md, meta *result.Meta, s *stats.Summary, q *quality) {
+func writeLimitations(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary, q *quality) {
 	m.p("## Limitations")
 	m.nl()
-	for _, l := range q.lines() {
+	for _, l := range append(q.lines(), provenanceLimitations(meta, recs)...) {
 		m.p("- %s.", strings.ToUpper(l[:1])+l[1:])
 	}
 	nc := len(s.Comparisons)
