@@ -26,7 +26,7 @@ type moduleCheck struct {
 func (c moduleCheck) cell() string {
 	switch {
 	case c.Trials == 0:
-		return "no preflight hash (recorded for Envoy modes only)"
+		return "no preflight hash recorded"
 	case len(c.Differs) == 0:
 		return fmt.Sprintf("matches %d preflights", c.Trials)
 	}
