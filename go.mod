@@ -17,6 +17,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require github.com/klauspost/cpuid/v2 v2.3.0 // indirect
+
 require (
 	github.com/chromedp/cdproto v0.160.1 // indirect
 	github.com/chromedp/chromedp v0.23.1

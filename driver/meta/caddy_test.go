@@ -18,7 +18,8 @@ func TestDescribeCaddy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := describeModule("", modes.Mode{Name: n})
+	var unmeasured []string
+	mod, err := describeModule("", modes.Mode{Name: n}, &unmeasured)
 	if err != nil {
 		t.Fatal(err)
 	}

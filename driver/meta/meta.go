@@ -5,20 +5,24 @@
 package meta
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 
 	"wafbench/driver/builds"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
+	"wafbench/driver/procstat"
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"
 	"wafbench/envoy"
@@ -52,6 +56,15 @@ func Describe(m *result.Meta, s Stack) error {
 	f := host.Collect(s.RepoDir)
 	m.GitSHA, m.GitDirty, m.GoVersion, m.Arch = f.GitSHA, f.GitDirty, f.GoVersion, runtime.GOARCH
 	m.Kernel, m.CPUModel, m.NumCPU, m.Governor, m.SMT = f.Kernel, f.CPUModel, f.NumCPU, f.Governor, f.SMT
+	var missing string
+	if m.Processor, missing = host.Processor(); missing != "" {
+		m.Unmeasured = append(m.Unmeasured, missing)
+	}
+	if tck, err := procstat.ClockTicks(); err != nil {
+		m.Unmeasured = append(m.Unmeasured, err.Error()+": /proc ticks not recorded (ticks_ns 0)")
+	} else {
+		m.ClkTck = tck
+	}
 	// Envoy inherits this process's environment; record what changes how
 	// the engines run (Go's GC in the Coraza module, the stage timers).
 	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "WAFBENCH_STAGE_TIMERS", "LLVM_PROFILE_FILE"} {
@@ -70,7 +83,7 @@ func Describe(m *result.Meta, s Stack) error {
 			continue
 		}
 		waf = true
-		mod, err := describeModule(s.ModuleDir, md)
+		mod, err := describeModule(s.ModuleDir, md, &m.Unmeasured)
 		if err != nil {
 			return err
 		}
@@ -207,9 +220,13 @@ func hashRules(dir string) (map[string]string, string, error) {
 
 // describeModule records what a WAF mode runs: for a build, its manifest
 // (compiler, flags, source and profile hashes); for nginx, the connector.
-// moduleDir (--module-dir), when set, replaces the build's directory. An
-// unreadable module file is a *ModuleError.
-func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
+// The path and hash are of the file the mode really loads: the build's
+// module, coraza-wasm's .wasm, the nginx connector module, the Caddy
+// executable. moduleDir (--module-dir), when set, replaces the directory
+// of an Envoy mode's module. An unreadable module file of an Envoy mode
+// is a *ModuleError; what else cannot be read (an engine version, the
+// nginx module's hash) is appended to unmeasured, one line each.
+func describeModule(moduleDir string, m modes.Mode, unmeasured *[]string) (result.Module, error) {
 	var mod result.Module
 	if m.Build != nil {
 		mod.BuildName = m.Build.Mode()
@@ -222,31 +239,44 @@ func describeModule(moduleDir string, m modes.Mode) (result.Module, error) {
 	if m.Host == modes.Nginx {
 		mod.Path = refhost.NginxModule
 		mod.Engine = "libmodsecurity (nginx connector " + refhost.Version(m.String()) + ")"
-		mod.SHA256, _ = host.FileSHA256(refhost.NginxModule)
+		sum, err := host.FileSHA256(refhost.NginxModule)
+		if err != nil {
+			*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: module SHA-256: %v", m, err))
+		}
+		mod.SHA256 = sum
 		if m.Build == nil {
 			mod.Build = "Debian packages"
-			if out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output(); err == nil {
-				mod.EngineVersion = strings.TrimSpace(string(out))
+			out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output()
+			if err != nil {
+				*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: engine version: pkg-config --modversion modsecurity: %v", m, err))
 			}
+			mod.EngineVersion = strings.TrimSpace(string(out))
 		}
 		return mod, nil
 	}
 	if m.Host == modes.Caddy {
 		return describeCaddy(m)
 	}
-	dir := m.Dir
+	mod.Path = m.ModuleFile()
 	if moduleDir != "" {
-		dir = moduleDir
+		mod.Path = filepath.Join(moduleDir, envoy.ModeOf(m.String()).ModuleFile())
 		mod.Build += " (module from --module-dir " + moduleDir + ")"
 	}
-	mod.Path = filepath.Join(dir, envoy.Mode(m.Engine).ModuleFile())
+	if m.Base == modes.CorazaWasm {
+		mod.Engine = m.Engine
+		mod.Build = strings.TrimPrefix(mod.Build+"; proxy-wasm filter (GOOS=wasip1), V8", "; ")
+	}
 	sum, err := host.FileSHA256(mod.Path)
 	if err != nil {
 		return result.Module{}, &ModuleError{Mode: m.String(), Err: err}
 	}
 	mod.SHA256 = sum
 	if m.Engine == modes.Coraza {
-		mod.EngineVersion = corazaVersion(mod.Path)
+		v, err := corazaVersion(mod.Path)
+		if err != nil {
+			*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: engine version: %v", m, err))
+		}
+		mod.EngineVersion = v
 	}
 	return mod, nil
 }
@@ -274,17 +304,51 @@ func buildSummary(m modes.Mode) string {
 }
 
 // corazaVersion reads the version of github.com/corazawaf/coraza/v3 from
-// the Go build information embedded in the c-shared module ("unknown" when
-// the file has none).
-func corazaVersion(path string) string {
+// the Go build information embedded in a module (the c-shared library or
+// the .wasm); an error when the file has none or does not link coraza.
+func corazaVersion(path string) (string, error) {
 	bi, err := buildinfo.ReadFile(path)
+	if err != nil && strings.HasSuffix(path, ".wasm") {
+		bi, err = wasmBuildInfo(path)
+	}
 	if err != nil {
-		return "unknown"
+		return "", fmt.Errorf("Go build information of %s: %w", path, err)
 	}
 	for _, d := range bi.Deps {
-		if d.Path == "github.com/corazawaf/coraza/v3" {
-			return d.Version
+		if d.Path == corazaModule {
+			return d.Version, nil
 		}
 	}
-	return ""
+	return "", fmt.Errorf("%s does not link %s", path, corazaModule)
 }
+
+// The sentinels the Go linker puts around a binary's module information
+// (cmd/go/internal/modload's infoStart and infoEnd).
+var (
+	modInfoStart = []byte("0w\xaf\x0c\x92t\x08\x02A\xe1\xc1\x07\xe6\xd6\x18\xe6")
+	modInfoEnd   = []byte("\xf92C1\x86\x18 r\x00\x82B\x10A\x16\xd8\xf2")
+)
+
+// wasmBuildInfo reads the module information of a Go wasm binary.
+// debug/buildinfo knows ELF, PE, Mach-O, XCOFF and Plan 9 files but not
+// WebAssembly, where the linker stores the same text between the same
+// sentinels in a data segment; that text is what debug.ParseBuildInfo
+// parses.
+func wasmBuildInfo(path string) (*debug.BuildInfo, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.Index(b, modInfoStart)
+	if i < 0 {
+		return nil, errors.New("no Go module information in the .wasm")
+	}
+	b = b[i+len(modInfoStart):]
+	j := bytes.Index(b, modInfoEnd)
+	if j < 0 {
+		return nil, errors.New("unterminated Go module information in the .wasm")
+	}
+	return debug.ParseBuildInfo(string(b[:j]))
+}
+
+const corazaModule = "github.com/corazawaf/coraza/v3"

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
+	"wafbench/driver/result"
 )
 
 // TestCRSHashesTheFilesOnDisk: the rule-set hash follows an edit made after
@@ -63,9 +65,98 @@ func TestCRSHashesTheFilesOnDisk(t *testing.T) {
 // reported as a *ModuleError naming the mode (the CLI's bad input).
 func TestModuleMissingIsModuleError(t *testing.T) {
 	m := modes.Mode{Name: modes.Name{Base: modes.Coraza, Engine: modes.Coraza, Host: modes.Envoy}}
-	_, err := describeModule(t.TempDir(), m)
+	var unmeasured []string
+	_, err := describeModule(t.TempDir(), m, &unmeasured)
 	var me *ModuleError
 	if !errors.As(err, &me) || !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "mode coraza: ") {
 		t.Fatalf("got %v, want a *ModuleError for mode coraza wrapping a missing file", err)
+	}
+}
+
+// repoRoot is the checkout this test runs in (driver/meta is two levels
+// down).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestWasmModuleIsTheWasm: coraza-wasm's module is the .wasm file Envoy
+// loads (the file its preflight hashes, Mode.ModuleFile), not the native
+// libwafbench_coraza.so, and its Coraza version is read from the .wasm's
+// own build information. It also holds with --module-dir. Needs `make
+// modules`.
+func TestWasmModuleIsTheWasm(t *testing.T) {
+	n, err := modes.Parse(modes.CorazaWasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm := modes.WasmFile(repoRoot(t))
+	if _, err := os.Stat(wasm); err != nil {
+		t.Fatalf("%v: run 'make modules'", err)
+	}
+	m := modes.Mode{Name: n, Dir: filepath.Dir(wasm)}
+	want, err := host.FileSHA256(m.ModuleFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"", filepath.Dir(wasm)} {
+		var unmeasured []string
+		mod, err := describeModule(dir, m, &unmeasured)
+		if err != nil {
+			t.Fatalf("module dir %q: %v", dir, err)
+		}
+		if mod.Path != wasm || mod.SHA256 != want {
+			t.Errorf("module dir %q: got %s (%.12s…), want %s (%.12s…), the file the preflight hashes", dir, mod.Path, mod.SHA256, wasm, want)
+		}
+		if !strings.HasPrefix(mod.EngineVersion, "v3.") || len(unmeasured) != 0 {
+			t.Errorf("module dir %q: engine version %q, unmeasured %q; want coraza v3.… read from the .wasm", dir, mod.EngineVersion, unmeasured)
+		}
+	}
+}
+
+// TestEngineVersionUnreadableIsRecorded: a Coraza module without Go build
+// information gets no invented version ("unknown" before): the version is
+// empty and the failure is listed in unmeasured, naming the mode.
+func TestEngineVersionUnreadableIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	n, err := modes.Parse(modes.Coraza)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := modes.Mode{Name: n, Dir: dir}
+	if err := os.WriteFile(filepath.Join(dir, "libwafbench_coraza.so"), []byte("not an ELF file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var unmeasured []string
+	mod, err := describeModule(dir, m, &unmeasured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod.EngineVersion != "" || len(unmeasured) != 1 || !strings.HasPrefix(unmeasured[0], "mode coraza: engine version: ") {
+		t.Errorf("got version %q, unmeasured %q; want no version and one line naming mode coraza", mod.EngineVersion, unmeasured)
+	}
+}
+
+// TestDescribeRecordsTheMachine: Describe records the CPU fingerprint and
+// the measured CLK_TCK, and nothing in unmeasured on this machine.
+func TestDescribeRecordsTheMachine(t *testing.T) {
+	root := repoRoot(t)
+	var m result.Meta
+	bin, err := os.Executable() // any readable file stands in for Envoy: only its hash is taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Describe(&m, Stack{RepoDir: root, EnvoyBinary: bin}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Processor == nil || m.Processor.Vendor == "" || m.Processor.Family == 0 || len(m.Processor.ISA) != len(result.ISAChecked) {
+		t.Errorf("processor: got %+v, want vendor, family and every checked extension", m.Processor)
+	}
+	if m.ClkTck <= 0 || len(m.Unmeasured) != 0 {
+		t.Errorf("got clk_tck %d, unmeasured %q; want CLK_TCK measured and nothing unmeasured", m.ClkTck, m.Unmeasured)
 	}
 }

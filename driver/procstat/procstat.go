@@ -12,20 +12,21 @@
 //     counters there (checked in TestProcessSchedstatIsMainThreadOnly), so
 //     it cannot fill the gap.
 //   - TicksNs is utime+stime of /proc/PID/stat, which does include exited
-//     threads, but in clock ticks (10 ms with CLK_TCK=100).
+//     threads, but in clock ticks (10 ms with CLK_TCK=100; the rate is
+//     measured, ClockTicks).
 //   - ClockNs is the process CPU-time clock (clock_getcpuclockid(3) of the
 //     PID): the kernel's sum_exec_runtime over all live threads plus those
 //     that exited, in ns. It is the best single number; SchedstatNs is kept
 //     because it is what the result schema names and cross-checks ClockNs.
 //
 // Envoy creates its threads at startup and keeps them, so in practice the
-// three agree to within the tick resolution.
+// three agree to within the tick resolution; the report compares them per
+// window (TicksTolerance) and flags a window where they do not.
 package procstat
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -37,7 +38,7 @@ import (
 type Snapshot struct {
 	At          time.Time
 	SchedstatNs int64 // sum of on-CPU time over threads alive at At
-	TicksNs     int64 // (utime+stime) × 1e9/CLK_TCK, includes exited threads
+	TicksNs     int64 // (utime+stime) × 1e9/CLK_TCK, includes exited threads; 0 if CLK_TCK is unknown
 	ClockNs     int64 // process CPU clock, includes exited threads; 0 if unreadable
 	RSSKiB      int64 // VmRSS
 	HWMKiB      int64 // VmHWM, peak RSS since start
@@ -72,8 +73,11 @@ func Sample(pid int) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("procstat %d: stat: %w", pid, err)
 	}
-	// procfs's ProcStat.CPUTime assumes CLK_TCK=100; use the real value.
-	s.TicksNs = int64(st.UTime+st.STime) * int64(time.Second) / clockTicks()
+	// procfs's ProcStat.CPUTime assumes CLK_TCK=100; use the measured
+	// value, and record no ticks when it cannot be measured.
+	if tck, err := ClockTicks(); err == nil {
+		s.TicksNs = int64(st.UTime+st.STime) * int64(time.Second) / tck
+	}
 
 	status, err := p.NewStatus()
 	if err != nil {
@@ -131,22 +135,40 @@ func processClockNs(pid int) int64 {
 	return ts.Nano()
 }
 
-var clkTck = sync.OnceValue(func() int64 {
-	// AT_CLKTCK from the auxiliary vector is what sysconf(_SC_CLK_TCK)
-	// returns; Go has no sysconf and procfs hard-codes 100, so read it by
-	// hand. Entries are (type, value) pairs of native-endian uint64s.
-	const atClkTck = 17
-	b, err := os.ReadFile("/proc/self/auxv")
-	if err == nil {
-		for i := 0; i+16 <= len(b); i += 16 {
-			if binary.NativeEndian.Uint64(b[i:]) == atClkTck {
-				if v := int64(binary.NativeEndian.Uint64(b[i+8:])); v > 0 {
-					return v
-				}
+// clkTck is read once: the auxiliary vector does not change.
+var clkTck = sync.OnceValues(func() (int64, error) {
+	vec, err := unix.Auxv()
+	if err != nil {
+		return 0, fmt.Errorf("CLK_TCK: auxiliary vector: %w", err)
+	}
+	for _, kv := range vec {
+		if kv[0] == atClkTck {
+			if v := int64(kv[1]); v > 0 {
+				return v, nil
 			}
+			return 0, fmt.Errorf("CLK_TCK: AT_CLKTCK is %d", kv[1])
 		}
 	}
-	return 100
+	return 0, errors.New("CLK_TCK: the auxiliary vector has no AT_CLKTCK")
 })
 
-func clockTicks() int64 { return clkTck() }
+// atClkTck is AT_CLKTCK, the auxiliary-vector entry that sysconf(_SC_CLK_TCK)
+// returns (elf.h); x/sys/unix has no constant for it.
+const atClkTck = 17
+
+// ClockTicks is the kernel's clock-tick rate, sysconf(_SC_CLK_TCK): the
+// unit of utime and stime in /proc/PID/stat. Go has no sysconf and
+// procfs assumes 100, so it is read from AT_CLKTCK in the process's
+// auxiliary vector (unix.Auxv). An error means it could not be measured;
+// Sample then leaves TicksNs 0 rather than assume a rate.
+func ClockTicks() (int64, error) { return clkTck() }
+
+// TicksTolerance is how far TicksNs may lie from a nanosecond CPU counter
+// (SchedstatNs or ClockNs) over one interval of cpuNs before the two are
+// said to disagree: four ticks (utime and stime are each truncated to a
+// tick at both ends of an interval) plus 2 % of cpuNs (the counters are
+// read a few procfs reads apart, and schedstat of a running thread lags
+// up to a scheduler tick).
+func TicksTolerance(cpuNs, clkTck int64) int64 {
+	return 4*int64(time.Second)/clkTck + cpuNs/50
+}

@@ -3,6 +3,7 @@ package procstat
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -47,7 +48,13 @@ func quiet(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(old) })
 }
 
-func tickNs() int64 { return int64(time.Second) / clockTicks() }
+func tickNs() int64 {
+	tck, err := ClockTicks()
+	if err != nil {
+		panic(err)
+	}
+	return int64(time.Second) / tck
+}
 
 // Resolutions of the counters. utime+stime are sum_exec_runtime split in
 // two and each truncated to a tick; a running thread's schedstat is brought
@@ -195,12 +202,23 @@ func abs(x int64) int64 {
 	return x
 }
 
+// TestClockTicks: CLK_TCK is measured, and equals what getconf (glibc's
+// sysconf) reports on this machine.
 func TestClockTicks(t *testing.T) {
-	if got := clockTicks(); got != 100 {
-		t.Logf("CLK_TCK = %d (unusual but allowed)", got)
+	got, err := ClockTicks()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if clockTicks() <= 0 {
-		t.Fatal("CLK_TCK <= 0")
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if err != nil {
+		t.Fatalf("getconf CLK_TCK: %v (getconf is in Debian's libc-bin)", err)
+	}
+	want, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("CLK_TCK: got %d, want %d as getconf says", got, want)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // within repeats), then, per workload, each engine's cheapest build against
 // the other engine's cheapest. It writes nothing when the run measured no
 // build besides the default ones.
-func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
+func writeBuilds(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
 	var rows []*stats.Comparison
 	for i := range s.Comparisons {
 		c := &s.Comparisons[i]
@@ -26,9 +26,9 @@ func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
 	}
 	m.p("## Builds")
 	m.nl()
-	m.p("Each engine build against its engine's default build (the engine as Debian or the Go module ships it), paired within repeats. Ratio = build / default: below 1 is cheaper for CPU, above 1 is faster for req/s. Geometric-mean ratio with its paired-t 95%% interval; the verdict needs Holm-adjusted p < %g within the family of every build-vs-default comparison of the report.", stats.Alpha)
+	m.p("Each engine build against its engine's default build (the engine as Debian or the Go module ships it), paired within repeats. Ratio = build / default: below 1 is cheaper for CPU, above 1 is faster for req/s; the geometric mean of the per-repeat paired ratios with its paired-t 95%% interval, as in every ratio column of this report. The verdict needs Holm-adjusted p < %g within the family of every build-vs-default comparison of the report.", stats.Alpha)
 	m.nl()
-	m.head("build", "recipe", "workload", "metric", "n", "ratio", "95% CI (paired t)", "Holm p", "verdict")
+	m.head("build", "recipe", "workload", "metric", "n", "build/default, "+ratioHead, "Holm p", "verdict")
 	for _, c := range rows {
 		v := c.Verdict
 		if c.Reason != "" {
@@ -39,15 +39,15 @@ func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
 			recipe = mod.Build
 		}
 		m.row("`"+c.Num+"`", recipe, c.WorkloadKey.String(), c.Metric.Label(), itoa(c.N()),
-			f(c.GeoRatio, 3), ciNaN(c.TLo, c.THi, 3), p(c.PHolm), v)
+			ratioCell(c), p(c.PHolm), v)
 	}
 	m.nl()
 
 	// Best against best: per workload, the build of each engine with the
 	// lowest median CPU per request, and their paired ratio.
-	m.p("Best build against best build, per workload: for each engine the build with the lowest median Envoy CPU per request in this run, and the ratio of the two medians. The builds are chosen after measuring, so read this table as descriptive; the tested comparisons are above.")
+	m.p("Best build against best build, per workload: for each engine the build with the lowest median Envoy CPU per request in this run, and their ratio paired within repeats (geometric mean of the per-repeat ratios, paired-t 95%% interval). The builds are chosen after measuring, so read this table as descriptive (no Holm family, no verdict); the tested comparisons are above.")
 	m.nl()
-	m.head("workload", "best modsecurity build", "CPU µs/req", "best coraza build", "CPU µs/req", "modsecurity/coraza CPU")
+	m.head("workload", "best modsecurity build", "median CPU µs/req", "best coraza build", "median CPU µs/req", "modsecurity/coraza CPU, "+ratioHead)
 	for _, w := range s.Workloads {
 		best := map[string]string{}
 		bestV := map[string]float64{}
@@ -68,7 +68,7 @@ func writeBuilds(m *md, meta *result.Meta, s *stats.Summary) {
 		if a == "" || b == "" {
 			continue
 		}
-		m.row(w.String(), "`"+a+"`", f(bestV[modes.ModSecurity], 1), "`"+b+"`", f(bestV[modes.Coraza], 1), f(bestV[modes.ModSecurity]/bestV[modes.Coraza], 2))
+		m.row(w.String(), "`"+a+"`", f(bestV[modes.ModSecurity], 1), "`"+b+"`", f(bestV[modes.Coraza], 1), ratioCell(stats.Pair(recs, a, b, w, stats.MetricCPU)))
 	}
 	m.nl()
 }

@@ -132,10 +132,11 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeMethod(m, meta, recs, s)
 	writeEnvironment(m, meta, recs)
 	writeVersions(m, meta)
+	writeProvenance(m, meta, recs)
 	writeResults(m, s)
 	writeRatios(m, s)
 	writeVerdicts(m, meta, recs, s)
-	writeBuilds(m, meta, s)
+	writeBuilds(m, meta, recs, s)
 	writeStartup(m, recs, s)
 	writeLab(m, meta, recs, s)
 	writeGrowth(m, meta, recs)
@@ -148,7 +149,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeMemory(m, s)
 	writeBehind(m, q)
 	writeExcluded(m, meta, s)
-	writeLimitations(m, meta, s, q)
+	writeLimitations(m, meta, recs, s, q)
 	if len(charts) > 0 {
 		m.p("## Charts")
 		m.nl()
@@ -220,6 +221,15 @@ func writeEnvironment(m *md, meta *result.Meta, recs []result.Record) {
 	m.nl()
 	m.head("item", "value")
 	m.row("CPU", fmt.Sprintf("%s (%d CPUs)", orNone(meta.CPUModel), meta.NumCPU))
+	for _, r := range processorRows(meta.Processor) {
+		m.row(r[0], r[1])
+	}
+	for _, n := range cpuNotes(meta) {
+		m.row("**warning: runs set side by side**", n)
+	}
+	if meta.ClkTck > 0 {
+		m.row("CLK_TCK (measured)", strconv.FormatInt(meta.ClkTck, 10))
+	}
 	m.row("kernel", orNone(meta.Kernel))
 	m.row("governor / SMT", orNone(meta.Governor)+" / "+orNone(meta.SMT))
 	m.row("Envoy concurrency", itoa(meta.Concurrency))
@@ -315,14 +325,14 @@ func writeRatios(m *md, s *stats.Summary) {
 	for _, wl := range s.Workloads {
 		m.p("### %s", wl)
 		m.nl()
-		m.head("ratio", "metric", "n", "per-repeat ratios", "median", "bootstrap 95% CI", "order-stat CI", "geo-mean (paired-t 95% CI)", "p (paired t)", "Holm p", "signed-rank p", "verdict")
+		m.head("ratio", "metric", "n", "per-repeat ratios", "median ratio", "bootstrap 95% CI (median)", "order-stat CI (median)", ratioHead, "p (paired t)", "Holm p", "signed-rank p", "verdict")
 		for i := range s.Comparisons {
 			c := &s.Comparisons[i]
 			if c.WorkloadKey != wl {
 				continue
 			}
 			m.row(c.Name(), c.Metric.Label(), itoa(c.N()), floats(c.Ratios, 3), f(c.MedianRatio, 3),
-				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), f(c.GeoRatio, 3)+" "+ciNaN(c.TLo, c.THi, 3), p(c.P), p(c.PHolm), p(c.PSignedRank), verdictCell(c))
+				ci(c.BootLo, c.BootHi, 3), ci(c.OrderLo, c.OrderHi, 3), ratioCell(c), p(c.P), p(c.PHolm), p(c.PSignedRank), verdictCell(c))
 		}
 		m.nl()
 	}
@@ -443,15 +453,15 @@ func writeSteady(m *md, s *stats.Summary) {
 }
 
 // writeHeadline is one row per workload: median req/s and Envoy CPU µs per
-// request of every mode side by side, and the median paired modsecurity ÷
-// coraza CPU ratio.
+// request of every mode side by side, and the modsecurity ÷ coraza CPU
+// ratio (ratioCell).
 func writeHeadline(m *md, s *stats.Summary) {
 	if len(s.Groups) == 0 {
 		return
 	}
 	m.p("## Headline")
 	m.nl()
-	m.p("Medians over repeats: throughput (req/s) and Envoy CPU per request (µs, all Envoy threads, schedstat). Intervals, tests and verdicts are in the sections below.")
+	m.p("Medians over repeats: throughput (req/s) and Envoy CPU per request (µs, all Envoy threads, schedstat). The ratio column is the geometric mean of the per-repeat paired ratios with its paired-t 95%% interval, the figure every ratio column of this report shows. Intervals, tests and verdicts are in the sections below.")
 	m.nl()
 	cells := []string{"workload"}
 	for _, mode := range s.Modes {
@@ -464,7 +474,7 @@ func writeHeadline(m *md, s *stats.Summary) {
 		for i := range s.Comparisons {
 			c := &s.Comparisons[i]
 			if c.WorkloadKey == w && c.Num == modes.ModSecurity && c.Den == modes.Coraza && c.Metric == stats.MetricCPU && c.N() > 0 {
-				return f(c.MedianRatio, 2)
+				return ratioCell(c)
 			}
 		}
 		return ""
@@ -476,7 +486,7 @@ func writeHeadline(m *md, s *stats.Summary) {
 		}
 	}
 	if withRatio {
-		cells = append(cells, "modsecurity/coraza CPU")
+		cells = append(cells, "modsecurity/coraza CPU, "+ratioHead)
 	}
 	m.head(cells...)
 	for _, w := range s.Workloads {
@@ -564,10 +574,10 @@ func writeBehind(m *md, q *quality) {
 	m.nl()
 }
 
-func writeLimitations(m *md, meta *result.Meta, s *stats.Summary, q *quality) {
+func writeLimitations(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary, q *quality) {
 	m.p("## Limitations")
 	m.nl()
-	for _, l := range q.lines() {
+	for _, l := range append(q.lines(), provenanceLimitations(meta, recs)...) {
 		m.p("- %s.", strings.ToUpper(l[:1])+l[1:])
 	}
 	nc := len(s.Comparisons)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ import (
 
 // EnvDiffs lists how the environments of runs differ in what makes their
 // numbers comparable: Envoy SHA-256, each module's SHA-256, CRS SHA-256
-// and CPU model. Each run is compared with the first; names label the runs.
+// and CPU (by fingerprint, or by model name for runs without one). Each run is compared with the first; names label the runs.
 func EnvDiffs(names []string, metas []*result.Meta) []string {
 	var diffs []string
 	check := func(field string, get func(*result.Meta) string) {
@@ -55,8 +56,75 @@ func EnvDiffs(names []string, metas []*result.Meta) []string {
 		}
 		return m.CRS.SHA256
 	})
-	check("cpu_model", func(m *result.Meta) string { return m.CPUModel })
+	diffs = append(diffs, cpuDiffs(names, metas)...)
 	return diffs
+}
+
+// CPUWarningPrefix starts a merged run's note that its runs' CPUs were
+// compared by model name only (CPUWarnings); the report's Environment
+// section repeats such notes and the CPU differences.
+const CPUWarningPrefix = "CPU warning: "
+
+// cpuDiffPrefix and modelDiffPrefix start the EnvDiffs line of a CPU
+// difference, by fingerprint and by model name: merge --blocks accepts it
+// (machines as blocks), plain merge refuses it.
+const (
+	cpuDiffPrefix   = "cpu differs"
+	modelDiffPrefix = "cpu_model differs"
+)
+
+// isCPUDiff reports whether an EnvDiffs line is a CPU difference.
+func isCPUDiff(d string) bool {
+	return strings.HasPrefix(d, cpuDiffPrefix) || strings.HasPrefix(d, modelDiffPrefix)
+}
+
+// cpuDiffs compares each run's CPU with the first run's: by fingerprint
+// (result.Processor) when both recorded one, else by cpu_model, saying that
+// the fingerprint is absent.
+func cpuDiffs(names []string, metas []*result.Meta) []string {
+	var out []string
+	a := metas[0]
+	for i := 1; i < len(metas); i++ {
+		b := metas[i]
+		if a.Processor != nil && b.Processor != nil {
+			if fa, fb := a.Processor.Fingerprint(), b.Processor.Fingerprint(); fa != fb {
+				out = append(out, fmt.Sprintf("%s (by fingerprint): run %s %s (%s), run %s %s (%s)", cpuDiffPrefix,
+					names[0], orNone(a.CPUModel), fa, names[i], orNone(b.CPUModel), fb))
+			}
+			continue
+		}
+		if a.CPUModel != b.CPUModel {
+			out = append(out, fmt.Sprintf("%s: run %s %s, run %s %s (%s: compared by cpu_model)", modelDiffPrefix,
+				names[0], orNone(a.CPUModel), names[i], orNone(b.CPUModel), absentFingerprint(names, metas, 0, i)))
+		}
+	}
+	return out
+}
+
+// absentFingerprint names which of runs i and j lack a CPU fingerprint.
+func absentFingerprint(names []string, metas []*result.Meta, i, j int) string {
+	var lack []string
+	for _, k := range []int{i, j} {
+		if metas[k].Processor == nil {
+			lack = append(lack, names[k])
+		}
+	}
+	return "no CPU fingerprint in run " + strings.Join(lack, ", run ")
+}
+
+// CPUWarnings are the warnings Merge prints on stderr and records in the
+// merged run's notes about the CPUs of runs set side by side: each CPU
+// difference, and each pair compared by model name alone because a run
+// lacks the fingerprint (the same model name may hide different CPUs).
+func CPUWarnings(names []string, metas []*result.Meta) []string {
+	out := slices.Clone(cpuDiffs(names, metas))
+	for i := 1; i < len(metas); i++ {
+		if (metas[0].Processor == nil || metas[i].Processor == nil) && metas[0].CPUModel == metas[i].CPUModel {
+			out = append(out, fmt.Sprintf("CPU compared by model name only (%s): runs %s and %s both say %s, which may name different CPUs",
+				absentFingerprint(names, metas, 0, i), names[0], names[i], orNone(metas[0].CPUModel)))
+		}
+	}
+	return out
 }
 
 // MergeOptions say what a merge may pool.
@@ -64,11 +132,14 @@ type MergeOptions struct {
 	// Force pools runs whose environments differ (EnvDiffs); the
 	// differences become limitations of the report.
 	Force bool
-	// Blocks pools runs from different machines (different CPU models
+	// Blocks pools runs from different machines (different CPUs
 	// too) with each machine as a block: the merged meta records which
 	// repeats ran on which machine, and the report analyses every paired
 	// ratio with the machine as a random effect (see writeBlocks).
 	Blocks bool
+	// Warn, when set, receives one "merge: warning: …" line per CPU
+	// warning (CPUWarnings).
+	Warn io.Writer
 }
 
 // Merge pools the run directories dirs into a new run directory out and
@@ -128,14 +199,14 @@ func MergeWith(dirs []string, out string, o MergeOptions) error {
 	if o.Blocks {
 		refused = nil
 		for _, d := range diffs {
-			if !strings.HasPrefix(d, "cpu_model ") {
+			if !isCPUDiff(d) {
 				refused = append(refused, d)
 			}
 		}
 	}
 	if len(refused) > 0 && !o.Force {
 		hint := "pass --force to pool anyway"
-		if !o.Blocks && len(refused) == 1 && strings.HasPrefix(refused[0], "cpu_model ") {
+		if !o.Blocks && len(refused) == 1 && isCPUDiff(refused[0]) {
 			hint = "pass --blocks to pool the machines as blocks"
 		}
 		return fmt.Errorf("environments differ (%s): %s", hint, strings.Join(refused, "; "))
@@ -233,8 +304,16 @@ func MergeWith(dirs []string, out string, o MergeOptions) error {
 	if o.Blocks {
 		merged.Blocks = blocks.list()
 	}
+	for _, w := range CPUWarnings(names, metas) {
+		if o.Warn != nil {
+			fmt.Fprintln(o.Warn, "merge: warning: "+w)
+		}
+		if !isCPUDiff(w) {
+			merged.Notes = append(merged.Notes, CPUWarningPrefix+w)
+		}
+	}
 	for _, d := range diffs {
-		if o.Blocks && strings.HasPrefix(d, "cpu_model ") {
+		if o.Blocks && isCPUDiff(d) {
 			merged.Notes = append(merged.Notes, "machines as blocks: "+d)
 			continue
 		}

@@ -80,11 +80,11 @@ func writeWasmRatios(m *md, recs []result.Record, s *stats.Summary) {
 	m.nl()
 	m.p("The same Coraza engine, rules and request logic as a proxy-wasm plugin in V8 against the native dynamic module, paired within repeats: geometric mean of the per-repeat ratios with its paired-t 95%% interval (n/a below 2 pairs). Above 1 costs more.")
 	m.nl()
-	m.head("metric", "workload", "n", "ratio", "95% CI (paired t)")
+	m.head("metric", "workload", "n", "coraza-wasm/coraza, "+ratioHead)
 	for _, w := range s.Workloads {
 		for _, c := range s.Comparisons {
 			if c.WorkloadKey == w && c.Num == modes.CorazaWasm && c.Den == modes.Coraza && c.Metric == stats.MetricCPU {
-				m.row(c.Metric.Label(), w.String(), itoa(c.N()), f(c.GeoRatio, 2), ciNaN(c.TLo, c.THi, 2))
+				m.row(c.Metric.Label(), w.String(), itoa(c.N()), ratioCell(&c))
 			}
 		}
 	}
@@ -93,16 +93,14 @@ func writeWasmRatios(m *md, recs []result.Record, s *stats.Summary) {
 			return float64(r.Memory.RSSEndKiB), r.Workload == w.Workload && r.Conns == w.Conns && r.Memory.RSSEndKiB > 0
 		})
 		if len(ratios) > 0 {
-			geo, lo, hi, _ := stats.PairedLogT(ratios, 0.95)
-			m.row("RSS at end", w.String(), itoa(len(ratios)), f(geo, 2), ciNaN(lo, hi, 2))
+			m.row("RSS at end", w.String(), itoa(len(ratios)), geoCell(ratios))
 		}
 	}
 	ratios := pairedRatios(recs, func(r *result.Record) (float64, bool) {
 		return startupMs(r), r.Startup != nil && r.Startup.ListenerReadyMs > 0
 	})
 	if len(ratios) > 0 {
-		geo, lo, hi, _ := stats.PairedLogT(ratios, 0.95)
-		m.row("start-up", "per trial", itoa(len(ratios)), f(geo, 2), ciNaN(lo, hi, 2))
+		m.row("start-up", "per trial", itoa(len(ratios)), geoCell(ratios))
 	}
 	m.nl()
 }

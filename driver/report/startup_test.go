@@ -41,9 +41,9 @@ func TestWriteStartupWasm(t *testing.T) {
 		"## Start-up and memory",
 		"| `coraza-wasm` | 3 | 30.30 | n/a | 500 | 505 | 500 |",
 		"### coraza-wasm / coraza",
-		"| CPU µs/req | headers/c16 | 3 | 2.00 |",
-		"| RSS at end | headers/c16 | 3 | 5.00 |",
-		"| start-up | per trial | 3 | 100.00 |",
+		"| CPU µs/req | headers/c16 | 3 | 2.000 [2.000, 2.000] |",
+		"| RSS at end | headers/c16 | 3 | 5.000 [5.000, 5.000] |",
+		"| start-up | per trial | 3 | 100.000 [100.000, 100.000] |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("section lacks %q:\n%s", want, out)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"wafbench/internal/atomicfile"
@@ -143,19 +144,31 @@ type Meta struct {
 	ModeOrder   [][]string        `json:"mode_order"`  // per repeat
 	TrialScope  string            `json:"trial_scope"` // per-mode-repeat | per-workload
 
-	GitSHA       string `json:"git_sha"`
-	GitDirty     bool   `json:"git_dirty"`
-	GoVersion    string `json:"go_version"`
-	Kernel       string `json:"kernel"`
-	Arch         string `json:"arch"` // GOARCH of the driver
-	CPUModel     string `json:"cpu_model"`
-	NumCPU       int    `json:"num_cpu"`
-	Governor     string `json:"governor"`
-	SMT          string `json:"smt"`
-	EnvoyPath    string `json:"envoy_path"`
-	EnvoyVersion string `json:"envoy_version"`
-	EnvoySHA256  string `json:"envoy_sha256"`
-	Concurrency  int    `json:"envoy_concurrency"`
+	GitSHA    string `json:"git_sha"`
+	GitDirty  bool   `json:"git_dirty"`
+	GoVersion string `json:"go_version"`
+	Kernel    string `json:"kernel"`
+	Arch      string `json:"arch"` // GOARCH of the driver
+	CPUModel  string `json:"cpu_model"`
+	// Processor names the CPU exactly (identity, the ISA extensions the
+	// engines dispatch on, caches, hypervisor); nil in runs recorded before
+	// it existed, which merge and the report then compare by CPUModel only.
+	Processor *Processor `json:"processor,omitempty"`
+	// ClkTck is the kernel's clock-tick rate (AT_CLKTCK) that converted
+	// /proc ticks to ns; 0 in runs before it was recorded, or when it could
+	// not be read (then Unmeasured says so and ticks_ns is 0).
+	ClkTck int64 `json:"clk_tck,omitempty"`
+	// Unmeasured lists what the run meant to measure about its environment
+	// but could not (an engine version, a module hash, CLK_TCK), one line
+	// each with the reason; the report shows every line.
+	Unmeasured   []string `json:"unmeasured,omitempty"`
+	NumCPU       int      `json:"num_cpu"`
+	Governor     string   `json:"governor"`
+	SMT          string   `json:"smt"`
+	EnvoyPath    string   `json:"envoy_path"`
+	EnvoyVersion string   `json:"envoy_version"`
+	EnvoySHA256  string   `json:"envoy_sha256"`
+	Concurrency  int      `json:"envoy_concurrency"`
 
 	EnvoyCPUs    []int `json:"envoy_cpus"`
 	ClientCPUs   []int `json:"client_cpus"`
@@ -421,4 +434,62 @@ func ReadRecords(dir string) (recs []Record, dropped int, err error) {
 		recs = append(recs, r)
 	}
 	return recs, 0, nil
+}
+
+// Processor is the CPU a run ran on, read with the CPUID instruction (what
+// the engines' libraries dispatch on) and from /proc/cpuinfo (the kernel's
+// model name and clock).
+type Processor struct {
+	Vendor    string  `json:"vendor"` // CPUID vendor string, e.g. AuthenticAMD
+	Family    int     `json:"family"`
+	Model     int     `json:"model"`
+	Stepping  int     `json:"stepping"`
+	ModelName string  `json:"model_name"`    // CPUID brand string
+	MHz       float64 `json:"mhz,omitempty"` // /proc/cpuinfo "cpu MHz" of CPU 0 when the run started
+	// ISA says, for each extension the libraries dispatch on (ISAChecked),
+	// whether CPUID reports it usable.
+	ISA    map[string]bool `json:"isa"`
+	L1dKiB int             `json:"l1d_kib,omitempty"` // 0: not reported
+	L2KiB  int             `json:"l2_kib,omitempty"`
+	L3KiB  int             `json:"l3_kib,omitempty"`
+	// Hypervisor is CPUID's hypervisor-present bit; HypervisorVendor the
+	// vendor string of leaf 0x40000000 (e.g. KVMKVMKVM), "" when none.
+	Hypervisor       bool   `json:"hypervisor"`
+	HypervisorVendor string `json:"hypervisor_vendor,omitempty"`
+}
+
+// ISAChecked lists the instruction-set extensions Processor.ISA records, in
+// the order reports print them: what libmodsecurity's PCRE2 JIT, glibc's
+// string functions, Go's runtime and crypto, and V8 choose code paths by.
+var ISAChecked = []string{"sse4_2", "avx", "avx2", "bmi2", "sha_ni", "avx512f", "avx512bw", "avx512vl"}
+
+// Fingerprint is p's identity as one string: vendor, family, model,
+// stepping, caches, each checked extension and the hypervisor. Two runs
+// with the same fingerprint ran on the same kind of CPU; the clock (MHz)
+// is left out, as it varies from boot to boot on one machine.
+func (p *Processor) Fingerprint() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s family %d model %d stepping %d; L1d %d KiB, L2 %d KiB, L3 %d KiB; ", p.Vendor, p.Family, p.Model, p.Stepping, p.L1dKiB, p.L2KiB, p.L3KiB)
+	var have, lack []string
+	for _, x := range ISAChecked {
+		if p.ISA[x] {
+			have = append(have, x)
+		} else {
+			lack = append(lack, x)
+		}
+	}
+	fmt.Fprintf(&b, "has %s; lacks %s; ", orDash(strings.Join(have, " ")), orDash(strings.Join(lack, " ")))
+	if p.Hypervisor {
+		fmt.Fprintf(&b, "hypervisor %s", orDash(p.HypervisorVendor))
+	} else {
+		b.WriteString("no hypervisor")
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }

@@ -32,7 +32,9 @@ import (
 	"wafbench/filters/rulefiles"
 )
 
-// Version is the CRS release embedded in the coraza-coreruleset module.
+// Version is the CRS release embedded in the coraza-coreruleset module;
+// CheckVersion proves it against the module linked and the rules' own
+// signature, and Export refuses to run when they disagree.
 const Version = "4.25.0"
 
 // Source names the Go module the rule files come from.
@@ -175,6 +177,9 @@ var notes = []string{
 // Exporting twice to the same directory writes identical bytes.
 func Export(dir string, opts Options) (*Manifest, error) {
 	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := CheckVersion(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()

@@ -43,7 +43,7 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory for the pooled report (required; must not exist)")
 	force := fs.Bool("force", false, "pool runs even when Envoy, module or CRS hashes or the CPU model differ (differences are listed as limitations)")
@@ -65,7 +65,7 @@ func mergeCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 			return usagef("merge: %s is not a run directory (no raw.jsonl)", d)
 		}
 	}
-	if err := report.MergeWith(fs.Args(), *out, report.MergeOptions{Force: *force, Blocks: *blocks}); err != nil {
+	if err := report.MergeWith(fs.Args(), *out, report.MergeOptions{Force: *force, Blocks: *blocks, Warn: stderr}); err != nil {
 		return usagef("merge: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", *out)
