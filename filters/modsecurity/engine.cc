@@ -335,9 +335,8 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
     // Always install a callback: libmodsecurity then never writes to stderr
     // itself. With the rule-message property it hands over the parsed
     // message, and text is formatted only when someone will read it.
-    engine->modsec_->setServerLogCb(
-        engine->log_.match_lines ? &Engine::MatchLogCallback : &Engine::ServerLogCallback,
-        modsecurity::RuleMessageLogProperty);
+    engine->modsec_->setServerLogCb(engine->log_.match_lines ? &Engine::MatchLogCallback : &Engine::ServerLogCallback,
+                                    modsecurity::RuleMessageLogProperty);
     engine->rules_ = std::make_unique<modsecurity::RulesSet>();
     int n = engine->rules_->loadFromUri(rules_file.c_str());
     if (n < 0) {

@@ -506,11 +506,10 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
       }
     }
     Log(envoy_dynamic_module_type_log_level_Info, ModuleInfo(*fc->engine));
-    Log(envoy_dynamic_module_type_log_level_Info, "wafbench_modsecurity: filter " + std::string(View(name)) +
-                                                      " loaded " + std::to_string(fc->engine->NumRules()) +
-                                                      " rules from " + fc->config.rules_file +
-                                                      (fc->stage_timers ? " (stage timers on)" : "") +
-                                                      (fc->config.match_log ? " (match_log on)" : ""));
+    Log(envoy_dynamic_module_type_log_level_Info,
+        "wafbench_modsecurity: filter " + std::string(View(name)) + " loaded " +
+            std::to_string(fc->engine->NumRules()) + " rules from " + fc->config.rules_file +
+            (fc->stage_timers ? " (stage timers on)" : "") + (fc->config.match_log ? " (match_log on)" : ""));
     return fc.release();
   } catch (const std::exception& e) {
     Log(envoy_dynamic_module_type_log_level_Error, std::string("wafbench_modsecurity: config: ") + e.what());

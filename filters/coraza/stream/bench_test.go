@@ -11,8 +11,8 @@ import (
 // the stream logic and the engine, not the recording.
 type nopHost struct{ replies int }
 
-func (h *nopHost) Inc(Counter, uint64)  {}
-func (h *nopHost) Reply(int, Reason)    { h.replies++ }
+func (h *nopHost) Inc(Counter, uint64) {}
+func (h *nopHost) Reply(int, Reason)   { h.replies++ }
 func (h *nopHost) LogError(msg string) {}
 
 // benchWorkloads are the profiles' workloads the stream benchmark runs,
