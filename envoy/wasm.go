@@ -62,7 +62,7 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 	js, err := json.Marshal(WasmPluginConfig{
 		ModuleFilterConfig: ModuleFilterConfig{RulesFile: rules, InspectResponse: c.InspectResponse, MaxBodyBytes: c.MaxBodyBytes,
 			MatchLog: c.MatchLog},
-		Files:              files,
+		Files: files,
 	})
 	if err != nil {
 		return nil, err
