@@ -55,7 +55,7 @@ func TestClassify(t *testing.T) {
 
 func TestOf(t *testing.T) {
 	f := perf.Folded{
-		"wrk:worker_0;start_thread;[envoy];[envoy]":                     600,
+		"wrk:worker_0;start_thread;[envoy];[envoy]":                      600,
 		"wrk:worker_0;[unknown];modsecurity::RuleWithOperator::evaluate": 300,
 		"wrk:worker_0;[unknown];operator new;malloc;[envoy]":             100,
 	}
