@@ -185,7 +185,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			if trialErr == nil {
 				trialErr = errors.New(rec.Error)
 			}
-			if slowWindow(&rec) {
+			if slowWindow(&rec) || verdictPoint(&rec, p) {
 				continue // the process is fine: measure the trial's other workloads
 			}
 			break
@@ -333,7 +333,15 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			return rec
 		}
 	}
-	res, err := load.Run(ctx, opts, buildRequest(cfg.Set, c, tr.Mode))
+	req := buildRequest(cfg.Set, c, tr.Mode)
+	rec.RequestBytes = len(req.Raw)
+	if c.Workload.MeasureVerdict {
+		if err := probeVerdict(ctx, cfg, p.addr, &req, &rec); err != nil {
+			rec.Error = err.Error()
+			return rec
+		}
+	}
+	res, err := load.Run(ctx, opts, req)
 	if res != nil {
 		fillLoad(&rec, res)
 	}

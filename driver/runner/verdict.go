@@ -1,0 +1,32 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"wafbench/driver/load"
+	"wafbench/driver/result"
+	"wafbench/driver/verdict"
+)
+
+// probeVerdict sends a measure_verdict workload's request once and makes
+// the status it got the window's expected status, keeping the profile's
+// as DeclaredStatus. A probe without a status (refused, reset, timeout)
+// is the record's error: the window could not count anything valid.
+func probeVerdict(ctx context.Context, cfg *Config, addr string, req *load.Request, rec *result.Record) error {
+	rec.DeclaredStatus = rec.ExpectStatus
+	a := verdict.Probe(ctx, addr, req.Raw, cfg.Timeout)
+	if a.Status == 0 {
+		rec.ExpectStatus = 0
+		return fmt.Errorf("verdict probe: no status (%s): %v", a.Kind, a.Err)
+	}
+	rec.ExpectStatus = a.Status
+	req.ExpectStatus = a.Status
+	return nil
+}
+
+// verdictPoint reports a measured-verdict record whose failure is its own:
+// the trial goes on to its other points unless the proxy died.
+func verdictPoint(rec *result.Record, p *proxy) bool {
+	return rec.DeclaredStatus != 0 && !exited(p.done, 0)
+}
