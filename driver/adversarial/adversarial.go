@@ -33,6 +33,9 @@ const (
 	maxEncoded   = 512 << 10 // an encoded payload after all layers
 )
 
+// The rx families' N counts the value's bytes before percent-encoding
+// (at most 3N after it).
+
 // Input is what a family adds to a request: a query string (without "?"),
 // headers, a body and its Content-Type ("" = no body).
 type Input struct {
