@@ -173,13 +173,13 @@ func Check(family, shape string, n int, method string) error {
 		return fmt.Errorf("generate.shape: family %s wants one of %s, got %q", family, strings.Join(names, ", "), shape)
 	}
 	if n < 1 || n > f.Max {
-		return fmt.Errorf("generate.n: family %s wants 1..%d %s, got %d", family, f.Max, f.Unit, n)
+		return fmt.Errorf("generate.size: family %s wants 1..%d %s, got %d", family, f.Max, f.Unit, n)
 	}
 	if f.Body && method != "POST" {
 		return fmt.Errorf("generate: family %s sends a body: want method POST, got %s", family, method)
 	}
 	if family == "long_header" && shape == "many" && n > MaxHeaders {
-		return fmt.Errorf("generate.n: long_header many wants 1..%d headers, got %d", MaxHeaders, n)
+		return fmt.Errorf("generate.size: long_header many wants 1..%d headers, got %d", MaxHeaders, n)
 	}
 	return nil
 }

@@ -9,14 +9,14 @@ import (
 // ParamN is the sweep parameter of a generated input (Workload.Generate):
 // its family's N (bytes, depth, keys, arguments, parts or layers; a size
 // suffix k or m is accepted).
-const ParamN = "generate.n"
+const ParamN = "generate.size"
 
 // Generate names an input built by a driver/adversarial family: the
 // family, one of its shapes and N (what N counts depends on the family).
 type Generate struct {
 	Family string `json:"family"`
 	Shape  string `json:"shape"`
-	N      int    `json:"n,omitempty"`
+	N      int    `json:"size,omitempty"`
 }
 
 func (w *Workload) validateGenerate(where string) error {

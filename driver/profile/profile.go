@@ -89,7 +89,7 @@ type Workload struct {
 	ConnMode string `json:"conn_mode,omitempty"`
 	// Generate builds the input with a driver/adversarial family
 	// (generated.go): its query, headers and body are added to the path
-	// and headers above; sweep generate.n ranges over its N.
+	// and headers above; sweep generate.size ranges over its N.
 	Generate *Generate `json:"generate,omitempty"`
 	// MeasureVerdict makes the verdict an outcome: the runner sends the
 	// request once before the window and validates the window against the

@@ -218,7 +218,7 @@ func (w *Workload) expand() ([]Workload, error) {
 		}
 	case ParamN:
 		if w.Generate == nil {
-			return nil, fmt.Errorf("%s: sweep generate.n: want a generate input", where)
+			return nil, fmt.Errorf("%s: sweep generate.size: want a generate input", where)
 		}
 	case ParamLoad:
 		if w.CapacityFrom == "" && w.Capacity <= 0 {
