@@ -44,3 +44,22 @@ func (w *Workload) generated() (adversarial.Input, bool) {
 func (w *Workload) Attack() bool {
 	return w.Generate != nil && adversarial.IsAttack(w.Generate.Family, w.Generate.Shape)
 }
+
+// MaxAttackRate bounds an attack stream (attacks per second).
+const MaxAttackRate = 1000
+
+func (s *Set) checkAttackStream(w *Workload) error {
+	if w.AttackStream == "" {
+		if w.AttackRate != 0 {
+			return fmt.Errorf("workload %s: attack_rate without attack_stream", w.Name)
+		}
+		return nil
+	}
+	if a, ok := s.Workloads[w.AttackStream]; !ok || a.Point != nil {
+		return fmt.Errorf("workload %s: attack_stream: want a plain workload, got %q", w.Name, w.AttackStream)
+	}
+	if w.AttackRate <= 0 || w.AttackRate > MaxAttackRate {
+		return fmt.Errorf("workload %s: attack_rate: want 0 < attacks/s ≤ %d, got %g", w.Name, MaxAttackRate, w.AttackRate)
+	}
+	return nil
+}

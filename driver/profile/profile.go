@@ -95,6 +95,11 @@ type Workload struct {
 	// request once before the window and validates the window against the
 	// status that probe got; Expect stays what a correct answer is.
 	MeasureVerdict bool `json:"measure_verdict,omitempty"`
+	// AttackStream names a workload sent as a second, concurrent stream
+	// during this workload's measured window, AttackRate times a second
+	// (each on a new connection, its answer recorded); overload.
+	AttackStream string  `json:"attack_stream,omitempty"`
+	AttackRate   float64 `json:"attack_rate,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *Point `json:"-"`
 
@@ -234,6 +239,9 @@ func (s *Set) add(name string, data []byte) error {
 func (s *Set) check() error {
 	for _, n := range sortedKeys(s.Workloads) {
 		w := s.Workloads[n]
+		if err := s.checkAttackStream(w); err != nil {
+			return err
+		}
 		if w.CapacityFrom == "" {
 			continue
 		}

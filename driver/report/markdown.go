@@ -142,6 +142,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeGrowth(m, meta, recs)
 	writeAdversarial(m, recs)
 	writeGates(m, recs)
+	writeOverload(m, recs)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)

@@ -59,6 +59,13 @@ type Record struct {
 	Interrupted bool    `json:"interrupted,omitempty"`
 
 	ExpectStatus int `json:"expect_status"`
+	// Attacks counts the answers to a concurrent attack stream (profile
+	// attack_stream) during the window, by status or "refused", "reset",
+	// "timeout"; AttackWorkload names the attack and AttackExpect the
+	// status a correct WAF gives it.
+	Attacks        map[string]int64 `json:"attacks,omitempty"`
+	AttackWorkload string           `json:"attack_workload,omitempty"`
+	AttackExpect   int              `json:"attack_expect,omitempty"`
 	// RequestBytes is the size of the request as sent (head and body).
 	RequestBytes int `json:"request_bytes,omitempty"`
 	// DeclaredStatus is set when the verdict was measured (profile

@@ -24,6 +24,7 @@ import (
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"
 	"wafbench/driver/upstream"
+	"wafbench/driver/verdict"
 	"wafbench/envoy"
 	"wafbench/internal/atomicfile"
 )
@@ -283,6 +284,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	var before, after procstat.Snapshot
 	var sampleErr error
 	var rec0 *perf.Recording
+	var atk *verdict.Stream
 	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
 	check := func(when string) {
 		threads, err := verifyAffinity(cfg, processName(tr.Mode), p.pid, up.PID(), when)
@@ -308,6 +310,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 				}
 			}
 			check("after_warmup")
+			atk = startAttacks(ctx, cfg, tr, c, p.addr, &rec)
 			if cfg.onWindowStart != nil {
 				cfg.onWindowStart(p, up)
 			}
@@ -318,6 +321,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			}
 		},
 		OnMeasureEnd: func() {
+			defer stopAttacks(atk, &rec) // after the sample: a stopping stream is not the window's
 			if p.pid == 0 {
 				return
 			}
@@ -342,6 +346,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		}
 	}
 	res, err := load.Run(ctx, opts, req)
+	stopAttacks(atk, &rec) // when the window did not end normally
 	if res != nil {
 		fillLoad(&rec, res)
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"wafbench/driver/plan"
+	"wafbench/driver/profile"
+
 	"wafbench/driver/load"
 	"wafbench/driver/result"
 	"wafbench/driver/verdict"
@@ -29,4 +32,31 @@ func probeVerdict(ctx context.Context, cfg *Config, addr string, req *load.Reque
 // the trial goes on to its other points unless the proxy died.
 func verdictPoint(rec *result.Record, p *proxy) bool {
 	return rec.DeclaredStatus != 0 && !exited(p.done, 0)
+}
+
+// startAttacks starts the workload's attack stream, if it declares one, as
+// a second load generator beside the window's (driver/verdict).
+func startAttacks(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, addr string, rec *result.Record) *verdict.Stream {
+	w := c.Workload
+	if w.AttackStream == "" {
+		return nil
+	}
+	aw := cfg.Set.Workloads[w.AttackStream]
+	req := cfg.Set.Request(aw)
+	rec.AttackWorkload = aw.Name
+	rec.AttackExpect = aw.Expected(tr.Mode)
+	workers := int(w.AttackRate/10) + 1
+	max := int(w.AttackRate*cfg.Duration.Seconds()) + workers
+	return verdict.StartStream(ctx, verdict.StreamOptions{Target: addr, Rate: w.AttackRate, Workers: workers, Max: max, Timeout: cfg.Timeout}, req.Raw)
+}
+
+// stopAttacks ends a running stream once and records its answers.
+func stopAttacks(s *verdict.Stream, rec *result.Record) {
+	if s == nil || rec.Attacks != nil {
+		return
+	}
+	rec.Attacks = s.Stop()
+	if rec.Attacks == nil {
+		rec.Attacks = map[string]int64{}
+	}
 }
