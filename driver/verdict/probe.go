@@ -57,15 +57,17 @@ func Probe(ctx context.Context, addr string, raw []byte, timeout time.Duration) 
 	if _, err := c.Write(raw); err != nil {
 		// Envoy may answer (431, 413, 403) and close before it has read a
 		// long request: try to read what it said.
-		if a := readAnswer(c); a.Status != 0 {
+		if a := ReadAnswer(c); a.Status != 0 {
 			return a
 		}
 		return classify(err, Reset)
 	}
-	return readAnswer(c)
+	return ReadAnswer(c)
 }
 
-func readAnswer(c net.Conn) Answer {
+// ReadAnswer reads one response head from c (and drains up to 1 MiB of
+// its body) into an Answer.
+func ReadAnswer(c net.Conn) Answer {
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		return classify(err, Reset)
