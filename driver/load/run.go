@@ -113,6 +113,12 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 	}
 
 	res := &Result{RateRequested: opts.Rate}
+	if opts.Rate > 0 {
+		res.Arrival, _ = ParseArrival(string(opts.Arrival))
+		if res.Arrival == ArrivalPoisson {
+			res.Seed = opts.Seed
+		}
+	}
 	timer := time.NewTimer(opts.Warmup)
 	defer timer.Stop()
 	select {

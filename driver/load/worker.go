@@ -14,7 +14,8 @@ type worker struct {
 	t     *trial
 	id    int
 	rr    respReader
-	pacer *pacer // open loop only
+	pacer *pacer    // open loop only
+	sched *schedule // open loop only
 
 	mu   sync.Mutex // guards conn against interrupt
 	conn *net.TCPConn
@@ -46,6 +47,7 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 	w.rr.reset(sock)
 	if t.every > 0 {
 		w.pacer = newPacer()
+		w.sched = newSchedule(t.opts.Arrival, t.opts.Seed, id, t.opts.Conns, t.every)
 	}
 	return w
 }
@@ -56,7 +58,6 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 // or by the pacer's deadline.
 func (w *worker) run() {
 	t := w.t
-	var seq int64 // open loop: this connection's next slot
 	for !t.stop.Load() {
 		now := t.since()
 		if now >= t.wEnd {
@@ -64,10 +65,7 @@ func (w *worker) run() {
 		}
 		start := now // per-request mode: latency includes the connect
 		if t.every > 0 {
-			// Slots are dealt round-robin: this connection owns slots
-			// id, id+Conns, id+2·Conns, … of the whole schedule.
-			intended := time.Duration(float64(seq*int64(t.opts.Conns)+int64(w.id)) * t.every)
-			seq++
+			intended := w.sched.next()
 			if intended >= t.wEnd {
 				return
 			}

@@ -39,6 +39,11 @@ type Record struct {
 
 	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
 	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`
+	// Arrival is an open-loop window's arrival process, "uniform" or
+	// "poisson" ("" for closed loop and in records written before it was
+	// recorded: uniform); ArrivalSeed seeds a Poisson schedule.
+	Arrival     string `json:"arrival,omitempty"`
+	ArrivalSeed int64  `json:"arrival_seed,omitempty"`
 	// LoadFraction is a rate-sweep point's offered load as a fraction of
 	// CapacityPerS, the closed-loop req/s it was scaled from (profile
 	// capacity_from or capacity); both 0 for other workloads.

@@ -41,6 +41,8 @@ type Config struct {
 	Duration    time.Duration // measured window per workload
 	MaxRequests int64         // cap per measured window; 0 = none
 	Rate        float64       // open-loop req/s; 0 = closed loop
+	Arrival     load.Arrival  // open-loop arrival process ("" = uniform)
+	ArrivalSeed int64         // seed of a Poisson schedule (every window of the run uses it)
 	Timeout     time.Duration // per request and per connect; 0 = load.DefaultTimeout
 	Envoy       EnvoySpec
 	ClientCPUs  []int
@@ -271,6 +273,11 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	}
 	if rate > 0 {
 		rec.Load = "open"
+		a, _ := load.ParseArrival(string(cfg.Arrival))
+		rec.Arrival = string(a)
+		if a == load.ArrivalPoisson {
+			rec.ArrivalSeed = cfg.ArrivalSeed
+		}
 	}
 	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
 	if connMode != load.ConnKeepAlive {
@@ -300,6 +307,8 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		Rate:        rate,
 		Timeout:     cfg.Timeout,
 		ConnMode:    connMode,
+		Arrival:     cfg.Arrival,
+		Seed:        cfg.ArrivalSeed,
 		OnWarmupEnd: func() {
 			var err error
 			if p.pid != 0 {
