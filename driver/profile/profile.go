@@ -75,6 +75,9 @@ type Workload struct {
 	Conns      []int          `json:"conns"`
 	Expect     map[string]int `json:"expect"` // mode, "waf" or "default" -> status
 	NoBase     bool           `json:"no_base_headers,omitempty"`
+	// HeaderSet names one of the file's header_sets, sent instead of its
+	// base_headers (a realistic client's 10–20 headers); Headers follow.
+	HeaderSet string `json:"header_set,omitempty"`
 	// Sweep declares one parameter over a range (sweep.go): the workload
 	// expands into one named point per value, e.g. json_real@size=4k.
 	Sweep map[string][]Value `json:"sweep,omitempty"`
@@ -125,7 +128,8 @@ type PrecisionTarget struct {
 }
 
 type file struct {
-	BaseHeaders []string         `json:"base_headers,omitempty"`
+	BaseHeaders []string            `json:"base_headers,omitempty"`
+	HeaderSets  map[string][]string `json:"header_sets,omitempty"`
 	Workloads   []Workload       `json:"workloads,omitempty"`
 	Suites      map[string]Suite `json:"suites,omitempty"`
 }
@@ -133,6 +137,8 @@ type file struct {
 // Set is every workload and suite found in a profiles directory.
 type Set struct {
 	BaseHeaders map[string][]string // by file
+	// HeaderSets are the files' named header sets, by file then name.
+	HeaderSets map[string]map[string][]string
 	Workloads   map[string]*Workload
 	Suites      map[string]*Suite
 	Sweeps      map[string][]string // sweep name -> its point workloads, in range order
@@ -157,7 +163,7 @@ func LoadDir(dir string) (*Set, error) {
 		return nil, fmt.Errorf("profiles: no *.yaml files in %s", dir)
 	}
 	sort.Strings(paths)
-	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
+	set := &Set{BaseHeaders: map[string][]string{}, HeaderSets: map[string]map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -172,7 +178,7 @@ func LoadDir(dir string) (*Set, error) {
 
 // Parse reads one profile file's contents; name is used in errors.
 func Parse(name string, data []byte) (*Set, error) {
-	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
+	set := &Set{BaseHeaders: map[string][]string{}, HeaderSets: map[string]map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
 	if err := set.add(name, data); err != nil {
 		return nil, err
 	}
@@ -190,6 +196,17 @@ func (s *Set) add(name string, data []byte) error {
 		}
 	}
 	s.BaseHeaders[name] = f.BaseHeaders
+	for _, n := range sortedKeys(f.HeaderSets) {
+		if len(f.HeaderSets[n]) == 0 {
+			return fmt.Errorf("profile %s: header_sets.%s: want at least one header", name, n)
+		}
+		for _, h := range f.HeaderSets[n] {
+			if _, _, err := splitHeader(h); err != nil {
+				return fmt.Errorf("profile %s: header_sets.%s: %v", name, n, err)
+			}
+		}
+	}
+	s.HeaderSets[name] = f.HeaderSets
 	for i := range f.Workloads {
 		if _, dup := s.Sweeps[f.Workloads[i].Name]; dup {
 			return fmt.Errorf("profile %s: workload %s defined twice", name, f.Workloads[i].Name)
@@ -202,6 +219,12 @@ func (s *Set) add(name string, data []byte) error {
 			w.file = name
 			if err := w.validate(); err != nil {
 				return fmt.Errorf("profile %s: %v", name, err)
+			}
+			if _, ok := f.HeaderSets[w.HeaderSet]; w.HeaderSet != "" && !ok {
+				return fmt.Errorf("profile %s: workload %s: header_set: no set %q in this file (known: %s)", name, w.Name, w.HeaderSet, strings.Join(sortedKeys(f.HeaderSets), ", "))
+			}
+			if w.HeaderSet != "" && w.NoBase {
+				return fmt.Errorf("profile %s: workload %s: header_set excludes no_base_headers", name, w.Name)
 			}
 			if _, dup := s.Workloads[w.Name]; dup {
 				return fmt.Errorf("profile %s: workload %s defined twice", name, w.Name)
@@ -488,12 +511,15 @@ func (w *Workload) BodyBytes() []byte {
 	return buf.Bytes()
 }
 
-// HeaderPairs is the base headers of the workload's file followed by its
-// own, as name/value pairs in order. Host is included.
+// HeaderPairs is the base headers of the workload's file (or its header
+// set) followed by its own, as name/value pairs in order. Host is included.
 func (s *Set) HeaderPairs(w *Workload) [][2]string {
 	var out [][2]string
 	var hs []string
-	if !w.NoBase {
+	switch {
+	case w.HeaderSet != "":
+		hs = append(hs, s.HeaderSets[w.file][w.HeaderSet]...)
+	case !w.NoBase:
 		hs = append(hs, s.BaseHeaders[w.file]...)
 	}
 	hs = append(hs, w.Headers...)
