@@ -130,8 +130,8 @@ type PrecisionTarget struct {
 type file struct {
 	BaseHeaders []string            `json:"base_headers,omitempty"`
 	HeaderSets  map[string][]string `json:"header_sets,omitempty"`
-	Workloads   []Workload       `json:"workloads,omitempty"`
-	Suites      map[string]Suite `json:"suites,omitempty"`
+	Workloads   []Workload          `json:"workloads,omitempty"`
+	Suites      map[string]Suite    `json:"suites,omitempty"`
 }
 
 // Set is every workload and suite found in a profiles directory.
@@ -139,9 +139,9 @@ type Set struct {
 	BaseHeaders map[string][]string // by file
 	// HeaderSets are the files' named header sets, by file then name.
 	HeaderSets map[string]map[string][]string
-	Workloads   map[string]*Workload
-	Suites      map[string]*Suite
-	Sweeps      map[string][]string // sweep name -> its point workloads, in range order
+	Workloads  map[string]*Workload
+	Suites     map[string]*Suite
+	Sweeps     map[string][]string // sweep name -> its point workloads, in range order
 }
 
 // Case is one workload at one connection count, as a suite runs it.
