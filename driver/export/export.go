@@ -167,7 +167,8 @@ type Files struct {
 }
 
 // WriteRun writes, under dir/export, one .hgrm per group (the histograms of
-// every measured record of the group merged) and fortio/<record>.json per
+// every measured record of the group merged; a mix also one per class,
+// named <mode>_<mix>.<class>_c<conns>.hgrm) and fortio/<record>.json per
 // measured record. Records without a histogram (failed, interrupted) are
 // skipped. The files of a group or record are replaced, never appended to.
 func WriteRun(dir string, recs []result.Record) (Files, error) {
@@ -193,6 +194,20 @@ func WriteRun(dir string, recs []result.Record) (Files, error) {
 		}
 		groups[g].Merge(h)
 		each = append(each, one{r, h})
+		for _, c := range r.Classes { // a mix: one group per class too
+			if c.HistBase64 == "" {
+				continue
+			}
+			ch, err := load.DecodeHist(c.HistBase64)
+			if err != nil {
+				return files, fmt.Errorf("export: record trial %d %s %s@%d class %s: %w", r.Trial, r.Mode, r.Workload, r.Conns, c.Workload, err)
+			}
+			cg := Group{r.Mode, r.Workload + "." + c.Workload, r.Conns}
+			if groups[cg] == nil {
+				groups[cg] = load.NewHistogram()
+			}
+			groups[cg].Merge(ch)
+		}
 	}
 	if len(each) == 0 {
 		return files, nil

@@ -174,6 +174,10 @@ type Result struct {
 
 	WarmupErrors int64 // errors of any kind during warmup (not in Errors)
 	Interrupted  bool  // ctx ended the trial early
+
+	// Classes holds each class of a mix (RunMix), in the order given;
+	// nil for Run.
+	Classes []ClassResult
 }
 
 // ReqPerS returns valid responses per second of the measured window.

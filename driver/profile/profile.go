@@ -90,6 +90,10 @@ type Workload struct {
 	// "per-request" (a new connection per request); it wins over the
 	// suite's and run --conn-mode.
 	ConnMode string `json:"conn_mode,omitempty"`
+	// Mix makes the workload a weighted mix of other workloads of the same
+	// set (mix.go): one trial drives them all, each response validated
+	// against its own workload's expect. A mix has no request of its own.
+	Mix []MixEntry `json:"mix,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *Point `json:"-"`
 
@@ -248,6 +252,11 @@ func (s *Set) add(name string, data []byte) error {
 
 func (s *Set) check() error {
 	for _, n := range sortedKeys(s.Workloads) {
+		if err := s.checkMix(s.Workloads[n]); err != nil {
+			return err
+		}
+	}
+	for _, n := range sortedKeys(s.Workloads) {
 		w := s.Workloads[n]
 		if w.CapacityFrom == "" {
 			continue
@@ -273,6 +282,9 @@ func (w *Workload) validate() error {
 		return fmt.Errorf("workload without a name")
 	}
 	where := "workload " + w.Name
+	if len(w.Mix) > 0 {
+		return w.validateMix(where)
+	}
 	switch w.Method {
 	case "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH":
 	default:

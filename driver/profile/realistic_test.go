@@ -157,6 +157,26 @@ func TestRealisticThroughCRS(t *testing.T) {
 				t.Errorf("%s %s: %d of 2 answered %d; statuses %v, errors %v", mode, c.name, res.Requests, req.ExpectStatus, res.Statuses, res.Errors)
 			}
 		}
+		// Every mix of the file, once through: each class answered its own
+		// expected status (the attack class 403 in WAF modes, 200 in
+		// passthrough), none of another's.
+		for _, n := range set.WorkloadNames() {
+			w := set.Workloads[n]
+			if !w.IsMix() {
+				continue
+			}
+			classes := set.Classes(w, mode)
+			res, err := load.RunMix(ctx, load.Options{Target: h.Addr, Conns: 4, Duration: time.Hour, Timeout: time.Minute,
+				MaxRequests: 200, Seed: 1}, classes)
+			if err != nil {
+				t.Fatalf("%s %s: %v", mode, n, err)
+			}
+			for _, c := range res.Classes {
+				if c.Requests == 0 || len(c.Errors) != 0 {
+					t.Errorf("%s %s class %s: %d valid (want > 0, expect %d), statuses %v, errors %v", mode, n, c.Name, c.Requests, c.ExpectStatus, c.Statuses, c.Errors)
+				}
+			}
+		}
 		h.Stop()
 	}
 }

@@ -139,6 +139,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeStartup(m, recs, s)
 	writeLab(m, meta, recs, s)
 	writeGrowth(m, meta, recs)
+	writeMix(m, recs)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)

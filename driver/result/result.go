@@ -72,6 +72,11 @@ type Record struct {
 	HistBase64 string  `json:"hist_b64,omitempty"` // hdrhistogram-go encoded histogram (µs)
 	PerSecond  []int64 `json:"per_second"`         // completions in each second of the window
 
+	// Classes holds each class of a weighted mix (profile mix), in the
+	// mix's order; the record's totals cover them all, and its CPU per
+	// request is the whole trial's. Nil for a plain workload.
+	Classes []Class `json:"classes,omitempty"`
+
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
@@ -81,6 +86,19 @@ type Record struct {
 	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
 	Error     string           `json:"error,omitempty"`      // why the trial failed, if it did
 	Shard     string           `json:"shard,omitempty"`      // "i/N" (0-based i) of a run --shard; "" when not sharded
+}
+
+// Class is one class of a mix record: the workload it sends, its weight,
+// the status its responses must have, and what the window measured of it.
+type Class struct {
+	Workload     string           `json:"workload"`
+	Weight       int              `json:"weight"`
+	ExpectStatus int              `json:"expect_status"`
+	Requests     int64            `json:"requests"` // valid responses
+	Errors       map[string]int64 `json:"errors,omitempty"`
+	Statuses     map[string]int64 `json:"statuses,omitempty"`
+	Latency      Latency          `json:"latency"`
+	HistBase64   string           `json:"hist_b64,omitempty"`
 }
 
 // Latency holds client-side latency percentiles in microseconds.

@@ -158,7 +158,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if cfg.TrialWarmup > 0 {
 		cfg.Progress.Trial(tr, "warming up")
 		wc := cfg.Cases[tr.Cases[0]]
-		if _, err := load.Run(ctx, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
+		if _, err := drive(ctx, cfg, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout, Seed: cfg.ArrivalSeed}, wc, tr.Mode); err != nil {
 			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
 		}
 	}
@@ -342,9 +342,10 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			return rec
 		}
 	}
-	res, err := load.Run(ctx, opts, buildRequest(cfg.Set, c, tr.Mode))
+	res, err := drive(ctx, cfg, opts, c, tr.Mode)
 	if res != nil {
 		fillLoad(&rec, res)
+		fillClasses(&rec, res)
 	}
 	if rec0 != nil {
 		if perr := rec0.Stop(); perr != nil && sampleErr == nil {
@@ -486,6 +487,15 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 		recs = append(recs, rec)
 	}
 	return recs
+}
+
+// drive runs one window of case c: a plain workload's request, or a mix's
+// classes (the mix's order seeded by opts.Seed).
+func drive(ctx context.Context, cfg *Config, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
+	if c.Workload.IsMix() {
+		return load.RunMix(ctx, opts, cfg.Set.Classes(c.Workload, mode))
+	}
+	return load.Run(ctx, opts, buildRequest(cfg.Set, c, mode))
 }
 
 // buildRequest serializes a workload's request once.
