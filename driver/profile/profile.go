@@ -23,6 +23,7 @@ import (
 
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
+	"wafbench/driver/replay"
 )
 
 // Duration is a time.Duration written as a Go duration string ("500ms").
@@ -94,10 +95,14 @@ type Workload struct {
 	// set (mix.go): one trial drives them all, each response validated
 	// against its own workload's expect. A mix has no request of its own.
 	Mix []MixEntry `json:"mix,omitempty"`
+	// Replay reads the workload's requests from a file (mix.go): each
+	// request is a class of weight 1, all expected to get Expect.
+	Replay *Replay `json:"replay,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *Point `json:"-"`
 
-	file string
+	file    string
+	entries []replay.Entry // Replay's requests, read on load
 }
 
 // Suite is a named selection of workloads with trial timing.
@@ -173,7 +178,7 @@ func LoadDir(dir string) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := set.add(filepath.Base(p), b); err != nil {
+		if err := set.add(filepath.Base(p), dir, b); err != nil {
 			return nil, err
 		}
 	}
@@ -183,13 +188,13 @@ func LoadDir(dir string) (*Set, error) {
 // Parse reads one profile file's contents; name is used in errors.
 func Parse(name string, data []byte) (*Set, error) {
 	set := &Set{BaseHeaders: map[string][]string{}, HeaderSets: map[string]map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
-	if err := set.add(name, data); err != nil {
+	if err := set.add(name, ".", data); err != nil {
 		return nil, err
 	}
 	return set, set.check()
 }
 
-func (s *Set) add(name string, data []byte) error {
+func (s *Set) add(name, dir string, data []byte) error {
 	var f file
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return fmt.Errorf("profile %s: %v", name, err)
@@ -229,6 +234,9 @@ func (s *Set) add(name string, data []byte) error {
 			}
 			if w.HeaderSet != "" && w.NoBase {
 				return fmt.Errorf("profile %s: workload %s: header_set excludes no_base_headers", name, w.Name)
+			}
+			if err := w.readReplay(dir); err != nil {
+				return fmt.Errorf("profile %s: workload %s: replay: %v", name, w.Name, err)
 			}
 			if _, dup := s.Workloads[w.Name]; dup {
 				return fmt.Errorf("profile %s: workload %s defined twice", name, w.Name)
@@ -285,6 +293,9 @@ func (w *Workload) validate() error {
 	if len(w.Mix) > 0 {
 		return w.validateMix(where)
 	}
+	if w.Replay != nil {
+		return w.validateReplay(where)
+	}
 	switch w.Method {
 	case "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH":
 	default:
@@ -332,6 +343,11 @@ func (w *Workload) validate() error {
 			return fmt.Errorf("%s: conns: want 1..%d, got %d", where, load.MaxConns, c)
 		}
 	}
+	return w.checkExpect(where)
+}
+
+// checkExpect checks the expect map: a status per mode, "default" given.
+func (w *Workload) checkExpect(where string) error {
 	if len(w.Expect) == 0 {
 		return fmt.Errorf("%s: expect: want a status per mode (at least \"default\")", where)
 	}
