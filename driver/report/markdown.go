@@ -140,6 +140,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeLab(m, meta, recs, s)
 	writeGrowth(m, meta, recs)
 	writeMix(m, recs)
+	writeMaxRate(m, recs)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)

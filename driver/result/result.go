@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"wafbench/driver/maxrate"
 	"wafbench/internal/atomicfile"
 )
 
@@ -76,6 +77,10 @@ type Record struct {
 	// mix's order; the record's totals cover them all, and its CPU per
 	// request is the whole trial's. Nil for a plain workload.
 	Classes []Class `json:"classes,omitempty"`
+
+	// MaxRate holds run --max-rate-at's search (and/or sweep) of this
+	// case; the record's window was then measured at the first one's rate.
+	MaxRate []*maxrate.Result `json:"max_rate,omitempty"`
 
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`

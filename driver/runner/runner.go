@@ -60,6 +60,9 @@ type Config struct {
 
 	// Budget, when set (run --precision), adds blocks after Trials.
 	Budget *Budget
+	// MaxRate, when set (run --max-rate-at), searches each case's highest
+	// rate meeting a latency objective before measuring it there.
+	MaxRate *MaxRate
 
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
@@ -270,6 +273,23 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		RateRequestedPerS: rate, WarmupS: cfg.Warmup.Seconds(),
 		ExpectStatus: c.Workload.Expected(tr.Mode), EnvoyConcurrency: cfg.Envoy.Concurrency,
 		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
+	}
+	if cfg.MaxRate != nil && rateErr == nil {
+		found, err := searchCase(ctx, cfg, c, p, tr.Mode)
+		rec.MaxRate = found
+		switch {
+		case ctx.Err() != nil:
+			rec.Interrupted = true
+			return rec
+		case err != nil:
+			rec.Error = err.Error()
+			return rec
+		case found[0].Rate == 0:
+			rec.Error = fmt.Sprintf("max-rate: the first window (%.0f req/s) already missed %s", cfg.MaxRate.Search.Start, found[0].Objective)
+			return rec
+		}
+		rate = found[0].Rate
+		rec.RateRequestedPerS = rate
 	}
 	if rate > 0 {
 		rec.Load = "open"

@@ -69,6 +69,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pf.register(fs)
 	var upf upstreamFlag
 	upf.register(fs)
+	var mrf maxRateFlags
+	mrf.register(fs)
 	fs.StringVar(&shardArg, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
 	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity); when not given, the suite's own modes if it lists any (lab does)")
@@ -154,6 +156,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	arr, err := load.ParseArrival(*arrival)
 	if err != nil {
 		return usagef("--arrival: %v", err)
+	}
+	maxRate, err := mrf.resolve()
+	if err != nil {
+		return err
 	}
 	if *connMode == "" {
 		*connMode = suite.ConnMode
@@ -290,7 +296,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate, Timeout: reqTimeout,
 		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream, Upstream: upKind,
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName, Shard: shard.name(),
-		ConnMode: *connMode, Arrival: arr, ArrivalSeed: seed,
+		ConnMode: *connMode, Arrival: arr, ArrivalSeed: seed, MaxRate: maxRate,
 	}
 	cfg.Budget = newBudget(prec, popts, stderr)
 	if prog == nil {
