@@ -50,11 +50,11 @@ func ParseObjective(s string) (Objective, error) {
 
 // Window is what one probe at one rate measured.
 type Window struct {
-	Rate      float64 // requested req/s
-	Achieved  float64 // responses per second
-	LatencyUs float64 // the objective's percentile, µs
-	Errors    int64
-	Behind    bool // did not hold the requested rate
+	Rate      float64 `json:"rate_per_s"`       // requested req/s
+	Achieved  float64 `json:"achieved_per_s"`   // responses per second
+	LatencyUs float64 `json:"latency_us"`       // the objective's percentile, µs
+	Errors    int64   `json:"errors,omitempty"` // errors of any kind (a window without a valid response counts one)
+	Behind    bool    `json:"behind,omitempty"` // did not hold the requested rate
 }
 
 // Step is one probed window and its verdict.

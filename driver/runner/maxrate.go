@@ -8,6 +8,7 @@ import (
 	"wafbench/driver/load"
 	"wafbench/driver/maxrate"
 	"wafbench/driver/profile"
+	"wafbench/driver/result"
 )
 
 // MaxRate configures run --max-rate-at: instead of one window at a given
@@ -39,7 +40,12 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		if err != nil {
 			return maxrate.Window{}, err
 		}
-		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Behind: res.FellBehind()}
+		// Held its rate: achieved ≥ result.BehindRatio of it, less one
+		// request's worth of the window (a short window at a low rate is
+		// quantized). Late sends are not judged apart: open-loop latency
+		// runs from the intended send, so lateness is in the objective.
+		held := res.RateAchieved >= result.BehindRatio*rate-1/mr.Window.Seconds()
+		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Behind: !held}
 		for _, n := range res.Errors {
 			w.Errors += n
 		}
