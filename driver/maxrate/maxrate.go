@@ -1,8 +1,9 @@
 // Package maxrate finds the highest open-loop rate at which a latency
 // objective holds ("p99<=10ms"), as Nighthawk's adaptive load controller
 // does, instead of sweeping every rate: it doubles the rate from a start
-// until a short validated window fails, bisects between the last pass and
-// the first failure to a relative tolerance, then confirms the rate found by
+// (halving it first while the start fails, down to Start/64) until a short
+// validated window fails, bisects between the last pass and the first
+// failure to a relative tolerance, then confirms the rate found by
 // repeating its window. The result is the highest confirmed rate with its
 // interval: [Rate, Above), Above being the lowest rate seen to fail.
 //
@@ -150,7 +151,28 @@ func Search(ctx context.Context, opts Options, probe Probe) (*Result, error) {
 	}
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
 	below, above := 0.0, 0.0 // highest pass, lowest failure
-	for r := opts.Start; ; r = math.Min(2*r, opts.Limit) {
+	// A failing start halves the rate down to Start/64 before giving up:
+	// one noisy window, or a start above the capacity, need not end it.
+	for r := opts.Start; r >= opts.Start/64; r /= 2 {
+		pass, err := s.try(ctx, "exponential", r)
+		if err != nil {
+			return res, err
+		}
+		if pass {
+			below = r
+			break
+		}
+		above = r
+	}
+	if below == 0 {
+		res.Above = above
+		return res, nil
+	}
+	for r := 2 * below; above == 0; r = math.Min(2*r, opts.Limit) {
+		if below >= opts.Limit {
+			res.AtLimit = true
+			break
+		}
 		pass, err := s.try(ctx, "exponential", r)
 		if err != nil {
 			return res, err
@@ -160,10 +182,6 @@ func Search(ctx context.Context, opts Options, probe Probe) (*Result, error) {
 			break
 		}
 		below = r
-		if r >= opts.Limit {
-			res.AtLimit = true
-			break
-		}
 	}
 	for {
 		if above > 0 && below > 0 && (above-below)/below > opts.Tolerance {

@@ -118,11 +118,17 @@ func TestSearchConfirmFails(t *testing.T) {
 	}
 }
 
-// TestSearchStartFails reports rate 0 when the first window fails.
+// TestSearchStartFails halves a failing start until a window passes, then
+// searches up from there; below Start/64 it gives up with rate 0.
 func TestSearchStartFails(t *testing.T) {
 	m := &model{capacity: 10}
 	res, err := Search(context.Background(), Options{Objective: obj, Start: 100, Limit: 1000, Tolerance: 0.05, Confirm: 2}, m.probe)
-	if err != nil || res.Rate != 0 || res.Above != 100 {
-		t.Errorf("got %+v %v, want rate 0, above 100", res, err)
+	if err != nil || !(res.Rate <= 10 && 10 < res.Above) {
+		t.Errorf("capacity 10 from start 100: got [%v, %v) %v, want 10 inside", res.Rate, res.Above, err)
+	}
+	m = &model{capacity: 1}
+	res, err = Search(context.Background(), Options{Objective: obj, Start: 100, Limit: 1000, Tolerance: 0.05, Confirm: 2}, m.probe)
+	if err != nil || res.Rate != 0 || res.Above != 1.5625 || len(res.Steps) != 7 {
+		t.Errorf("capacity 1: got rate %v above %v after %d windows (%v), want 0, 1.5625 (100/64), 7", res.Rate, res.Above, len(res.Steps), err)
 	}
 }

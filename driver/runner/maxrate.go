@@ -18,7 +18,7 @@ type MaxRate struct {
 	Search    maxrate.Options
 	Window    time.Duration // measured window of each probe
 	Method    string        // "search", "sweep" or "both" (sweep after search, same trial)
-	SweepStep float64       // req/s between sweep rates
+	SweepStep float64       // req/s between sweep rates; 0 with MethodBoth: the search's resolution (tolerance × its rate)
 }
 
 // Max-rate methods.
@@ -65,7 +65,13 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		}
 	}
 	if mr.Method != MethodSearch {
-		res, err := maxrate.Sweep(ctx, mr.Search.Objective, mr.SweepStep, mr.SweepStep, mr.Search.Limit, probe)
+		step := mr.SweepStep
+		if step == 0 && len(out) > 0 {
+			// A sweep as fine as the search: one step per tolerance of
+			// the rate the search found.
+			step = max(mr.Search.Tolerance*out[0].Rate, mr.Search.Start/64)
+		}
+		res, err := maxrate.Sweep(ctx, mr.Search.Objective, step, step, mr.Search.Limit, probe)
 		if res != nil {
 			out = append(out, res)
 		}

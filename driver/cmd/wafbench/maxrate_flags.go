@@ -25,7 +25,7 @@ func (f *maxRateFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.confirm, "max-rate-confirm", 3, "windows repeated at the rate found; all must pass")
 	fs.DurationVar(&f.window, "max-rate-window", 2*time.Second, "measured window of each max-rate probe (each also gets the --warmup)")
 	fs.StringVar(&f.method, "max-rate-method", runner.MethodSearch, "search (exponential + bisection), sweep (every --max-rate-step from one step up, to the first failure) or both (the sweep after the search in the same trial, to compare them)")
-	fs.Float64Var(&f.step, "max-rate-step", 50, "rate step of the max-rate sweep, req/s")
+	fs.Float64Var(&f.step, "max-rate-step", 0, "rate step of the max-rate sweep, req/s; 0 = with --max-rate-method both, the search's resolution (--max-rate-tolerance × the rate it found), so the sweep is as fine as the search (required > 0 with sweep alone)")
 }
 
 // resolve returns the runner's max-rate configuration, nil when off; every
@@ -51,8 +51,8 @@ func (f *maxRateFlags) resolve() (*runner.MaxRate, error) {
 	if f.window <= 0 {
 		return nil, usagef("--max-rate-window: want > 0, got %v", f.window)
 	}
-	if !(f.step > 0) {
-		return nil, usagef("--max-rate-step: want > 0 req/s, got %v", f.step)
+	if f.step < 0 || (f.step == 0 && f.method == runner.MethodSweep) {
+		return nil, usagef("--max-rate-step: want > 0 req/s with --max-rate-method sweep (0 = the search's resolution with both), got %v", f.step)
 	}
 	return mr, nil
 }
