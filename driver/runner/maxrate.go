@@ -66,7 +66,10 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 	}
 	if mr.Method != MethodSearch {
 		step := mr.SweepStep
-		if step == 0 && len(out) > 0 {
+		if step == 0 && (len(out) == 0 || out[0].Rate == 0) {
+			return out, nil // the search found no rate: nothing to sweep up to
+		}
+		if step == 0 {
 			// A sweep as fine as the search: one step per tolerance of
 			// the rate the search found.
 			step = max(mr.Search.Tolerance*out[0].Rate, mr.Search.Start/64)

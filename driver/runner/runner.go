@@ -285,7 +285,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			rec.Error = err.Error()
 			return rec
 		case found[0].Rate == 0:
-			rec.Error = fmt.Sprintf("max-rate: the first window (%.0f req/s) already missed %s", cfg.MaxRate.Search.Start, found[0].Objective)
+			rec.Error = fmt.Sprintf("max-rate: no rate from %.3g req/s down to %.3g met %s (lowest failing %.3g req/s)", cfg.MaxRate.Search.Start, cfg.MaxRate.Search.Start/64, found[0].Objective, found[0].Above)
 			return rec
 		}
 		rate = found[0].Rate
