@@ -150,19 +150,11 @@ func Search(ctx context.Context, opts Options, probe Probe) (*Result, error) {
 		s.max = 40
 	}
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
-	below, above := 0.0, 0.0 // highest pass, lowest failure
 	// A failing start halves the rate down to Start/64 before giving up:
 	// one noisy window, or a start above the capacity, need not end it.
-	for r := opts.Start; r >= opts.Start/64; r /= 2 {
-		pass, err := s.try(ctx, "exponential", r)
-		if err != nil {
-			return res, err
-		}
-		if pass {
-			below = r
-			break
-		}
-		above = r
+	below, above, err := s.down(ctx, opts.Start, 0)
+	if err != nil {
+		return res, err
 	}
 	if below == 0 {
 		res.Above = above
@@ -218,12 +210,35 @@ func Search(ctx context.Context, opts Options, probe Probe) (*Result, error) {
 		}
 		above = below
 		below = lastPassBelow(res.Steps, above)
-		if below == 0 {
-			break
+		if below == 0 { // nothing below passed yet: halve down from here
+			if below, above, err = s.down(ctx, above/2, above); err != nil {
+				return res, err
+			}
+			if below == 0 {
+				break
+			}
 		}
 	}
 	res.Rate, res.Above = below, above
 	return res, nil
+}
+
+// down probes r, r/2, … down to Start/64 until a window passes; it returns
+// that rate (0 if none passed) and the lowest failing rate (above if none
+// failed).
+func (s *searcher) down(ctx context.Context, r, above float64) (pass, fail float64, err error) {
+	fail = above
+	for ; r >= s.opts.Start/64; r /= 2 {
+		ok, err := s.try(ctx, "exponential", r)
+		if err != nil {
+			return 0, fail, err
+		}
+		if ok {
+			return r, fail, nil
+		}
+		fail = r
+	}
+	return 0, fail, nil
 }
 
 // lastPassBelow is the highest rate below r whose windows all passed (0 if

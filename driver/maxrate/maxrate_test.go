@@ -132,3 +132,20 @@ func TestSearchStartFails(t *testing.T) {
 		t.Errorf("capacity 1: got rate %v above %v after %d windows (%v), want 0, 1.5625 (100/64), 7", res.Rate, res.Above, len(res.Steps), err)
 	}
 }
+
+// TestSearchConfirmFailsAtBottom fails every confirmation at the first
+// rate that passed: the search halves down from it instead of giving up.
+func TestSearchConfirmFailsAtBottom(t *testing.T) {
+	m := &model{capacity: 10, flaky: map[float64]int{}}
+	seen := map[float64]int{}
+	res, err := Search(context.Background(), Options{Objective: obj, Start: 10, Limit: 1000, Tolerance: 0.05, Confirm: 1}, func(ctx context.Context, r float64) (Window, error) {
+		seen[r]++
+		if r == 10 && seen[r] > 1 {
+			m.flaky[r] = 1 // 10 passes once, then never again
+		}
+		return m.probe(ctx, r)
+	})
+	if err != nil || res.Rate == 0 || res.Rate >= 10 || res.Above != 10 {
+		t.Errorf("got [%v, %v) %v, want a rate below 10 and above = 10", res.Rate, res.Above, err)
+	}
+}
