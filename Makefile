@@ -75,9 +75,10 @@ overhead:
 	./scripts/overhead.sh $(OVERHEAD_REPEATS)
 
 # Every test in the tree, and the checks: the C++ unit tests (plain, ASan +
-# UBSan, TSan), the C++ fuzz target on its seeds, the module export checks, the ABI header check, the
-# driver-free end-to-end check of the Coraza module (filters/coraza e2e), go
-# vet, gofmt, the CI lint, every Go test of every module with the tags
+# UBSan, TSan), the C++ fuzz target on its seeds, the module export checks,
+# the ABI header check, the driver-free end-to-end check of the Coraza
+# module (filters/coraza e2e), go vet, gofmt, the CI lint, buildifier on the
+# Bazel files (bazel/lint.sh), every Go test of every module with the tags
 # below (filters/modsecurity/bench's cgo engine tests need
 # modsecurity_engine), and every Go benchmark once (-benchtime 1x: a
 # benchmark that checks verdicts must still pass them). scripts/ci/testgates
@@ -97,6 +98,7 @@ test: build modules crs
 	cd driver/upstream/httpbin && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@test -z "$$(gofmt -l driver envoy filters internal scripts)" || { echo "gofmt needed:"; gofmt -l driver envoy filters internal scripts; exit 1; }
 	./scripts/ci/lint.sh
+	./bazel/lint.sh
 	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 -run '^$$' -bench . -benchtime 1x $(addprefix ./,$(BENCH_PKGS))
 
