@@ -129,15 +129,7 @@ func (w *Workload) validateReplay(where string) error {
 	if len(w.Sweep) > 0 || w.CapacityFrom != "" || w.Capacity != 0 {
 		return fmt.Errorf("%s: replay: sweeps and capacity do not apply to a replay", where)
 	}
-	if len(w.Conns) == 0 {
-		return fmt.Errorf("%s: conns: want at least one connection count", where)
-	}
-	for _, c := range w.Conns {
-		if c < 1 || c > load.MaxConns {
-			return fmt.Errorf("%s: conns: want 1..%d, got %d", where, load.MaxConns, c)
-		}
-	}
-	return w.checkExpect(where)
+	return w.checkConnsExpect(where)
 }
 
 // readReplay reads a replay workload's file (relative to dir).

@@ -356,6 +356,11 @@ func (w *Workload) validate() error {
 			}
 		}
 	}
+	return w.checkConnsExpect(where)
+}
+
+// checkConnsExpect checks the connection counts and the expect map.
+func (w *Workload) checkConnsExpect(where string) error {
 	if len(w.Conns) == 0 {
 		return fmt.Errorf("%s: conns: want at least one connection count", where)
 	}
