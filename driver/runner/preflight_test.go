@@ -152,7 +152,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name+"/enforcing", func(t *testing.T) {
-			pf, err := preflight(ctx, m, start(t, m, "", man.MainConf))
+			pf, err := preflight(ctx, m, start(t, m, "", man.MainConf), false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			}
 		})
 		t.Run(name+"/detection-only", func(t *testing.T) {
-			_, err := preflight(ctx, m, start(t, m, "", detect))
+			_, err := preflight(ctx, m, start(t, m, "", detect), false)
 			if err == nil || !strings.Contains(err.Error(), "canary SQL injection answered 200 — rules not enforcing") {
 				t.Fatalf("preflight error = %v, want the canary refusal", err)
 			}
@@ -181,7 +181,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "libwafbench_modsecurity.so"), b, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err = preflight(ctx, ms, start(t, ms, dir, man.MainConf))
+		_, err = preflight(ctx, ms, start(t, ms, dir, man.MainConf), false)
 		if err == nil || !strings.Contains(err.Error(), `reports engine "coraza"`) {
 			t.Fatalf("preflight error = %v, want a refusal naming the engine", err)
 		}
