@@ -19,14 +19,14 @@ type ModeResult struct {
 	Build  string `json:"build,omitempty"` // the engine build (coraza@re2); "" for the default build
 	// Error says why the mode did not run or stopped (start, preflight,
 	// host died); its unfinished tests are NotRun.
-	Error        string        `json:"error,omitempty"`
-	ModuleSHA256 string        `json:"module_sha256,omitempty"`
-	EngineLib    string        `json:"engine_lib,omitempty"`
-	WallSeconds  float64       `json:"wall_seconds"`
-	Counts       Counts        `json:"counts"`
-	ByRuleFile   []FileCounts  `json:"by_rule_file"`
-	Stale        []string      `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
-	Tests        []TestResult  `json:"tests"`
+	Error        string       `json:"error,omitempty"`
+	ModuleSHA256 string       `json:"module_sha256,omitempty"`
+	EngineLib    string       `json:"engine_lib,omitempty"`
+	WallSeconds  float64      `json:"wall_seconds"`
+	Counts       Counts       `json:"counts"`
+	ByRuleFile   []FileCounts `json:"by_rule_file"`
+	Stale        []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
+	Tests        []TestResult `json:"tests"`
 }
 
 // Counts are a mode's outcomes.

@@ -21,9 +21,9 @@ import (
 	"sort"
 	"strings"
 
+	crstests "github.com/corazawaf/coraza-coreruleset/v4/tests"
 	schema "github.com/coreruleset/ftw-tests-schema/v2/types"
 	ftwtest "github.com/coreruleset/go-ftw/v2/test"
-	crstests "github.com/corazawaf/coraza-coreruleset/v4/tests"
 )
 
 // The suite's size for CRS 4.25.0 (design.md §10); Load refuses another.

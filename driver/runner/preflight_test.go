@@ -144,7 +144,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Stop(5e9) })
-		return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, logPath: e.LogPath, moduleOverride: moduleDir != mode.Dir}
+		return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, logPath: e.LogPath, moduleOverride: moduleDir != mode.Dir, rulesFile: rules}
 	}
 	for _, name := range []string{modes.ModSecurity, modes.Coraza} {
 		m, err := reg.Resolve(name)
@@ -170,6 +170,28 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			}
 		})
 	}
+	// The crs-test conformance configuration (wafbench crs-test) never runs
+	// in a measured trial: refused by name, and — under another name — by
+	// the canary, since it is DetectionOnly.
+	t.Run("crs-test", func(t *testing.T) {
+		m, _ := reg.Resolve(modes.Coraza)
+		_, err := preflight(ctx, m, start(t, m, "", man.Conformance.File), false)
+		if err == nil || !strings.Contains(err.Error(), "is the crs-test conformance configuration") {
+			t.Fatalf("preflight error = %v, want the crs-test refusal", err)
+		}
+		b, err := os.ReadFile(man.Conformance.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		renamed := filepath.Join(tmp, "crs", "renamed.conf")
+		if err := os.WriteFile(renamed, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = preflight(ctx, m, start(t, m, "", renamed), false)
+		if err == nil || !strings.Contains(err.Error(), "canary SQL injection answered 200") {
+			t.Fatalf("preflight error = %v, want the canary refusal", err)
+		}
+	})
 	t.Run("wrong-module", func(t *testing.T) {
 		ms, _ := reg.Resolve(modes.ModSecurity)
 		cz, _ := reg.Resolve(modes.Coraza)
