@@ -115,7 +115,7 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 			}
 			h.Stop()
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && len(mr.Tests) == 0 {
 			return out, ctx.Err()
 		}
 		if err != nil {
@@ -136,6 +136,9 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 		out = append(out, mr)
 		if status != nil {
 			status(summaryLine(&mr))
+		}
+		if ctx.Err() != nil {
+			return out, ctx.Err() // the interrupted mode's finished tests are kept
 		}
 	}
 	return out, nil

@@ -114,7 +114,7 @@ func RunSuite(ctx context.Context, s *Suite, t Target, o Options) ([]TestResult,
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return out, ctx.Err()
+					return out, ctx.Err() // the finished tests are kept; this one is NotRun
 				}
 				fatal = err
 				r.Outcome, r.Why = NotRun, err.Error()
