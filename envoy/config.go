@@ -141,6 +141,7 @@ type Config struct {
 	InspectResponse  bool        // ask the module to inspect responses too
 	MaxBodyBytes     int         // request body limit passed to the module; 0 means the module's default
 	AccessLog        bool        // add an HCM access log to stdout (off for measurements)
+	MatchLog         bool        // the module logs every rule match (wafbench crs-test only)
 	Wasm             WasmOptions // V8 options of coraza-wasm (envoy/wasm.go)
 }
 
@@ -371,6 +372,7 @@ type ModuleFilterConfig struct {
 	RulesFile       string `json:"rules_file"`
 	InspectResponse bool   `json:"inspect_response"`
 	MaxBodyBytes    int    `json:"max_body_bytes"`
+	MatchLog        bool   `json:"match_log,omitempty"`
 }
 
 func makeHTTPFilters(c Config) ([]*hcm.HttpFilter, error) {
@@ -405,6 +407,7 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 		RulesFile:       rules,
 		InspectResponse: c.InspectResponse,
 		MaxBodyBytes:    c.MaxBodyBytes,
+		MatchLog:        c.MatchLog,
 	})
 	if err != nil {
 		return nil, err
