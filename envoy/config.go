@@ -141,7 +141,7 @@ type Config struct {
 	InspectResponse  bool        // ask the module to inspect responses too
 	MaxBodyBytes     int         // request body limit passed to the module; 0 means the module's default
 	AccessLog        bool        // add an HCM access log to stdout (off for measurements)
-	MatchLog         bool        // the module logs every rule match (wafbench crs-test only)
+	MatchLog         bool        // the module logs each rule match as a wafbench-match line at info (CRS conformance runs only)
 	Wasm             WasmOptions // V8 options of coraza-wasm (envoy/wasm.go)
 }
 
@@ -372,7 +372,10 @@ type ModuleFilterConfig struct {
 	RulesFile       string `json:"rules_file"`
 	InspectResponse bool   `json:"inspect_response"`
 	MaxBodyBytes    int    `json:"max_body_bytes"`
-	MatchLog        bool   `json:"match_log,omitempty"`
+	// MatchLog makes the module log every rule match as one
+	// `wafbench-match [id "…"] [msg "…"] [data "…"] [tx "…"]` line at info
+	// (filters/modsecurity/README.md, "match_log"); omitted when false.
+	MatchLog bool `json:"match_log,omitempty"`
 }
 
 func makeHTTPFilters(c Config) ([]*hcm.HttpFilter, error) {

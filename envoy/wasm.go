@@ -60,8 +60,9 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 		return nil, fmt.Errorf("mode %s: rule files: %w", c.Mode, err)
 	}
 	js, err := json.Marshal(WasmPluginConfig{
-		ModuleFilterConfig: ModuleFilterConfig{RulesFile: rules, InspectResponse: c.InspectResponse, MaxBodyBytes: c.MaxBodyBytes, MatchLog: c.MatchLog},
-		Files:              files,
+		ModuleFilterConfig: ModuleFilterConfig{RulesFile: rules, InspectResponse: c.InspectResponse, MaxBodyBytes: c.MaxBodyBytes,
+			MatchLog: c.MatchLog},
+		Files: files,
 	})
 	if err != nil {
 		return nil, err

@@ -72,8 +72,10 @@ func caddyConfig(listen, admin, upstream, rules string, maxBody int, matchLog bo
 	waf := obj{"handler": "wafbench_coraza", "rules_file": rules, "max_body_bytes": maxBody}
 	level := "WARN"
 	if matchLog {
-		waf["match_log"] = true
-		level = "INFO" // the handler's match lines
+		// crs-test: every match as a wafbench-match line (the handler writes
+		// them to stderr) and phases 3-4 on the response (RESPONSE-95x).
+		waf["match_log"], waf["inspect_response"] = true, true
+		level = "INFO"
 	}
 	cfg := obj{
 		"admin":   obj{"listen": admin, "config": obj{"persist": false}},

@@ -89,7 +89,8 @@ func (p *plugin) configure(size int) error {
 		return errors.New("filter_config: files: want the rule files (path → content), got none")
 	}
 	start := time.Now()
-	w, err := engine.NewFS(pc.Config, pc.Files)
+	// match_log lines go to Envoy's log through proxy_log at info.
+	w, err := engine.NewLogged(pc.Config, pc.Files, func(line string) { pw.Log(pw.LogInfo, line) })
 	if err != nil {
 		return err
 	}
@@ -109,8 +110,8 @@ func (p *plugin) configure(size int) error {
 		return err
 	}
 	pw.Log(pw.LogInfo, line)
-	logf(pw.LogInfo, "wafbench_coraza filter: loaded %s (%d files) in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v)",
-		pc.RulesFile, len(pc.Files), time.Since(start).Round(time.Millisecond), pc.InspectResponse, w.Config().MaxBodyBytes, p.f.Timers)
+	logf(pw.LogInfo, "wafbench_coraza filter: loaded %s (%d files) in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v match_log=%v)",
+		pc.RulesFile, len(pc.Files), time.Since(start).Round(time.Millisecond), pc.InspectResponse, w.Config().MaxBodyBytes, p.f.Timers, pc.MatchLog)
 	return nil
 }
 
@@ -255,8 +256,10 @@ func isNotFound(err error) bool {
 	return errors.As(err, &e) && e.Status == pw.StatusNotFound
 }
 
-// OnResponseHeaders runs phases 3 and 4 when response inspection is on.
-func (h *httpStream) OnResponseHeaders(_ int, _ bool) (a pw.Action) {
+// OnResponseHeaders runs phase 3 when response inspection is on, and
+// phase 4 unless it waits for the response body (then it holds the
+// headers).
+func (h *httpStream) OnResponseHeaders(_ int, endOfStream bool) (a pw.Action) {
 	if !h.s.InspectsResponse() {
 		return pw.Continue
 	}
@@ -280,14 +283,43 @@ func (h *httpStream) OnResponseHeaders(_ int, _ bool) (a pw.Action) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	return action(h.s.ResponseHeaders(status, rest, property("request", "protocol")))
+	return action(h.s.ResponseHeaders(status, rest, property("request", "protocol"), endOfStream))
 }
 
-// OnResponseBody passes the response body on.
-func (h *httpStream) OnResponseBody(int, bool) pw.Action { return pw.Continue }
+// OnResponseBody lets the host buffer the response body while phase 4
+// waits for it (to the end, or to the body limit), then feeds it to the
+// engine and runs phase 4; otherwise it passes the body on.
+func (h *httpStream) OnResponseBody(bodySize int, endOfStream bool) (a pw.Action) {
+	if !h.s.WantsResponseBody() {
+		return pw.Continue
+	}
+	defer stream.Rescue(h.s, &a, pw.Pause, true)
+	if !endOfStream && bodySize < h.p.f.MaxBodyBytes() {
+		return pw.Pause
+	}
+	return h.responseBody(bodySize)
+}
 
-// OnResponseTrailers passes the response trailers on.
-func (h *httpStream) OnResponseTrailers(int) pw.Action { return pw.Continue }
+func (h *httpStream) responseBody(bodySize int) pw.Action {
+	var body []byte
+	if bodySize > 0 {
+		var err error
+		if body, err = pw.GetBufferBytes(pw.BufferHTTPResponseBody, 0, bodySize); err != nil && !isNotFound(err) {
+			h.s.FailClosed(fmt.Errorf("response body: %w", err), true)
+			return pw.Pause
+		}
+	}
+	return action(h.s.ResponseBody([][]byte{body}))
+}
+
+// OnResponseTrailers ends a response body that phase 4 waits for.
+func (h *httpStream) OnResponseTrailers(int) (a pw.Action) {
+	if !h.s.WantsResponseBody() {
+		return pw.Continue
+	}
+	defer stream.Rescue(h.s, &a, pw.Pause, true)
+	return h.responseBody(h.p.f.MaxBodyBytes())
+}
 
 // OnLog runs phase 5 at the end of the stream.
 func (h *httpStream) OnLog() {

@@ -105,7 +105,10 @@ func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_env
 		return nil, err
 	}
 	start := time.Now()
-	w, err := engine.New(ec)
+	// match_log lines go to Envoy's log at info, as the C++ module's.
+	w, err := engine.NewLogged(ec, nil, func(line string) {
+		logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench_coraza: %s", line)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +132,8 @@ func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_env
 		return nil, err
 	}
 	logf(C.envoy_dynamic_module_type_log_level_Info, "%s", line)
-	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench_coraza filter %q: loaded %s in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v)",
-		name, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.Timers)
+	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench_coraza filter %q: loaded %s in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v match_log=%v)",
+		name, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.Timers, ec.MatchLog)
 	return fc, nil
 }
 
@@ -399,24 +402,70 @@ func envoy_dynamic_module_on_http_filter_response_headers(ef envoyFilter,
 			}
 		}
 	}
-	if f.s.ResponseHeaders(status, hdrs, f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol)) {
+	if f.s.ResponseHeaders(status, hdrs, f.attr(C.envoy_dynamic_module_type_attribute_id_RequestProtocol), bool(endOfStream)) {
+		return cont
+	}
+	return stop // answered, or phase 4 waits for the body (headers held)
+}
+
+type responseBodyStatus = C.envoy_dynamic_module_type_on_http_filter_response_body_status
+
+//export envoy_dynamic_module_on_http_filter_response_body
+func envoy_dynamic_module_on_http_filter_response_body(ef envoyFilter,
+	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
+) (st responseBodyStatus) {
+	const (
+		cont   = C.envoy_dynamic_module_type_on_http_filter_response_body_status_Continue
+		buffer = C.envoy_dynamic_module_type_on_http_filter_response_body_status_StopIterationAndBuffer
+		stop   = C.envoy_dynamic_module_type_on_http_filter_response_body_status_StopIterationNoBuffer
+	)
+	f := getFilter(p, ef)
+	if !f.s.WantsResponseBody() {
+		return cont
+	}
+	defer stream.Rescue(f.s, &st, stop, true)
+	// As for the request body: buffer to the end (or to the filter's body
+	// limit; Coraza keeps at most SecResponseBodyLimit anyway), then feed
+	// the buffered chunks and this event's.
+	replayed := bool(C.envoy_dynamic_module_callback_http_received_buffered_response_body(f.ef))
+	total := uint64(C.envoy_dynamic_module_callback_http_get_body_size(f.ef, C.envoy_dynamic_module_type_http_body_type_ReceivedResponseBody))
+	if !replayed {
+		total += uint64(C.envoy_dynamic_module_callback_http_get_body_size(f.ef, C.envoy_dynamic_module_type_http_body_type_BufferedResponseBody))
+	}
+	if !endOfStream && total < uint64(f.cfg.MaxBodyBytes()) {
+		return buffer
+	}
+	var body [][]byte
+	if !replayed {
+		body = f.chunks(body, C.envoy_dynamic_module_type_http_body_type_BufferedResponseBody)
+	}
+	body = f.chunks(body, C.envoy_dynamic_module_type_http_body_type_ReceivedResponseBody)
+	if f.s.ResponseBody(body) {
 		return cont
 	}
 	return stop
 }
 
-//export envoy_dynamic_module_on_http_filter_response_body
-func envoy_dynamic_module_on_http_filter_response_body(ef envoyFilter,
-	p C.envoy_dynamic_module_type_http_filter_module_ptr, endOfStream C.bool,
-) C.envoy_dynamic_module_type_on_http_filter_response_body_status {
-	return C.envoy_dynamic_module_type_on_http_filter_response_body_status_Continue
-}
+type responseTrailersStatus = C.envoy_dynamic_module_type_on_http_filter_response_trailers_status
 
 //export envoy_dynamic_module_on_http_filter_response_trailers
 func envoy_dynamic_module_on_http_filter_response_trailers(ef envoyFilter,
 	p C.envoy_dynamic_module_type_http_filter_module_ptr,
-) C.envoy_dynamic_module_type_on_http_filter_response_trailers_status {
-	return C.envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue
+) (st responseTrailersStatus) {
+	const (
+		cont = C.envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue
+		stop = C.envoy_dynamic_module_type_on_http_filter_response_trailers_status_StopIteration
+	)
+	f := getFilter(p, ef)
+	if !f.s.WantsResponseBody() {
+		return cont
+	}
+	defer stream.Rescue(f.s, &st, stop, true)
+	// Trailers end the response: the whole body is in the buffer.
+	if f.s.ResponseBody(f.chunks(nil, C.envoy_dynamic_module_type_http_body_type_BufferedResponseBody)) {
+		return cont
+	}
+	return stop
 }
 
 //export envoy_dynamic_module_on_http_filter_stream_complete

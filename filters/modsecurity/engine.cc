@@ -80,6 +80,12 @@ bool ParseConfig(std::string_view json, Config* config, std::string* error) {
           return false;
         }
         out.max_body_bytes = value.get<uint64_t>();
+      } else if (key == "match_log") {
+        if (!value.is_boolean()) {
+          *error = std::string("filter_config: match_log: want true or false, got ") + value.type_name();
+          return false;
+        }
+        out.match_log = value.get<bool>();
       } else {
         *error = "filter_config: unknown key \"" + key + "\"";
         return false;
@@ -329,7 +335,8 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
     // Always install a callback: libmodsecurity then never writes to stderr
     // itself. With the rule-message property it hands over the parsed
     // message, and text is formatted only when someone will read it.
-    engine->modsec_->setServerLogCb(&Engine::ServerLogCallback, modsecurity::RuleMessageLogProperty);
+    engine->modsec_->setServerLogCb(engine->log_.match_lines ? &Engine::MatchLogCallback : &Engine::ServerLogCallback,
+                                    modsecurity::RuleMessageLogProperty);
     engine->rules_ = std::make_unique<modsecurity::RulesSet>();
     int n = engine->rules_->loadFromUri(rules_file.c_str());
     if (n < 0) {
@@ -341,6 +348,11 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
       total += engine->rules_->m_rulesSetPhases.at(phase)->size();
     }
     engine->num_rules_ = total;
+    engine->response_body_access_ =
+        engine->rules_->m_secResponseBodyAccess == modsecurity::RulesSetProperties::TrueConfigBoolean;
+    if (engine->rules_->m_responseBodyLimit.m_set && engine->rules_->m_responseBodyLimit.m_value > 0) {
+      engine->response_body_limit_ = static_cast<uint64_t>(engine->rules_->m_responseBodyLimit.m_value);
+    }
     return engine;
   } catch (const std::exception& e) {
     *error = "rules_file " + rules_file + ": " + e.what();
@@ -361,6 +373,50 @@ void Engine::ServerLogCallback(void* data, const void* message) {
   // log() does not modify the message in either.
   auto* rm = static_cast<modsecurity::RuleMessage*>(const_cast<void*>(message));
   engine->log_.write(rm->log());
+}
+
+void Engine::MatchLogCallback(void* data, const void* message) {
+  auto* engine = static_cast<Engine*>(data);
+  if (engine == nullptr || message == nullptr || !engine->log_.write) return;
+  const auto* rm = static_cast<const modsecurity::RuleMessage*>(message);
+  engine->log_.write(MatchLine(rm->m_ruleId, rm->m_message, rm->m_data,
+                               rm->m_id != nullptr ? std::string_view(*rm->m_id) : std::string_view()));
+}
+
+namespace {
+
+void AppendQuoted(std::string* out, std::string_view name, std::string_view value) {
+  out->append(" [");
+  out->append(name);
+  out->append(" \"");
+  for (char c : value) {
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      default:
+        out->push_back(c);
+    }
+  }
+  out->append("\"]");
+}
+
+}  // namespace
+
+std::string MatchLine(int64_t rule_id, std::string_view msg, std::string_view data, std::string_view tx) {
+  std::string out(kMatchLinePrefix);
+  out.reserve(out.size() + msg.size() + data.size() + tx.size() + 48);
+  AppendQuoted(&out, "id", std::to_string(rule_id));
+  AppendQuoted(&out, "msg", msg);
+  AppendQuoted(&out, "data", data);
+  AppendQuoted(&out, "tx", tx);
+  return out;
 }
 
 std::unique_ptr<Transaction> Engine::NewTransaction() {
@@ -451,6 +507,15 @@ void Transaction::AddResponseHeader(std::string_view name, std::string_view valu
 
 Verdict Transaction::ProcessResponseHeaders(int status, const std::string& protocol) {
   return Run([&] { txn_->processResponseHeaders(status, protocol); });
+}
+
+Verdict Transaction::AppendResponseBody(const char* data, size_t len) {
+  if (len == 0 && !engine_error_) return Verdict{};
+  return Run([&] { txn_->appendResponseBody(reinterpret_cast<const unsigned char*>(data), len); });
+}
+
+Verdict Transaction::ProcessResponseBody() {
+  return Run([&] { txn_->processResponseBody(); });
 }
 
 void Transaction::ProcessLogging() {

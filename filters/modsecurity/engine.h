@@ -27,11 +27,14 @@ struct Config {
   std::string rules_file;
   bool inspect_response = false;
   uint64_t max_body_bytes = 1048576;
+  // match_log: every rule match that libmodsecurity logs becomes one
+  // MatchLine at info level (the CRS conformance runs; README "match_log").
+  bool match_log = false;
 };
 
 // ParseConfig parses a flat JSON object with the keys rules_file (string,
-// required), inspect_response (bool) and max_body_bytes (non-negative
-// integer), using nlohmann/json. Unknown and repeated keys are errors. On
+// required), inspect_response (bool), max_body_bytes (non-negative
+// integer) and match_log (bool), using nlohmann/json. Unknown and repeated keys are errors. On
 // failure it returns false and sets *error to a message naming the offending
 // key or position. It never throws.
 bool ParseConfig(std::string_view json, Config* config, std::string* error);
@@ -60,11 +63,25 @@ struct Verdict {
 // Logger receives ModSecurity's server log lines (rule matches). enabled is
 // asked first, for every match; only when it returns true is the line
 // formatted and passed to write. Either may be empty: no enabled means
-// always, no write means never.
+// always, no write means never. With match_lines, write gets one MatchLine
+// per match instead of libmodsecurity's own text, and enabled is not asked;
+// Engine::Create then installs a different callback, so the path without
+// match_lines runs exactly the instructions it ran before match_lines
+// existed.
 struct Logger {
   std::function<bool()> enabled;
   std::function<void(std::string_view line)> write;
+  bool match_lines = false;
 };
+
+// kMatchLinePrefix starts every MatchLine.
+constexpr std::string_view kMatchLinePrefix = "wafbench-match";
+
+// MatchLine is the line the CRS conformance runner parses for one rule
+// match: wafbench-match [id "<id>"] [msg "<msg>"] [data "<data>"] [tx "<tx>"],
+// with '"' and '\\' in values escaped as \" and \\, and newlines as \n
+// (the contract shared with the Coraza filters, filters/coraza/engine).
+std::string MatchLine(int64_t rule_id, std::string_view msg, std::string_view data, std::string_view tx);
 
 class Transaction;
 
@@ -94,15 +111,25 @@ class Engine {
   // ModSecurity::whoAmI, "ModSecurity v3.0.9 (Linux)").
   const std::string& Version() const { return version_; }
 
+  // ResponseBodyAccess reports whether the rules set SecResponseBodyAccess
+  // On: only then does a filter buffer response bodies for phase 4.
+  bool ResponseBodyAccess() const { return response_body_access_; }
+  // ResponseBodyLimit is SecResponseBodyLimit in bytes, or 0 when the rules
+  // do not set it.
+  uint64_t ResponseBodyLimit() const { return response_body_limit_; }
+
  private:
   Engine() = default;
   static void ServerLogCallback(void* data, const void* message);
+  static void MatchLogCallback(void* data, const void* message);
 
   std::unique_ptr<modsecurity::ModSecurity> modsec_;
   std::unique_ptr<modsecurity::RulesSet> rules_;
   Logger log_;
   size_t num_rules_ = 0;
   std::string version_;
+  bool response_body_access_ = false;
+  uint64_t response_body_limit_ = 0;
 };
 
 // Transaction wraps one modsecurity::Transaction. Methods that run a
@@ -132,6 +159,12 @@ class Transaction {
   void AddResponseHeader(std::string_view name, std::string_view value);
   // ProcessResponseHeaders runs phase 3.
   Verdict ProcessResponseHeaders(int status, const std::string& protocol);
+  // AppendResponseBody feeds response body bytes (libmodsecurity keeps at
+  // most SecResponseBodyLimit of them, and only for the content types
+  // SecResponseBodyMimeType names).
+  Verdict AppendResponseBody(const char* data, size_t len);
+  // ProcessResponseBody runs phase 4 (after ProcessResponseHeaders).
+  Verdict ProcessResponseBody();
   // ProcessLogging runs phase 5.
   void ProcessLogging();
 

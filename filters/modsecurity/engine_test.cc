@@ -395,6 +395,94 @@ TEST(Engine, LoggerFormatsOnlyWhenEnabled) {
   EXPECT_NE(lines[0].find("log marker seen"), std::string::npos) << lines[0];
 }
 
+const std::string kMatchLogRules = std::string(WAFBENCH_TESTDATA) + "/match_log.conf";
+
+TEST(MatchLine, Format) {
+  EXPECT_EQ(MatchLine(942100, "SQL Injection", "Matched Data: 1 OR 1=1", "1-7"),
+            R"(wafbench-match [id "942100"] [msg "SQL Injection"] [data "Matched Data: 1 OR 1=1"] [tx "1-7"])");
+  EXPECT_EQ(MatchLine(1, "say \"hi\"\\now\nnext", "", ""),
+            R"(wafbench-match [id "1"] [msg "say \"hi\"\\now\nnext"] [data ""] [tx ""])");
+}
+
+TEST(ParseConfig, MatchLog) {
+  Config c;
+  std::string err;
+  ASSERT_TRUE(ParseConfig(R"({"rules_file":"/r","match_log":true})", &c, &err)) << err;
+  EXPECT_TRUE(c.match_log);
+  ASSERT_TRUE(ParseConfig(R"({"rules_file":"/r"})", &c, &err)) << err;
+  EXPECT_FALSE(c.match_log);
+  EXPECT_FALSE(ParseConfig(R"({"rules_file":"/r","match_log":1})", &c, &err));
+  EXPECT_NE(err.find("match_log: want true or false"), std::string::npos) << err;
+}
+
+// matchEngine loads match_log.conf with a match-line logger into *lines.
+std::unique_ptr<Engine> MatchEngine(std::vector<std::string>* lines) {
+  Logger log;
+  log.match_lines = true;
+  log.enabled = [] { return false; };  // not asked with match_lines
+  log.write = [lines](std::string_view line) { lines->emplace_back(line); };
+  std::string err;
+  auto e = Engine::Create(kMatchLogRules, &err, log);
+  EXPECT_NE(e, nullptr) << err;
+  return e;
+}
+
+bool HasLine(const std::vector<std::string>& lines, std::string_view want) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(want) != l.npos; });
+}
+
+// In DetectionOnly every logged match, the disruptive ones included, reaches
+// the callback as a MatchLine, and nothing is blocked.
+TEST(MatchLog, DetectionOnlyRequest) {
+  std::vector<std::string> lines;
+  auto e = MatchEngine(&lines);
+  ASSERT_NE(e, nullptr);
+  Request marker = LogMarker();
+  marker.headers.emplace_back("X-CRS-Test", "marker \"a\" 1");
+  EXPECT_EQ(Evaluate(*e, marker), 200);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind(R"(wafbench-match [id "999999"] [msg "marker \"a\" 1"] [data ""] [tx ")", 0), 0u)
+      << lines[0];
+  lines.clear();
+  EXPECT_EQ(Evaluate(*e, Attack()), 200);
+  EXPECT_TRUE(HasLine(lines, R"([id "200"] [msg "sqli"] [data "1234 OR 1=1"])")) << ::testing::PrintToString(lines);
+}
+
+// Phases 4 and 5: a response body the rules match and a phase-5 rule log.
+TEST(MatchLog, ResponseBodyAndLogging) {
+  std::vector<std::string> lines;
+  auto e = MatchEngine(&lines);
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->ResponseBodyAccess());
+  EXPECT_EQ(e->ResponseBodyLimit(), 4096u);
+  auto txn = e->NewTransaction();
+  EXPECT_FALSE(txn->ProcessConnection("127.0.0.1", 1, "127.0.0.1", 2).blocked());
+  EXPECT_FALSE(txn->ProcessUri("/phase5", "GET", "1.1").blocked());
+  txn->AddRequestHeader("Host", "localhost");
+  EXPECT_FALSE(txn->ProcessRequestHeaders().blocked());
+  EXPECT_FALSE(txn->ProcessRequestBody().blocked());
+  txn->AddResponseHeader("Content-Type", "text/plain");
+  EXPECT_FALSE(txn->ProcessResponseHeaders(200, "HTTP/1.1").blocked());
+  const std::string body = "You have an error in your SQL syntax near 'x'";
+  EXPECT_FALSE(txn->AppendResponseBody(body.data(), body.size()).blocked());
+  EXPECT_FALSE(txn->ProcessResponseBody().blocked());
+  EXPECT_TRUE(HasLine(lines, R"([id "400"] [msg "sql error in response"])")) << ::testing::PrintToString(lines);
+  EXPECT_FALSE(HasLine(lines, R"([id "500"])"));
+  txn->ProcessLogging();
+  EXPECT_TRUE(HasLine(lines, R"([id "500"] [msg "logging phase"])")) << ::testing::PrintToString(lines);
+  EXPECT_FALSE(txn->engine_error());
+}
+
+// Without match_lines the rule set's response settings are still read, and
+// a rule set without SecResponseBodyAccess asks for no response body.
+TEST(MatchLog, ResponseBodyAccessOff) {
+  std::string err;
+  auto e = Engine::Create(kRules, &err);
+  ASSERT_NE(e, nullptr) << err;
+  EXPECT_FALSE(e->ResponseBodyAccess());
+  EXPECT_EQ(e->ResponseBodyLimit(), 0u);
+}
+
 // A glue exception inside a step (here std::bad_alloc from the log
 // callback, which libmodsecurity calls on rule 300's match) fails the
 // request closed, and every later step answers 500 without running.

@@ -95,7 +95,12 @@ class Filter {
   // OnRequestTrailers ends a request whose body was followed by trailers:
   // the body is complete, so phase 2 runs here (never skipped).
   envoy_dynamic_module_type_on_http_filter_request_trailers_status OnRequestTrailers();
-  envoy_dynamic_module_type_on_http_filter_response_headers_status OnResponseHeaders();
+  envoy_dynamic_module_type_on_http_filter_response_headers_status OnResponseHeaders(bool end_of_stream);
+  // OnResponseBody buffers the response body while phase 4 waits for it
+  // (response inspection on and SecResponseBodyAccess On), then runs phase 4.
+  envoy_dynamic_module_type_on_http_filter_response_body_status OnResponseBody(bool end_of_stream);
+  // OnResponseTrailers ends a response body that phase 4 waits for.
+  envoy_dynamic_module_type_on_http_filter_response_trailers_status OnResponseTrailers();
   void OnStreamComplete();
   // FailClosed handles an exception that escaped one of the above: it counts
   // the request as an engine error (once) and, when a response can still be
@@ -121,6 +126,9 @@ class Filter {
   void Reject(const Verdict& v, CounterIndex blocked_counter, const char* details);
   // RunPhase2 feeds the request body (if any) and runs processRequestBody.
   Verdict RunPhase2(bool with_body);
+  // RunPhase4 feeds the buffered response body (when with_body) and runs
+  // processResponseBody.
+  Verdict RunPhase4(bool with_body);
   void AppendChunks(envoy_dynamic_module_type_http_body_type type, Verdict* v);
 
   const FilterConfig* config_;
@@ -129,6 +137,7 @@ class Filter {
   bool rejected_ = false;
   bool error_counted_ = false;
   bool phase2_done_ = false;
+  bool response_body_wanted_ = false;  // phase 4 waits for the response body
 };
 
 void Filter::Reject(const Verdict& v, CounterIndex blocked_counter, const char* details) {
@@ -255,9 +264,11 @@ void Filter::AppendChunks(envoy_dynamic_module_type_http_body_type type, Verdict
   if (n == 0) return;
   std::vector<envoy_dynamic_module_type_envoy_buffer> chunks(n);
   if (!envoy_dynamic_module_callback_http_get_body_chunks(envoy_, type, chunks.data())) return;
+  const bool response = type == envoy_dynamic_module_type_http_body_type_BufferedResponseBody ||
+                        type == envoy_dynamic_module_type_http_body_type_ReceivedResponseBody;
   for (const auto& c : chunks) {
     if (v->blocked()) return;
-    *v = txn_->AppendRequestBody(c.ptr, c.length);
+    *v = response ? txn_->AppendResponseBody(c.ptr, c.length) : txn_->AppendRequestBody(c.ptr, c.length);
   }
 }
 
@@ -318,7 +329,7 @@ envoy_dynamic_module_type_on_http_filter_request_trailers_status Filter::OnReque
   return envoy_dynamic_module_type_on_http_filter_request_trailers_status_Continue;
 }
 
-envoy_dynamic_module_type_on_http_filter_response_headers_status Filter::OnResponseHeaders() {
+envoy_dynamic_module_type_on_http_filter_response_headers_status Filter::OnResponseHeaders(bool end_of_stream) {
   if (!config_->config.inspect_response || rejected_ || txn_ == nullptr) {
     return envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue;
   }
@@ -345,7 +356,75 @@ envoy_dynamic_module_type_on_http_filter_response_headers_status Filter::OnRespo
     Reject(v, kBlockedPhase2, "wafbench_modsecurity_phase3");
     return envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration;
   }
+  if (config_->engine->ResponseBodyAccess() && !end_of_stream) {
+    // Hold the headers until phase 4 has seen the body (a phase-4 deny can
+    // then still answer instead of the response).
+    response_body_wanted_ = true;
+    return envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration;
+  }
+  v = RunPhase4(false);
+  if (v.blocked()) {
+    Reject(v, kBlockedPhase2, "wafbench_modsecurity_phase4");
+    return envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration;
+  }
   return envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue;
+}
+
+Verdict Filter::RunPhase4(bool with_body) {
+  response_body_wanted_ = false;
+  Verdict v;
+  if (with_body) {
+    // As for the request body: this event's chunk is not yet buffered,
+    // unless an earlier filter buffered everything and handed it on at once.
+    if (!envoy_dynamic_module_callback_http_received_buffered_response_body(envoy_)) {
+      AppendChunks(envoy_dynamic_module_type_http_body_type_BufferedResponseBody, &v);
+    }
+    if (!v.blocked()) AppendChunks(envoy_dynamic_module_type_http_body_type_ReceivedResponseBody, &v);
+    if (v.blocked()) return v;
+  }
+  return txn_->ProcessResponseBody();
+}
+
+envoy_dynamic_module_type_on_http_filter_response_body_status Filter::OnResponseBody(bool end_of_stream) {
+  if (!response_body_wanted_ || rejected_ || txn_ == nullptr) {
+    return envoy_dynamic_module_type_on_http_filter_response_body_status_Continue;
+  }
+  uint64_t total = envoy_dynamic_module_callback_http_get_body_size(
+      envoy_, envoy_dynamic_module_type_http_body_type_ReceivedResponseBody);
+  if (!envoy_dynamic_module_callback_http_received_buffered_response_body(envoy_)) {
+    total += envoy_dynamic_module_callback_http_get_body_size(
+        envoy_, envoy_dynamic_module_type_http_body_type_BufferedResponseBody);
+  }
+  // Buffer up to the engine's SecResponseBodyLimit (else the module's own
+  // request limit); beyond it phase 4 runs on what arrived so far, as
+  // libmodsecurity keeps no more than its limit anyway.
+  uint64_t limit = config_->engine->ResponseBodyLimit();
+  if (limit == 0) limit = config_->config.max_body_bytes;
+  if (!end_of_stream && total < limit) {
+    return envoy_dynamic_module_type_on_http_filter_response_body_status_StopIterationAndBuffer;
+  }
+  Verdict v = RunPhase4(true);
+  if (v.blocked()) {
+    Reject(v, kBlockedPhase2, "wafbench_modsecurity_phase4");
+    return envoy_dynamic_module_type_on_http_filter_response_body_status_StopIterationNoBuffer;
+  }
+  return envoy_dynamic_module_type_on_http_filter_response_body_status_Continue;
+}
+
+envoy_dynamic_module_type_on_http_filter_response_trailers_status Filter::OnResponseTrailers() {
+  if (!response_body_wanted_ || rejected_ || txn_ == nullptr) {
+    return envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue;
+  }
+  // Trailers end the response: the whole body is buffered.
+  response_body_wanted_ = false;
+  Verdict v;
+  AppendChunks(envoy_dynamic_module_type_http_body_type_BufferedResponseBody, &v);
+  if (!v.blocked()) v = txn_->ProcessResponseBody();
+  if (v.blocked()) {
+    Reject(v, kBlockedPhase2, "wafbench_modsecurity_phase4");
+    return envoy_dynamic_module_type_on_http_filter_response_trailers_status_StopIteration;
+  }
+  return envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue;
 }
 
 void Filter::OnStreamComplete() {
@@ -395,12 +474,20 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
       return nullptr;
     }
     // Rule matches go to Envoy's debug log; they are formatted only when
-    // that level is on.
+    // that level is on. With match_log they go to the info level instead,
+    // one MatchLine each (README.md, "match_log").
     Logger log;
-    log.enabled = [] { return envoy_dynamic_module_callback_log_enabled(envoy_dynamic_module_type_log_level_Debug); };
-    log.write = [](std::string_view line) {
-      Log(envoy_dynamic_module_type_log_level_Debug, "wafbench_modsecurity: " + std::string(line));
-    };
+    if (fc->config.match_log) {
+      log.match_lines = true;
+      log.write = [](std::string_view line) {
+        Log(envoy_dynamic_module_type_log_level_Info, "wafbench_modsecurity: " + std::string(line));
+      };
+    } else {
+      log.enabled = [] { return envoy_dynamic_module_callback_log_enabled(envoy_dynamic_module_type_log_level_Debug); };
+      log.write = [](std::string_view line) {
+        Log(envoy_dynamic_module_type_log_level_Debug, "wafbench_modsecurity: " + std::string(line));
+      };
+    }
     fc->engine = Engine::Create(fc->config.rules_file, &error, log);
     if (fc->engine == nullptr) {
       Log(envoy_dynamic_module_type_log_level_Error, "wafbench_modsecurity: cannot load rules: " + error);
@@ -419,10 +506,10 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
       }
     }
     Log(envoy_dynamic_module_type_log_level_Info, ModuleInfo(*fc->engine));
-    Log(envoy_dynamic_module_type_log_level_Info, "wafbench_modsecurity: filter " + std::string(View(name)) +
-                                                      " loaded " + std::to_string(fc->engine->NumRules()) +
-                                                      " rules from " + fc->config.rules_file +
-                                                      (fc->stage_timers ? " (stage timers on)" : ""));
+    Log(envoy_dynamic_module_type_log_level_Info,
+        "wafbench_modsecurity: filter " + std::string(View(name)) + " loaded " +
+            std::to_string(fc->engine->NumRules()) + " rules from " + fc->config.rules_file +
+            (fc->stage_timers ? " (stage timers on)" : "") + (fc->config.match_log ? " (match_log on)" : ""));
     return fc.release();
   } catch (const std::exception& e) {
     Log(envoy_dynamic_module_type_log_level_Error, std::string("wafbench_modsecurity: config: ") + e.what());
@@ -506,11 +593,11 @@ envoy_dynamic_module_on_http_filter_request_trailers(
 WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_response_headers_status
 envoy_dynamic_module_on_http_filter_response_headers(envoy_dynamic_module_type_http_filter_envoy_ptr,
                                                      envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr,
-                                                     bool) {
+                                                     bool end_of_stream) {
   Filter* f = AsFilter(filter_module_ptr);
   if (f == nullptr) return envoy_dynamic_module_type_on_http_filter_response_headers_status_Continue;
   try {
-    return f->OnResponseHeaders();
+    return f->OnResponseHeaders(end_of_stream);
   } catch (...) {
     f->FailClosed(true);
     return envoy_dynamic_module_type_on_http_filter_response_headers_status_StopIteration;
@@ -519,14 +606,30 @@ envoy_dynamic_module_on_http_filter_response_headers(envoy_dynamic_module_type_h
 
 WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_response_body_status
 envoy_dynamic_module_on_http_filter_response_body(envoy_dynamic_module_type_http_filter_envoy_ptr,
-                                                  envoy_dynamic_module_type_http_filter_module_ptr, bool) {
-  return envoy_dynamic_module_type_on_http_filter_response_body_status_Continue;
+                                                  envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr,
+                                                  bool end_of_stream) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) return envoy_dynamic_module_type_on_http_filter_response_body_status_Continue;
+  try {
+    return f->OnResponseBody(end_of_stream);
+  } catch (...) {
+    f->FailClosed(true);
+    return envoy_dynamic_module_type_on_http_filter_response_body_status_StopIterationNoBuffer;
+  }
 }
 
 WAFBENCH_EXPORT envoy_dynamic_module_type_on_http_filter_response_trailers_status
-envoy_dynamic_module_on_http_filter_response_trailers(envoy_dynamic_module_type_http_filter_envoy_ptr,
-                                                      envoy_dynamic_module_type_http_filter_module_ptr) {
-  return envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue;
+envoy_dynamic_module_on_http_filter_response_trailers(
+    envoy_dynamic_module_type_http_filter_envoy_ptr,
+    envoy_dynamic_module_type_http_filter_module_ptr filter_module_ptr) {
+  Filter* f = AsFilter(filter_module_ptr);
+  if (f == nullptr) return envoy_dynamic_module_type_on_http_filter_response_trailers_status_Continue;
+  try {
+    return f->OnResponseTrailers();
+  } catch (...) {
+    f->FailClosed(true);
+    return envoy_dynamic_module_type_on_http_filter_response_trailers_status_StopIteration;
+  }
 }
 
 WAFBENCH_EXPORT void envoy_dynamic_module_on_http_filter_stream_complete(

@@ -132,6 +132,11 @@ bool envoy_dynamic_module_callback_http_received_buffered_request_body(
   return false;
 }
 
+bool envoy_dynamic_module_callback_http_received_buffered_response_body(
+    envoy_dynamic_module_type_http_filter_envoy_ptr) {
+  return false;
+}
+
 uint64_t envoy_dynamic_module_callback_http_get_buffer_limit(envoy_dynamic_module_type_http_filter_envoy_ptr) {
   return 0;
 }

@@ -83,8 +83,17 @@ type Handler struct {
 	// RulesFile is the absolute path of the rule entry point (the main.conf
 	// every WAF mode loads).
 	RulesFile string `json:"rules_file"`
-	// MaxBodyBytes caps the buffered request body; 0 means 1 MiB.
+	// MaxBodyBytes caps the buffered request body; 0 means 1 MiB. It also
+	// caps the response body buffered for phase 4.
 	MaxBodyBytes int `json:"max_body_bytes,omitempty"`
+	// InspectResponse runs phases 3 and 4 on the upstream's response (the
+	// body too when the rules set SecResponseBodyAccess On), as the Envoy
+	// modules' inspect_response.
+	InspectResponse bool `json:"inspect_response,omitempty"`
+	// MatchLog writes every rule match Coraza logs to stderr as one
+	// `wafbench-match [id "…"] [msg "…"] [data "…"] [tx "…"]` line (the
+	// Envoy modules' match_log; CRS conformance runs only).
+	MatchLog bool `json:"match_log,omitempty"`
 
 	waf *engine.WAF
 }
@@ -105,7 +114,8 @@ type selfReport struct {
 
 // Provision loads the rules and logs the self-report line.
 func (h *Handler) Provision(caddy.Context) error {
-	w, err := engine.New(engine.Config{RulesFile: h.RulesFile, MaxBodyBytes: h.MaxBodyBytes})
+	w, err := engine.NewLogged(engine.Config{RulesFile: h.RulesFile, MaxBodyBytes: h.MaxBodyBytes,
+		InspectResponse: h.InspectResponse, MatchLog: h.MatchLog}, nil, writeMatchLine)
 	if err != nil {
 		return fmt.Errorf("wafbench_coraza: %w", err)
 	}
@@ -121,6 +131,10 @@ func (h *Handler) Provision(caddy.Context) error {
 	return nil
 }
 
+// writeMatchLine writes one match_log line to stderr in one write, so lines
+// of concurrent requests do not interleave.
+func writeMatchLine(line string) { os.Stderr.WriteString(line + "\n") }
+
 // blockedBody is the body of every intervention's answer.
 const blockedBody = "Request blocked by wafbench caddy-coraza\n"
 
@@ -135,7 +149,63 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if !h.inspect(w, r, tx) {
 		return nil
 	}
-	return next.ServeHTTP(w, r)
+	if !h.InspectResponse {
+		return next.ServeHTTP(w, r)
+	}
+	return h.serveInspected(w, r, next, tx)
+}
+
+// serveInspected runs next with the response recorded: phase 3 when next
+// writes the headers, then either phase 4 right away and the response
+// streamed on, or (when phase 3 intervened, or the engine reads the
+// response body) the response buffered — up to the body limit, beyond
+// which phase 4 sees the first MaxBodyBytes — phase 4, and the response
+// or the intervention's answer written.
+func (h *Handler) serveInspected(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, tx *engine.Tx) error {
+	var verdict *engine.Verdict
+	wantBody := false
+	buf := new(bytes.Buffer)
+	rec := caddyhttp.NewResponseRecorder(w, buf, func(status int, hdr http.Header) bool {
+		for k, vs := range hdr {
+			for _, v := range vs {
+				tx.AddResponseHeader(k, v)
+			}
+		}
+		if verdict = tx.ProcessResponseHeaders(status, r.Proto); verdict != nil {
+			return true
+		}
+		if wantBody = tx.WantsResponseBody(); wantBody {
+			return true
+		}
+		verdict = tx.ProcessResponseBody()
+		return verdict != nil
+	})
+	if err := next.ServeHTTP(rec, r); err != nil {
+		return err
+	}
+	if !rec.Buffered() {
+		return nil
+	}
+	if wantBody {
+		body := buf.Bytes()
+		if max := h.waf.Config().MaxBodyBytes; len(body) > max {
+			body = body[:max]
+		}
+		if verdict = tx.WriteResponseBody(body); verdict == nil {
+			verdict = tx.ProcessResponseBody()
+		}
+	}
+	if verdict == nil {
+		return rec.WriteResponse()
+	}
+	if tx.Err() != nil {
+		ctrEngineErrors.Add(1)
+		fmt.Fprintf(os.Stderr, "wafbench_coraza: failing closed: %v\n", tx.Err())
+	} else {
+		ctrBlockedPhase2.Add(1) // as in the Envoy modules: responses count as phase 2
+	}
+	answer(w, verdict.Status)
+	return nil
 }
 
 // answer writes an intervention's response.

@@ -32,7 +32,12 @@ type Config struct {
 	InspectResponse bool `json:"inspect_response"`
 	// MaxBodyBytes caps the request body the filter buffers and feeds to the
 	// engine; a larger body is rejected with 413. 0 means DefaultMaxBodyBytes.
+	// It also caps the response body a filter buffers for phase 4.
 	MaxBodyBytes int `json:"max_body_bytes"`
+	// MatchLog reports every rule match Coraza logs as one MatchLine
+	// through the writer given to NewLogged (the CRS conformance runs).
+	// Off, no callback is installed: the engine does no extra work.
+	MatchLog bool `json:"match_log,omitempty"`
 }
 
 // Validate reports whether c can build a WAF.
@@ -63,7 +68,15 @@ func New(cfg Config) (*WAF, error) { return NewFS(cfg, nil) }
 // NewFS is New reading the rule files through root, which takes absolute
 // paths (e.g. a rulefiles.Bundle, for the Wasm filter, which has no file
 // system); nil means the operating system's files.
-func NewFS(cfg Config, root fs.FS) (*WAF, error) {
+func NewFS(cfg Config, root fs.FS) (*WAF, error) { return NewLogged(cfg, root, nil) }
+
+// NewLogged is NewFS with the writer of cfg.MatchLog: with MatchLog set,
+// every rule match that Coraza logs is passed to write as one MatchLine
+// (from the goroutine evaluating the rule); write must not be nil then.
+func NewLogged(cfg Config, root fs.FS, write func(line string)) (*WAF, error) {
+	if cfg.MatchLog && write == nil {
+		return nil, errors.New("engine config: match_log: no line writer")
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -84,6 +97,9 @@ func NewFS(cfg Config, root fs.FS) (*WAF, error) {
 	// engines would not evaluate the same rules).
 	if err := rulefiles.CheckNoScriptsFS(root, cfg.RulesFile); err != nil {
 		return nil, fmt.Errorf("engine config: rules_file: %w", err)
+	}
+	if cfg.MatchLog {
+		wc = wc.WithErrorCallback(func(mr types.MatchedRule) { write(MatchLine(mr)) })
 	}
 	w, err := coraza.NewWAF(wc.WithDirectivesFromFile(cfg.RulesFile))
 	if err != nil {
@@ -199,15 +215,53 @@ func (t *Tx) ProcessRequestBody() *Verdict {
 // AddResponseHeader adds one response header (no pseudo-headers).
 func (t *Tx) AddResponseHeader(k, v string) { t.tx.AddResponseHeader(k, v) }
 
-// ProcessResponse runs phases 3 and 4 (response body access is off in the
-// common configuration, so phase 4 sees no body). It does nothing unless
+// ProcessResponse runs phases 3 and 4 for a response whose body the
+// engine does not read (the common configuration has response body access
+// off, so phase 4 sees no body). It does nothing unless
 // Config.InspectResponse is set.
 func (t *Tx) ProcessResponse(status int, proto string) *Verdict {
+	if v := t.ProcessResponseHeaders(status, proto); v != nil || !t.w.cfg.InspectResponse {
+		return v
+	}
+	return t.ProcessResponseBody()
+}
+
+// ProcessResponseHeaders runs phase 3 (add the headers first). It does
+// nothing unless Config.InspectResponse is set. Then, when
+// WantsResponseBody, write the body and call ProcessResponseBody; else call
+// ProcessResponseBody right away.
+func (t *Tx) ProcessResponseHeaders(status int, proto string) *Verdict {
 	if t.verdict != nil || !t.w.cfg.InspectResponse {
 		return t.verdict
 	}
-	if v := t.interrupted(t.tx.ProcessResponseHeaders(status, proto), 3); v != nil {
-		return v
+	return t.interrupted(t.tx.ProcessResponseHeaders(status, proto), 3)
+}
+
+// WantsResponseBody reports whether phase 4 reads the response body: the
+// rules set SecResponseBodyAccess On and the response's content type is
+// one SecResponseBodyMimeType names. Ask after ProcessResponseHeaders.
+func (t *Tx) WantsResponseBody() bool {
+	return t.verdict == nil && t.w.cfg.InspectResponse && t.tx.IsResponseBodyAccessible() &&
+		t.tx.IsResponseBodyProcessable()
+}
+
+// WriteResponseBody feeds one response-body chunk (Coraza keeps at most
+// SecResponseBodyLimit bytes and acts as SecResponseBodyLimitAction says).
+func (t *Tx) WriteResponseBody(b []byte) *Verdict {
+	if t.verdict != nil || len(b) == 0 {
+		return t.verdict
+	}
+	it, _, err := t.tx.WriteResponseBody(b)
+	if err != nil {
+		return t.fail(4, fmt.Errorf("engine: write response body: %w", err))
+	}
+	return t.interrupted(it, 4)
+}
+
+// ProcessResponseBody runs phase 4 (after ProcessResponseHeaders).
+func (t *Tx) ProcessResponseBody() *Verdict {
+	if t.verdict != nil || !t.w.cfg.InspectResponse {
+		return t.verdict
 	}
 	it, err := t.tx.ProcessResponseBody()
 	if err != nil {

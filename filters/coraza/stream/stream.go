@@ -159,6 +159,7 @@ type Stream struct {
 	t0           time.Time // when Start ran (stage timers on only)
 	passed       bool      // phase 2 let the request through
 	replied      bool      // a local reply was sent
+	respBody     bool      // phase 4 waits for the response body
 	errorCounted bool
 }
 
@@ -334,13 +335,47 @@ func (s *Stream) InspectsResponse() bool {
 	return s.tx != nil && s.passed && !s.replied && s.f.WAF.Config().InspectResponse
 }
 
-// ResponseHeaders runs phases 3 and 4 on a response (status, headers
-// without pseudo-headers) and reports whether it may go on.
-func (s *Stream) ResponseHeaders(status int, headers [][2]string, proto string) bool {
+// ResponseHeaders runs phase 3 on a response (status, headers without
+// pseudo-headers) and then phase 4, unless the engine reads the response
+// body (SecResponseBodyAccess On, a content type SecResponseBodyMimeType
+// names) and a body follows (endOfStream false): then WantsResponseBody
+// reports true, the proxy holds the headers and buffers the body, and
+// ResponseBody runs phase 4. It reports whether the response may go on now.
+func (s *Stream) ResponseHeaders(status int, headers [][2]string, proto string, endOfStream bool) bool {
 	for _, h := range headers {
 		s.tx.AddResponseHeader(h[0], h[1])
 	}
-	if v := s.tx.ProcessResponse(status, proto); v != nil {
+	if v := s.tx.ProcessResponseHeaders(status, proto); v != nil {
+		s.block(v)
+		return false
+	}
+	if !endOfStream && s.tx.WantsResponseBody() {
+		s.respBody = true
+		return false
+	}
+	return s.phase4()
+}
+
+// WantsResponseBody reports whether phase 4 waits for the response body.
+func (s *Stream) WantsResponseBody() bool { return s.respBody && s.tx != nil && !s.replied }
+
+// ResponseBody feeds the buffered response body (chunks may alias proxy
+// memory valid during the call only: the engine copies them) and runs
+// phase 4. It reports whether the response may go on.
+func (s *Stream) ResponseBody(chunks [][]byte) bool {
+	s.respBody = false
+	for _, c := range chunks {
+		if v := s.tx.WriteResponseBody(c); v != nil {
+			s.block(v)
+			return false
+		}
+	}
+	return s.phase4()
+}
+
+// phase4 runs phase 4 and reports whether the response may go on.
+func (s *Stream) phase4() bool {
+	if v := s.tx.ProcessResponseBody(); v != nil {
 		s.block(v)
 		return false
 	}
