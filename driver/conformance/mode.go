@@ -19,14 +19,17 @@ type ModeResult struct {
 	Build  string `json:"build,omitempty"` // the engine build (coraza@re2); "" for the default build
 	// Error says why the mode did not run or stopped (start, preflight,
 	// host died); its unfinished tests are NotRun.
-	Error        string       `json:"error,omitempty"`
-	ModuleSHA256 string       `json:"module_sha256,omitempty"`
-	EngineLib    string       `json:"engine_lib,omitempty"`
-	WallSeconds  float64      `json:"wall_seconds"`
-	Counts       Counts       `json:"counts"`
-	ByRuleFile   []FileCounts `json:"by_rule_file"`
-	Stale        []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
-	Tests        []TestResult `json:"tests"`
+	Error        string `json:"error,omitempty"`
+	ModuleSHA256 string `json:"module_sha256,omitempty"`
+	EngineLib    string `json:"engine_lib,omitempty"`
+	// EngineVersion is the engine version the run's meta.json records for
+	// the mode (how a host without a module file of its own is matched).
+	EngineVersion string       `json:"engine_version,omitempty"`
+	WallSeconds   float64      `json:"wall_seconds"`
+	Counts        Counts       `json:"counts"`
+	ByRuleFile    []FileCounts `json:"by_rule_file"`
+	Stale         []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
+	Tests         []TestResult `json:"tests"`
 }
 
 // Counts are a mode's outcomes.
@@ -123,16 +126,7 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 		}
 		mr.WallSeconds = time.Since(start).Seconds()
 		fillNotRun(&mr, s, o)
-		ov.Apply(&mr, m)
-		mr.count()
-		for _, r := range mr.Tests {
-			if e := ov.Entry(r.Override); r.Outcome == Overridden && e != nil {
-				if mr.Counts.ByCause == nil {
-					mr.Counts.ByCause = map[string]int{}
-				}
-				mr.Counts.ByCause[e.Cause]++
-			}
-		}
+		mr.judge(ov, m)
 		out = append(out, mr)
 		if status != nil {
 			status(summaryLine(&mr))
@@ -142,6 +136,20 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 		}
 	}
 	return out, nil
+}
+
+// judge applies ov to mr's observed outcomes and counts them.
+func (mr *ModeResult) judge(ov *Overrides, m modes.Mode) {
+	ov.Apply(mr, m)
+	mr.count()
+	for _, r := range mr.Tests {
+		if e := ov.Entry(r.Override); r.Outcome == Overridden && e != nil {
+			if mr.Counts.ByCause == nil {
+				mr.Counts.ByCause = map[string]int{}
+			}
+			mr.Counts.ByCause[e.Cause]++
+		}
+	}
 }
 
 // fillNotRun adds every selected test the mode did not reach as NotRun.

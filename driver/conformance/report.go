@@ -1,9 +1,15 @@
 package conformance
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,12 +18,43 @@ import (
 	"wafbench/internal/atomicfile"
 )
 
-// File names written into a crs-test run directory.
+// File names written into a crs-test run directory. A kept run (wafbench
+// keep) holds crs-test.json gzipped (JSONFile + ".gz") and the CSV in its
+// by-products archive; crs-test.md is rebuilt from the JSON byte for byte.
 const (
 	JSONFile     = "crs-test.json"
 	CSVFile      = "crs-test.csv"
 	MarkdownFile = "crs-test.md"
 )
+
+// ReadRunDir reads the crs-test run in dir: crs-test.json, or the
+// crs-test.json.gz of a kept run.
+func ReadRunDir(dir string) (*Run, error) {
+	data, err := os.ReadFile(filepath.Join(dir, JSONFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		var gz []byte
+		if gz, err = os.ReadFile(filepath.Join(dir, JSONFile+".gz")); err == nil {
+			var zr *gzip.Reader
+			if zr, err = gzip.NewReader(bytes.NewReader(gz)); err == nil {
+				data, err = io.ReadAll(zr)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("crs-test run %s: %w", dir, err)
+	}
+	return ReadRun(data)
+}
+
+// IsRunDir reports whether dir holds a crs-test run.
+func IsRunDir(dir string) bool {
+	for _, f := range []string{JSONFile, JSONFile + ".gz"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
 
 // Run is a finished crs-test run, as crs-test.json holds it.
 type Run struct {

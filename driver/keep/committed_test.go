@@ -26,13 +26,19 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// committedRuns lists results/<run>/ directories that hold raw records.
+// committedRuns lists results/<run>/ directories that hold raw records,
+// then the crs-test runs (crs-test.json.gz, their report crs-test.md).
 func committedRuns(t *testing.T) []string {
 	t.Helper()
 	runs, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "raw.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	crsRuns, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "crs-test.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, crsRuns...)
 	if len(runs) == 0 {
 		t.Fatal("no committed runs under results/")
 	}

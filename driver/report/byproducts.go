@@ -38,6 +38,10 @@ func Byproduct(rel string) string {
 		return ""
 	case dir == ChartsDir:
 		return ""
+	case dir == "." && (base == "crs-test.json" || base == "crs-test.json.gz" || base == "crs-test.md"):
+		return "" // wafbench crs-test: its results and the report rebuilt from them (driver/conformance)
+	case dir == "." && base == "crs-test.csv":
+		return "per-test CSV (crs-test.json holds the same)"
 	case dir == "perf" && (strings.HasSuffix(base, ".svg") || strings.HasPrefix(base, "t") &&
 		(strings.HasSuffix(base, ".folded") || strings.HasSuffix(base, ".folded.gz"))):
 		return ""

@@ -34,7 +34,16 @@ behind CRS's test backend albedo, preflighted like a trial (the module is the
 engine and build the mode names) and proven to log matches. Each stage is
 judged as go-ftw judges it; failures an entry of the override file explains
 are "overridden", with its reason. Writes crs-test.json, crs-test.csv,
-crs-test.md and meta.json into <results>/<UTC>-<name>/.
+crs-test.md and meta.json into <results>/<UTC>-<name>/ (runs/, git-ignored;
+commit a run with 'wafbench keep DIR').
+
+--attach RUN_DIR [--from auto|CRS_RUN_DIR]: sends nothing; records the suite's
+outcome for each mode of a benchmark run as its protection.json (what
+'wafbench run --crs-test' does at the end of a run), matched by module SHA-256.
+
+--rejudge DIR: sends nothing; applies the override file afresh to the outcomes
+the run in DIR observed (a corrected or extended override file) and rewrites
+its crs-test.json, .csv and .md; the exit status is as for a run.
 
 --modes all: every WAF build of --builds that is built, plus coraza-wasm,
 ref-nginx-modsecurity and ref-caddy-coraza.
@@ -53,7 +62,10 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var sf stackFlags
 	sf.register(fs)
 	modesArg := fs.String("modes", "modsecurity,coraza", "comma-separated WAF modes, as for 'wafbench run --modes', or all (every built WAF build, coraza-wasm, ref-nginx-modsecurity, ref-caddy-coraza)")
-	resultsDir := fs.String("results", inRepo("results"), "parent directory of run directories")
+	resultsDir := fs.String("results", inRepo("runs"), "parent directory of run directories (runs/ is git-ignored; commit a run with 'wafbench keep DIR')")
+	attach := fs.String("attach", "", "benchmark run directory: record protection.json in it from --from (no suite is run; rebuild its report with 'wafbench report')")
+	from := fs.String("from", "auto", "with --attach: auto (the newest crs-test run in results/ or runs/ that tested each mode's module) or a crs-test run directory")
+	rejudge := fs.String("rejudge", "", "run directory of an earlier crs-test: apply the override file to its observed outcomes again instead of running the suite")
 	name := fs.String("name", "crs-test", "run name, the suffix of the run directory")
 	overridesPath := fs.String("overrides", inRepo(conformance.OverridesFile), "override file: reasoned expected failures")
 	only := fs.String("tests", "", "regular expression: run only the tests whose ID (e.g. 920100-1) it matches; empty = all")
@@ -75,6 +87,12 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *progress != "auto" && *progress != "always" && *progress != "never" {
 		return usagef("--progress: want auto, always or never, got %q", *progress)
+	}
+	if *attach != "" {
+		return crsAttach(*attach, *from)
+	}
+	if *rejudge != "" {
+		return crsRejudge(&sf, *rejudge, *overridesPath, stdout)
 	}
 	ms, notes, err := crsTestModes(&sf, *modesArg)
 	if err != nil {
@@ -127,6 +145,9 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	meta.Notes = append(meta.Notes, "configuration "+crs.ConformanceName+": "+crs.ConformanceFile+" (sha256 "+man.Conformance.SHA256+"); the benchmark's main.conf is not loaded")
 	meta.Upstream, _ = upstream.Albedo.Version("", self)
 
+	if *resultsDir, err = filepath.Abs(*resultsDir); err != nil { // the host configs name files in it
+		return err
+	}
 	dir := filepath.Join(*resultsDir, time.Now().UTC().Format("20060102T150405Z")+"-"+*name)
 	if err := os.MkdirAll(*resultsDir, 0o755); err != nil {
 		return err
@@ -173,6 +194,9 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if r, err := filepath.Rel(inRepo("."), *overridesPath); err == nil && !strings.HasPrefix(r, "..") {
 		rel = r
 	}
+	for i := range res {
+		res[i].EngineVersion = meta.Modules[res[i].Mode].EngineVersion
+	}
 	run := &conformance.Run{Suite: conformance.SuiteSource, Files: suite.Files, Tests: len(suite.Tests), Stages: suite.Stages,
 		Configuration: man.Conformance.Settings, OverridesFile: rel, Only: *only, Backend: meta.Upstream, Modes: res, Overrides: ov.Entries}
 	if err := run.WriteFiles(dir); err != nil {
@@ -189,6 +213,12 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if runErr != nil {
 		return runErr
 	}
+	return unexplained(res)
+}
+
+// unexplained is crs-test's verdict on its modes: an error naming each mode
+// with an unexplained failure or that did not finish.
+func unexplained(res []conformance.ModeResult) error {
 	var bad []string
 	for _, m := range res {
 		if m.Counts.Failed > 0 || m.Error != "" {
@@ -256,4 +286,46 @@ func crsTestModes(sf *stackFlags, list string) ([]modes.Mode, []string, error) {
 		return nil, nil, usagef("--modes: no WAF mode to test in %q", list)
 	}
 	return out, notes, nil
+}
+
+// crsRejudge is crs-test --rejudge: the override file applied again to the
+// observed outcomes of the run in dir.
+func crsRejudge(sf *stackFlags, dir, overridesPath string, stdout io.Writer) error {
+	if _, err := os.Stat(filepath.Join(dir, conformance.JSONFile)); err != nil {
+		return usagef("--rejudge: %s holds no %s (a kept run is rejudged in its runs/ form)", dir, conformance.JSONFile)
+	}
+	run, err := conformance.ReadRunDir(dir)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	suite, err := conformance.Load()
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ov, err := conformance.LoadOverrides(overridesPath, suite)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	reg, err := sf.registry()
+	if err != nil {
+		return err
+	}
+	if meta, err := result.ReadMeta(dir); err == nil { // runs recorded before ModeResult.EngineVersion
+		for i := range run.Modes {
+			if run.Modes[i].EngineVersion == "" {
+				run.Modes[i].EngineVersion = meta.Modules[run.Modes[i].Mode].EngineVersion
+			}
+		}
+	}
+	if err := run.Rejudge(ov, reg.Resolve); err != nil {
+		return usagef("--rejudge %s: %v", dir, err)
+	}
+	if r, err := filepath.Rel(inRepo("."), overridesPath); err == nil && !strings.HasPrefix(r, "..") {
+		run.OverridesFile = r
+	}
+	if err := run.WriteFiles(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, conformance.MarkdownFile))
+	return unexplained(run.Modes)
 }
