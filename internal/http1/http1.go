@@ -84,11 +84,10 @@ func ParseChunkSize(line []byte) (int64, bool) {
 // "method target version", every header in order (duplicates, odd names and
 // values kept byte for byte), a blank line and body. It adds nothing — no
 // Host, no Content-Length — so a malformed request stays malformed (the CRS
-// regression suite, driver/conformance). version "" means HTTP/1.1.
+// regression suite, driver/conformance). An empty version is written as
+// empty ("GET / \r\n", the request line go-ftw sends for a test whose
+// version is ""), so the host sees an HTTP/0.9-style request line.
 func AppendExact(dst []byte, method, target, version string, headers [][2]string, body []byte) []byte {
-	if version == "" {
-		version = "HTTP/1.1"
-	}
 	dst = append(append(append(append(append(append(dst, method...), ' '), target...), ' '), version...), "\r\n"...)
 	for _, h := range headers {
 		dst = append(append(append(append(dst, h[0]...), ": "...), h[1]...), "\r\n"...)

@@ -37,7 +37,7 @@ func TestAppendExact(t *testing.T) {
 		body                          []byte
 		want                          string
 	}{
-		{"default version", "GET", "/", "", nil, nil, "GET / HTTP/1.1\r\n\r\n"},
+		{"empty version written empty, as go-ftw does", "GET", "/", "", nil, nil, "GET / \r\n\r\n"},
 		{"odd version, duplicate headers, no length added", "POST", "/a?b", "HTTP/1.0",
 			[][2]string{{"Host", "x"}, {"host", "y"}, {"X-Empty", ""}}, []byte("body"),
 			"POST /a?b HTTP/1.0\r\nHost: x\r\nhost: y\r\nX-Empty: \r\n\r\nbody"},
