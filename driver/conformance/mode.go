@@ -109,6 +109,10 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 				mr.ModuleSHA256, mr.EngineLib = h.Preflight.ModuleSHA256, h.Preflight.EngineLib
 			}
 			t := Target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited}
+			o := o
+			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
+				o.Timeout = o.WasmTimeout
+			}
 			if err = proveLogging(ctx, t, o); err != nil {
 				err = fmt.Errorf("%s: preflight: %v", name, err)
 			} else {

@@ -62,6 +62,10 @@ type Options struct {
 	MarkerWait time.Duration
 	// Timeout bounds each exchange; 0 means 10s.
 	Timeout time.Duration
+	// WasmTimeout, when longer, replaces Timeout for coraza-wasm: Coraza
+	// compiled to WebAssembly under V8 takes seconds for a 64 KiB argument
+	// at paranoia level 4, where the native modules take milliseconds.
+	WasmTimeout time.Duration
 	// Progress, when set, is called after each test.
 	Progress func(done, total int, r *TestResult)
 }
@@ -181,7 +185,10 @@ func runStage(ctx context.Context, tail *logTail, t Target, o Options, stageID s
 // mark sends a marker request and waits for its log line; tail.last holds
 // the lines logged before it since the previous marker.
 func mark(ctx context.Context, tail *logTail, t Target, o Options, marker string) error {
-	status, _, err := Exchange(ctx, t.Addr, markerRequest(marker), "GET", o.Timeout)
+	// A marker waits for the host to finish what it was evaluating (a stage
+	// whose exchange timed out may still be running): MarkerWait, not the
+	// stage timeout, bounds it.
+	status, _, err := Exchange(ctx, t.Addr, markerRequest(marker), "GET", max(o.Timeout, o.MarkerWait))
 	if err != nil {
 		if t.Exited != nil && t.Exited() {
 			return fmt.Errorf("%w: the process exited (marker %s: %v)", ErrHostDied, marker, err)

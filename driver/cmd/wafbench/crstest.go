@@ -70,7 +70,9 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	overridesPath := fs.String("overrides", inRepo(conformance.OverridesFile), "override file: reasoned expected failures")
 	only := fs.String("tests", "", "regular expression: run only the tests whose ID (e.g. 920100-1) it matches; empty = all")
 	progress := fs.String("progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
-	markerWait := fs.Duration("marker-wait", 10*time.Second, "how long to wait for a marker request's log line before the host counts as dead")
+	markerWait := fs.Duration("marker-wait", 30*time.Second, "how long to wait for a marker request's answer and log line before the host counts as dead")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long a test's request may take before the stage counts as unanswered")
+	wasmTimeout := fs.Duration("wasm-timeout", 90*time.Second, "--timeout for coraza-wasm (V8 takes seconds for a 64 KiB argument at paranoia level 4)")
 	if err := parse(fs, args, stdout, crsTestUsage); err != nil {
 		return err
 	}
@@ -171,7 +173,7 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	cfg := &runner.Config{Dir: dir, Self: self, Envoy: spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream,
 		Upstream: upstream.Albedo, Modes: byName, Conformance: true}
-	opts := conformance.Options{Only: sel, MarkerWait: *markerWait}
+	opts := conformance.Options{Only: sel, MarkerWait: *markerWait, Timeout: *timeout, WasmTimeout: *wasmTimeout}
 	if *progress == "always" || (*progress == "auto" && isTerminal(stderr)) {
 		opts.Progress = func(done, total int, r *conformance.TestResult) {
 			if done%25 == 0 || done == total {
