@@ -87,6 +87,19 @@ type Workload struct {
 	// "per-request" (a new connection per request); it wins over the
 	// suite's and run --conn-mode.
 	ConnMode string `json:"conn_mode,omitempty"`
+	// Generate builds the input with a driver/adversarial family
+	// (generated.go): its query, headers and body are added to the path
+	// and headers above; sweep generate.size ranges over its N.
+	Generate *Generate `json:"generate,omitempty"`
+	// MeasureVerdict makes the verdict an outcome: the runner sends the
+	// request once before the window and validates the window against the
+	// status that probe got; Expect stays what a correct answer is.
+	MeasureVerdict bool `json:"measure_verdict,omitempty"`
+	// AttackStream names a workload sent as a second, concurrent stream
+	// during this workload's measured window, AttackRate times a second
+	// (each on a new connection, its answer recorded); overload.
+	AttackStream string  `json:"attack_stream,omitempty"`
+	AttackRate   float64 `json:"attack_rate,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *Point `json:"-"`
 
@@ -226,6 +239,9 @@ func (s *Set) add(name string, data []byte) error {
 func (s *Set) check() error {
 	for _, n := range sortedKeys(s.Workloads) {
 		w := s.Workloads[n]
+		if err := s.checkAttackStream(w); err != nil {
+			return err
+		}
 		if w.CapacityFrom == "" {
 			continue
 		}
@@ -267,6 +283,11 @@ func (w *Workload) validate() error {
 	for _, h := range w.Headers {
 		if _, _, err := splitHeader(h); err != nil {
 			return fmt.Errorf("%s: headers: %v", where, err)
+		}
+	}
+	if w.Generate != nil {
+		if err := w.validateGenerate(where); err != nil {
+			return err
 		}
 	}
 	if b := w.Body; b != nil && b.Shape != "" {
@@ -457,6 +478,13 @@ func (w *Workload) Expected(mode string) int {
 
 // FullPath is the path with its generated repeat appended.
 func (w *Workload) FullPath() string {
+	if in, ok := w.generated(); ok && in.Query != "" {
+		sep := "?"
+		if strings.Contains(w.Path, "?") {
+			sep = "&"
+		}
+		return w.Path + sep + in.Query
+	}
 	if w.PathRepeat == nil {
 		return w.Path
 	}
@@ -465,6 +493,9 @@ func (w *Workload) FullPath() string {
 
 // BodyBytes builds the body once; nil for none.
 func (w *Workload) BodyBytes() []byte {
+	if in, ok := w.generated(); ok {
+		return in.Body
+	}
 	b := w.Body
 	if b == nil {
 		return nil
@@ -503,6 +534,12 @@ func (s *Set) HeaderPairs(w *Workload) [][2]string {
 	}
 	if b := w.Body; b != nil && b.Shape != "" {
 		out = append(out, [2]string{"Content-Type", shapes[b.Shape]})
+	}
+	if in, ok := w.generated(); ok {
+		out = append(out, in.Headers...)
+		if in.ContentType != "" {
+			out = append(out, [2]string{"Content-Type", in.ContentType})
+		}
 	}
 	return out
 }

@@ -62,7 +62,7 @@ type Point struct {
 }
 
 // pointKey is the short name of a parameter inside point names.
-var pointKey = map[string]string{ParamSize: "size", ParamArgs: "args", ParamLoad: "load"}
+var pointKey = map[string]string{ParamSize: "size", ParamArgs: "args", ParamLoad: "load", ParamN: "n"}
 
 // PointName is the workload name of one point of a sweep: base@size=4k,
 // base@args=100, base@load=10%.
@@ -101,6 +101,9 @@ func parseValue(param string, v Value) (float64, error) {
 		if err == nil && n > MaxBodySize {
 			err = fmt.Errorf("want at most %s, got %s", SizeLabel(MaxBodySize), s)
 		}
+		return float64(n), err
+	case ParamN:
+		n, err := ParseSize(s)
 		return float64(n), err
 	case ParamArgs, ParamConns:
 		n, err := strconv.Atoi(s)
@@ -179,7 +182,7 @@ func (w *Workload) expand() ([]Workload, error) {
 		f, err := parseValue(param, v)
 		if err != nil {
 			if strings.HasPrefix(err.Error(), "unknown parameter") {
-				return nil, fmt.Errorf("%s: sweep: unknown parameter %q (want %s, %s, %s or %s)", where, param, ParamSize, ParamArgs, ParamConns, ParamLoad)
+				return nil, fmt.Errorf("%s: sweep: unknown parameter %q (want %s, %s, %s, %s or %s)", where, param, ParamSize, ParamArgs, ParamConns, ParamLoad, ParamN)
 			}
 			return nil, fmt.Errorf("%s: sweep %s: range %s: %v", where, param, written, err)
 		}
@@ -213,6 +216,10 @@ func (w *Workload) expand() ([]Workload, error) {
 		if vals[0] < 1 {
 			return nil, fmt.Errorf("%s: sweep args: range %s: want ≥ 1 fields", where, written)
 		}
+	case ParamN:
+		if w.Generate == nil {
+			return nil, fmt.Errorf("%s: sweep generate.size: want a generate input", where)
+		}
 	case ParamLoad:
 		if w.CapacityFrom == "" && w.Capacity <= 0 {
 			return nil, fmt.Errorf("%s: sweep load: range %s needs a capacity figure: capacity_from (a closed-loop workload run earlier in the suite) or capacity (req/s)", where, written)
@@ -236,6 +243,11 @@ func (w *Workload) expand() ([]Workload, error) {
 			body := *w.Body
 			body.Args = int(v)
 			p.Body = &body
+		case ParamN:
+			g := *w.Generate
+			g.N = int(v)
+			p.Generate = &g
+			label = SizeLabel(int(v))
 		}
 		p.Name = PointName(w.Name, param, label)
 		p.Point = &Point{Base: w.Name, Param: param, Value: v, Label: label}

@@ -87,6 +87,9 @@ func Build(dir string, warn io.Writer) error {
 			if err := writeFlameSection(w, fl); err != nil {
 				return err
 			}
+			if err := writeAccountSection(w, dir, recs); err != nil {
+				return err
+			}
 			if err := writeMatrixSection(w, dir); err != nil {
 				return err
 			}

@@ -58,12 +58,26 @@ type Record struct {
 	DurationS   float64 `json:"duration_s"` // measured window actually elapsed
 	Interrupted bool    `json:"interrupted,omitempty"`
 
-	ExpectStatus int              `json:"expect_status"`
-	Requests     int64            `json:"requests"`                // completed and valid in the window
-	WarmupErrors int64            `json:"warmup_errors,omitempty"` // errors of any kind during the warmup (not in Errors)
-	Errors       map[string]int64 `json:"errors,omitempty"`        // by kind: status, connect, read, timeout…
-	Statuses     map[string]int64 `json:"statuses,omitempty"`      // observed status codes in the window
-	ReqPerS      float64          `json:"req_per_s"`
+	ExpectStatus int `json:"expect_status"`
+	// Attacks counts the answers to a concurrent attack stream (profile
+	// attack_stream) during the window, by status or "refused", "reset",
+	// "timeout"; AttackWorkload names the attack and AttackExpect the
+	// status a correct WAF gives it.
+	Attacks        map[string]int64 `json:"attacks,omitempty"`
+	AttackWorkload string           `json:"attack_workload,omitempty"`
+	AttackExpect   int              `json:"attack_expect,omitempty"`
+	// RequestBytes is the size of the request as sent (head and body).
+	RequestBytes int `json:"request_bytes,omitempty"`
+	// DeclaredStatus is set when the verdict was measured (profile
+	// measure_verdict): ExpectStatus is then the status a probe request got
+	// before the window, and DeclaredStatus what the profile says a correct
+	// answer is (403 for an attack in a WAF mode).
+	DeclaredStatus int              `json:"declared_status,omitempty"`
+	Requests       int64            `json:"requests"`                // completed and valid in the window
+	WarmupErrors   int64            `json:"warmup_errors,omitempty"` // errors of any kind during the warmup (not in Errors)
+	Errors         map[string]int64 `json:"errors,omitempty"`        // by kind: status, connect, read, timeout…
+	Statuses       map[string]int64 `json:"statuses,omitempty"`      // observed status codes in the window
+	ReqPerS        float64          `json:"req_per_s"`
 
 	Latency    Latency `json:"latency"`
 	HistBase64 string  `json:"hist_b64,omitempty"` // hdrhistogram-go encoded histogram (µs)

@@ -24,6 +24,7 @@ import (
 	"wafbench/driver/refhost"
 	"wafbench/driver/result"
 	"wafbench/driver/upstream"
+	"wafbench/driver/verdict"
 	"wafbench/envoy"
 	"wafbench/internal/atomicfile"
 )
@@ -192,7 +193,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			if trialErr == nil {
 				trialErr = errors.New(rec.Error)
 			}
-			if slowWindow(&rec) {
+			if slowWindow(&rec) || verdictPoint(&rec, p) {
 				continue // the process is fine: measure the trial's other workloads
 			}
 			break
@@ -296,6 +297,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	var before, after procstat.Snapshot
 	var sampleErr error
 	var rec0 *perf.Recording
+	var atk *verdict.Stream
 	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
 	check := func(when string) {
 		threads, err := verifyAffinity(cfg, processName(tr.Mode), p.pid, up.PID(), when)
@@ -321,6 +323,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 				}
 			}
 			check("after_warmup")
+			atk = startAttacks(ctx, cfg, tr, c, p.addr, &rec)
 			if cfg.onWindowStart != nil {
 				cfg.onWindowStart(p, up)
 			}
@@ -331,6 +334,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			}
 		},
 		OnMeasureEnd: func() {
+			defer stopAttacks(atk, &rec) // after the sample: a stopping stream is not the window's
 			if p.pid == 0 {
 				return
 			}
@@ -346,7 +350,16 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			return rec
 		}
 	}
-	res, err := load.Run(ctx, opts, buildRequest(cfg.Set, c, tr.Mode))
+	req := buildRequest(cfg.Set, c, tr.Mode)
+	rec.RequestBytes = len(req.Raw)
+	if c.Workload.MeasureVerdict {
+		if err := probeVerdict(ctx, cfg, p.addr, &req, &rec); err != nil {
+			rec.Error = err.Error()
+			return rec
+		}
+	}
+	res, err := load.Run(ctx, opts, req)
+	stopAttacks(atk, &rec) // when the window did not end normally
 	if res != nil {
 		fillLoad(&rec, res)
 	}

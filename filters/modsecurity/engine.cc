@@ -4,6 +4,9 @@
 #include <modsecurity/intervention.h>
 #include <modsecurity/modsecurity.h>
 #include <modsecurity/rule_message.h>
+#if MODSECURITY_VERSION_NUM >= 30140000
+#include <modsecurity/rule_with_actions.h>
+#endif
 #include <modsecurity/rules_set.h>
 #include <modsecurity/transaction.h>
 #include <stdlib.h>
@@ -379,8 +382,14 @@ void Engine::MatchLogCallback(void* data, const void* message) {
   auto* engine = static_cast<Engine*>(data);
   if (engine == nullptr || message == nullptr || !engine->log_.write) return;
   const auto* rm = static_cast<const modsecurity::RuleMessage*>(message);
+#if MODSECURITY_VERSION_NUM >= 30140000
+  // 3.0.14 holds the rule and the transaction by reference (no copies of
+  // the rule id or the transaction id in the message).
+  engine->log_.write(MatchLine(rm->m_rule.m_ruleId, rm->m_message, rm->m_data, rm->m_transaction.m_id));
+#else
   engine->log_.write(MatchLine(rm->m_ruleId, rm->m_message, rm->m_data,
                                rm->m_id != nullptr ? std::string_view(*rm->m_id) : std::string_view()));
+#endif
 }
 
 namespace {

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+)
+
+// Gate is one qualification threshold of the Envoy + libmodsecurity
+// benchmark this project reproduces (issue 22): a metric of one workload,
+// at most (or at least) a limit.
+type Gate struct {
+	Name     string
+	Workload string // "name@conns"
+	Metric   string // req_per_s, p99_ms, cpu_ms_per_req, rss_growth_mib
+	Min, Max float64
+}
+
+// Gates are the anchor's thresholds. Times are absolute as the anchor
+// states them; the report shows each beside the same figure as a ratio to
+// passthrough in the same run, which is what carries between machines.
+var Gates = []Gate{
+	{Name: "throughput", Workload: "headers@16", Metric: "req_per_s", Min: 50},
+	{Name: "p99", Workload: "headers@16", Metric: "p99_ms", Max: 250},
+	{Name: "pathological regex p99", Workload: "gate_regex@1", Metric: "p99_ms", Max: 1000},
+	{Name: "pathological regex CPU", Workload: "gate_regex@1", Metric: "cpu_ms_per_req", Max: 250},
+	{Name: "16 KiB body soak RSS growth", Workload: "gate_soak_16k@4", Metric: "rss_growth_mib", Max: 64},
+}
+
+func gateValue(r *result.Record, metric string) (float64, bool) {
+	switch metric {
+	case "req_per_s":
+		return r.ReqPerS, r.DurationS > 0
+	case "p99_ms":
+		return r.Latency.P99Us / 1e3, r.Requests > 0
+	case "cpu_ms_per_req":
+		return r.CPU.UsPerRequest / 1e3, r.Requests > 0 && r.CPU.SchedstatNs > 0
+	case "rss_growth_mib":
+		return float64(r.Memory.RSSEndKiB-r.Memory.RSSAfterWarmupKiB) / 1024, r.Memory.RSSEndKiB > 0
+	}
+	return 0, false
+}
+
+// writeGates judges every gate per mode on the worst repeat (a gate holds
+// only if every repeat holds it). A record with an error fails its gates and
+// says why; a window that completed no request is "no request", never 0.
+func writeGates(m *md, recs []result.Record) {
+	type key struct{ mode, workload string }
+	byKey := map[key][]*result.Record{}
+	var modeList []string
+	seen := map[string]bool{}
+	for i := range recs {
+		r := &recs[i]
+		k := key{r.Mode, r.Workload + "@" + itoa(r.Conns)}
+		byKey[k] = append(byKey[k], r)
+		if !seen[r.Mode] {
+			seen[r.Mode] = true
+			modeList = append(modeList, r.Mode)
+		}
+	}
+	// Only a run of the gates suite: its own workloads are named gate_*.
+	has := false
+	for i := range recs {
+		has = has || strings.HasPrefix(recs[i].Workload, "gate_")
+	}
+	if !has {
+		return
+	}
+	modes.Sort(modeList)
+	m.p("## Qualification gates")
+	m.nl()
+	m.p("The anchor's gates, judged per mode on the worst repeat. The limits are absolute times from the anchor's machine; the ×passthrough column is the same figure over passthrough's in this run (a shared 2-core machine: absolute times are pessimistic, the ratio is what carries).")
+	m.nl()
+	m.head("mode", "gate", "workload", "limit", "measured", "×passthrough", "result")
+	failed := map[string][]string{}
+	for _, md := range modeList {
+		for _, g := range Gates {
+			rs := byKey[key{md, g.Workload}]
+			if len(rs) == 0 {
+				continue
+			}
+			limit := fmt.Sprintf("≤ %g", g.Max)
+			if g.Min > 0 {
+				limit = fmt.Sprintf("≥ %g", g.Min)
+			}
+			limit += " " + gateUnit(g.Metric)
+			worst, ok, why := 0.0, true, ""
+			for i, r := range rs {
+				v, have := gateValue(r, g.Metric)
+				if r.Error != "" || !have {
+					ok, why = false, orNone(r.Error)
+					if !have && r.Error == "" {
+						why = "no request completed"
+					}
+					break
+				}
+				if i == 0 || (g.Min > 0 && v < worst) || (g.Min == 0 && v > worst) {
+					worst = v
+				}
+			}
+			measured, ratio, res := "–", "–", "FAIL"
+			if ok {
+				measured = f(worst, 1)
+				if g.Min > 0 && worst < g.Min || g.Min == 0 && worst > g.Max {
+					ok = false
+				}
+				if b := byKey[key{modes.Passthrough, g.Workload}]; len(b) > 0 && md != modes.Passthrough {
+					if bv, have := gateValue(b[0], g.Metric); have && bv != 0 {
+						ratio = f(worst/bv, 2) + "×"
+					}
+				}
+			} else {
+				measured = why
+			}
+			if ok {
+				res = "pass"
+			} else {
+				failed[md] = append(failed[md], g.Name)
+			}
+			m.row("`"+md+"`", g.Name, "`"+g.Workload+"`", limit, measured, ratio, res)
+		}
+	}
+	m.nl()
+	for _, md := range modeList {
+		if len(failed[md]) == 0 {
+			m.p("- `%s`: passes every gate.", md)
+		} else {
+			m.p("- `%s`: fails %v.", md, failed[md])
+		}
+	}
+	m.nl()
+}
+
+func gateUnit(metric string) string {
+	switch metric {
+	case "req_per_s":
+		return "req/s"
+	case "p99_ms", "cpu_ms_per_req":
+		return "ms"
+	}
+	return "MiB"
+}
