@@ -74,6 +74,8 @@ func TestBadInput(t *testing.T) {
 		{"crs-test unknown override test", []string{"crs-test", "--overrides", badOverrides}, `unknown test "920100-999"`},
 		{"crs-test missing overrides", []string{"crs-test", "--overrides", "/nonexistent/o.yaml"}, "/nonexistent/o.yaml"},
 		{"crs-test bad test filter", []string{"crs-test", "--tests", "("}, "--tests"},
+		{"crs-test rejudge no run", []string{"crs-test", "--rejudge", "/nonexistent"}, "holds no crs-test.json"},
+		{"crs-test attach no run", []string{"crs-test", "--attach", "/nonexistent"}, "is not a run directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
