@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"strings"
 	"testing"
 
 	"wafbench/driver/modes"
@@ -64,5 +65,22 @@ func TestProtect(t *testing.T) {
 	}
 	if nginx.Match != "engine version" || nginx.Failed != 1 {
 		t.Errorf("nginx: got %+v, want matched by engine version", nginx)
+	}
+}
+
+func TestTrimLog(t *testing.T) {
+	log := "start-up\n" +
+		`x [id "999999"] [msg "wafbench-proof-end"]` + "\n" +
+		`[id "920100"] a` + "\n" + `x [id "999999"] [msg "wafbench-920100-1-1-end"]` + "\n" +
+		`[id "942100"] b` + "\n" + `x [id "999999"] [msg "wafbench-942100-2-1-end"]` + "\n" +
+		"[id \"942100\"] c\n" + `x [id "999999"] [msg "wafbench-942100-2-1-retry-end"]` + "\n" + "shutdown\n"
+	got := string(TrimLog([]byte(log), func(id string) bool { return id == "942100-2" }))
+	for _, want := range []string{"start-up\n", "wafbench-proof-end", "] b\n", "] c\n", "retry-end", "shutdown\n", "2 stages", "1 windows"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("trimmed log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "] a\n") || strings.Contains(got, "920100-1-1-end") {
+		t.Errorf("trimmed log keeps a passing test's window:\n%s", got)
 	}
 }

@@ -230,17 +230,35 @@ func build(dir string) error {
 }
 
 // lean rewrites the run in dir in place: paths portable, folded stacks
-// and crs-test.json gzipped, by-products archived.
+// and crs-test.json gzipped, by-products archived (a crs-test run's host
+// logs cut to the windows of the tests that did not pass: TrimLog).
 func lean(dir, root string) error {
 	files, err := list(dir)
 	if err != nil {
 		return err
+	}
+	var notPassed map[string]bool // a crs-test run: its host logs are trimmed (conformance.TrimLog)
+	if isCRSTest(dir) {
+		run, err := conformance.ReadRunDir(dir)
+		if err != nil {
+			return err
+		}
+		notPassed = run.NotPassed()
 	}
 	var byproducts []string
 	for _, rel := range files {
 		p := filepath.Join(dir, rel)
 		if kind := report.Byproduct(rel); kind != "" {
 			byproducts = append(byproducts, rel)
+			if notPassed != nil && strings.HasSuffix(rel, ".log") {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(p, conformance.TrimLog(b, func(id string) bool { return notPassed[id] }), 0o644); err != nil {
+					return err
+				}
+			}
 			// Host logs and configs: only the checkout and the run's
 			// temporary directories are rewritten; CRS text in them may
 			// hold other path-like words. Binary files (perf.data) as
