@@ -13,7 +13,7 @@ SUITE     ?= seed
 RUN_FLAGS ?=
 
 .PHONY: all setup build modules crs bench keep rerender quick overhead test test-go test-cc asan fuzz lint lint-ci clean FORCE \
-	engines pgo test-builds caddy httpbin screenshot
+	engines pgo test-builds caddy httpbin screenshot crs-test
 
 all: build modules
 
@@ -110,8 +110,16 @@ test: build modules crs
 	@test -z "$$(gofmt -l driver envoy filters internal scripts)" || { echo "gofmt needed:"; gofmt -l driver envoy filters internal scripts; exit 1; }
 	./scripts/ci/lint.sh
 	./bazel/lint.sh
-	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
+	$(MAKE) crs-test
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 -run '^$$' -bench . -benchtime 1x $(addprefix ./,$(BENCH_PKGS))
+	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
+
+# The CRS 4.25.0 regression suite through the default modes (make test) or
+# every build and host (make test-builds), with driver/conformance/overrides.yaml
+# as the expectation: an unexplained failure exits 1.
+CRS_TEST_MODES ?= modsecurity,coraza
+crs-test: build modules crs
+	$(WAFBENCH) crs-test --modes $(CRS_TEST_MODES) --results $(BUILD)/crs-test --progress never
 
 # The workflows pass actionlint (shellcheck on their run: steps) and the
 # scripts/ci job scripts pass shellcheck; part of make test.
@@ -140,6 +148,7 @@ test-builds: build modules crs
 	$(WAFBENCH) build
 	$(WAFBENCH) pgo
 	./scripts/engines/test-builds.sh
+	$(MAKE) crs-test CRS_TEST_MODES=all
 
 asan: setup
 	$(MAKE) -C filters/modsecurity asan

@@ -26,13 +26,19 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// committedRuns lists results/<run>/ directories that hold raw records.
+// committedRuns lists results/<run>/ directories that hold raw records,
+// then the crs-test runs (crs-test.json.gz, their report crs-test.md).
 func committedRuns(t *testing.T) []string {
 	t.Helper()
 	runs, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "raw.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	crsRuns, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "crs-test.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, crsRuns...)
 	if len(runs) == 0 {
 		t.Fatal("no committed runs under results/")
 	}
@@ -206,5 +212,39 @@ func TestKeep(t *testing.T) {
 	}
 	if _, err := keep.Keep(tmp, keep.Options{Into: other}); !errors.Is(err, keep.ErrInput) {
 		t.Errorf("keeping a directory without meta.json: got %v, want ErrInput", err)
+	}
+}
+
+// TestKeepCRSTest keeps a committed crs-test run (meta.json, the gzipped
+// crs-test.json, crs-test.md, archived CSV and logs) from elsewhere, then
+// refuses it once its crs-test.md no longer comes from its JSON.
+func TestKeepCRSTest(t *testing.T) {
+	runs, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "crs-test.json.gz"))
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("no committed crs-test run under results/ (%v)", err)
+	}
+	src := filepath.Dir(runs[len(runs)-1])
+	tmp := t.TempDir()
+	run := filepath.Join(tmp, "runs", filepath.Base(src))
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("cp", "-a", src+"/.", run).Run(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := keep.Keep(run, keep.Options{Into: filepath.Join(tmp, "results")})
+	if err != nil {
+		t.Fatalf("keep %s: %v", run, err)
+	}
+	if err := keep.Rebuilds(got); err != nil {
+		t.Errorf("kept crs-test run does not rebuild: %v", err)
+	}
+	md := filepath.Join(run, "crs-test.md")
+	b, _ := os.ReadFile(md)
+	if err := os.WriteFile(md, append(b, "edited by hand\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keep.Keep(run, keep.Options{Into: filepath.Join(tmp, "other")}); !errors.Is(err, keep.ErrInput) || !strings.Contains(err.Error(), "crs-test.md differs") {
+		t.Errorf("keeping a crs-test run whose crs-test.md was edited: got %v, want ErrInput naming crs-test.md", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"wafbench/driver/conformance"
 	"wafbench/driver/report"
 	"wafbench/internal/repopath"
 )
@@ -46,7 +47,12 @@ type Options struct {
 // run made lean again, or re-rendered); it is then replaced only once the
 // new form is complete and checked. On any error nothing under Into changes.
 func Keep(src string, o Options) (string, error) {
-	for _, f := range []string{"meta.json", "raw.jsonl"} {
+	need := []string{"meta.json", "raw.jsonl"}
+	crsTest := isCRSTest(src)
+	if crsTest {
+		need = need[:1]
+	}
+	for _, f := range need {
 		if st, err := os.Stat(filepath.Join(src, f)); err != nil || !st.Mode().IsRegular() {
 			return "", fmt.Errorf("%w: %s is not a run directory (no %s)", ErrInput, src, f)
 		}
@@ -102,7 +108,7 @@ func Keep(src string, o Options) (string, error) {
 			}
 		}
 	}
-	if err := report.Build(stage, nil); err != nil {
+	if err := build(stage); err != nil {
 		return "", fmt.Errorf("keep %s: %w", src, err)
 	}
 	if err := Rebuilds(stage); err != nil {
@@ -147,7 +153,7 @@ func Rebuilds(dir string) error {
 	if err := copyTree(dir, tmp); err != nil {
 		return err
 	}
-	if err := report.Build(tmp, nil); err != nil {
+	if err := build(tmp); err != nil {
 		return err
 	}
 	outs, err := Outputs(tmp)
@@ -183,7 +189,7 @@ func Rebuilds(dir string) error {
 // sorted: what Rebuilds compares.
 func Outputs(dir string) ([]string, error) {
 	var out []string
-	for _, f := range []string{report.ReportFile, report.HTMLFile, report.SummaryFile, report.BenchFile} {
+	for _, f := range []string{report.ReportFile, report.HTMLFile, report.SummaryFile, report.BenchFile, conformance.MarkdownFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			out = append(out, f)
 		}
@@ -202,18 +208,57 @@ func Outputs(dir string) ([]string, error) {
 	return out, nil
 }
 
+// isCRSTest reports whether dir holds a crs-test run (wafbench crs-test):
+// meta.json and crs-test.json, no raw records. Its report is crs-test.md,
+// rendered from crs-test.json by driver/conformance.
+func isCRSTest(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "raw.jsonl"))
+	return errors.Is(err, fs.ErrNotExist) && conformance.IsRunDir(dir)
+}
+
+// build renders the report of the run in dir from its raw files: report.Build,
+// or crs-test.md from crs-test.json for a crs-test run.
+func build(dir string) error {
+	if !isCRSTest(dir) {
+		return report.Build(dir, nil)
+	}
+	run, err := conformance.ReadRunDir(dir)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, conformance.MarkdownFile), []byte(run.Markdown()), 0o644)
+}
+
 // lean rewrites the run in dir in place: paths portable, folded stacks
-// gzipped, by-products archived.
+// and crs-test.json gzipped, by-products archived (a crs-test run's host
+// logs cut to the windows of the tests that did not pass: TrimLog).
 func lean(dir, root string) error {
 	files, err := list(dir)
 	if err != nil {
 		return err
+	}
+	var notPassed map[string]bool // a crs-test run: its host logs are trimmed (conformance.TrimLog)
+	if isCRSTest(dir) {
+		run, err := conformance.ReadRunDir(dir)
+		if err != nil {
+			return err
+		}
+		notPassed = run.NotPassed()
 	}
 	var byproducts []string
 	for _, rel := range files {
 		p := filepath.Join(dir, rel)
 		if kind := report.Byproduct(rel); kind != "" {
 			byproducts = append(byproducts, rel)
+			if notPassed != nil && strings.HasSuffix(rel, ".log") {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(p, conformance.TrimLog(b, func(id string) bool { return notPassed[id] }), 0o644); err != nil {
+					return err
+				}
+			}
 			// Host logs and configs: only the checkout and the run's
 			// temporary directories are rewritten; CRS text in them may
 			// hold other path-like words. Binary files (perf.data) as
@@ -229,7 +274,7 @@ func lean(dir, root string) error {
 		if err := rewriteText(p, func(b []byte) []byte { return repopath.PortableFrom(b, root) }); err != nil {
 			return err
 		}
-		if filepath.Dir(rel) == "perf" && strings.HasSuffix(rel, ".folded") {
+		if filepath.Dir(rel) == "perf" && strings.HasSuffix(rel, ".folded") || rel == conformance.JSONFile {
 			if err := gzipFile(p); err != nil {
 				return err
 			}

@@ -67,16 +67,24 @@ func checkCaddy(bin string) error {
 // period on stop (within the driver's 5 s before SIGKILL), one plain-HTTP
 // server whose single route runs the Coraza handler and then reverse_proxy
 // to the upstream over keep-alive connections.
-func caddyConfig(listen, admin, upstream, rules string, maxBody int) ([]byte, error) {
+func caddyConfig(listen, admin, upstream, rules string, maxBody int, matchLog bool) ([]byte, error) {
 	type obj = map[string]any
+	waf := obj{"handler": "wafbench_coraza", "rules_file": rules, "max_body_bytes": maxBody}
+	level := "WARN"
+	if matchLog {
+		// crs-test: every match as a wafbench-match line (the handler writes
+		// them to stderr) and phases 3-4 on the response (RESPONSE-95x).
+		waf["match_log"], waf["inspect_response"] = true, true
+		level = "INFO"
+	}
 	cfg := obj{
 		"admin":   obj{"listen": admin, "config": obj{"persist": false}},
-		"logging": obj{"logs": obj{"default": obj{"level": "WARN"}}},
+		"logging": obj{"logs": obj{"default": obj{"level": level}}},
 		"apps": obj{"http": obj{"grace_period": "2s", "servers": obj{"wafbench": obj{
 			"listen":          []string{listen},
 			"automatic_https": obj{"disable": true},
 			"routes": []obj{{"handle": []obj{
-				{"handler": "wafbench_coraza", "rules_file": rules, "max_body_bytes": maxBody},
+				waf,
 				{"handler": "reverse_proxy", "upstreams": []obj{{"dial": upstream}},
 					"transport": obj{"protocol": "http", "keep_alive": obj{"max_idle_conns_per_host": 64}}},
 			}}},
@@ -130,7 +138,7 @@ func startCaddy(ctx context.Context, spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf, err := caddyConfig(listen, admin, spec.UpstreamAddr, spec.RulesFile, 1<<20)
+	conf, err := caddyConfig(listen, admin, spec.UpstreamAddr, spec.RulesFile, 1<<20, spec.MatchLog)
 	if err != nil {
 		return nil, err
 	}

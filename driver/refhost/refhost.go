@@ -79,6 +79,10 @@ type Spec struct {
 	// Concurrency is Envoy's --concurrency: Caddy runs with that
 	// GOMAXPROCS (0 means 1).
 	Concurrency int
+	// MatchLog turns on the host's report of every rule match (wafbench
+	// crs-test): the Caddy handler's match_log; nginx's error log at info,
+	// the level at which the ModSecurity connector writes each match.
+	MatchLog bool
 	// Binary is the Caddy executable; "" for CaddyBinary().
 	Binary string
 }
@@ -124,7 +128,7 @@ daemon off;
 master_process off;
 worker_processes 1;
 pid {{.Tmp}}/nginx.pid;
-error_log {{.Log}} warn;
+error_log {{.Log}} {{.LogLevel}};
 events { worker_connections 4096; }
 http {
     access_log off;
@@ -172,8 +176,13 @@ func startNginx(ctx context.Context, spec Spec) (*Process, error) {
 	logPath := filepath.Join(spec.Dir, "nginx-"+spec.Tag+".log")
 	confPath := filepath.Join(spec.Dir, "nginx-"+spec.Tag+".conf")
 	var b strings.Builder
+	// The connector reports each rule match at info level.
+	level := "warn"
+	if spec.MatchLog {
+		level = "info"
+	}
 	if err := nginxConf.Execute(&b, map[string]string{"Module": NginxModule, "Tmp": tmp, "Log": logPath,
-		"Upstream": spec.UpstreamAddr, "Listen": listen, "Rules": spec.RulesFile}); err != nil {
+		"Upstream": spec.UpstreamAddr, "Listen": listen, "Rules": spec.RulesFile, "LogLevel": level}); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(confPath, []byte(b.String()), 0o644); err != nil {

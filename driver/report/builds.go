@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
@@ -28,7 +30,12 @@ func writeBuilds(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 	m.nl()
 	m.p("Each engine build against its engine's default build (the engine as Debian or the Go module ships it), paired within repeats. Ratio = build / default: below 1 is cheaper for CPU, above 1 is faster for req/s; the geometric mean of the per-repeat paired ratios with its paired-t 95%% interval, as in every ratio column of this report. The verdict needs Holm-adjusted p < %g within the family of every build-vs-default comparison of the report.", stats.Alpha)
 	m.nl()
-	m.head("build", "recipe", "workload", "metric", "n", "build/default, "+ratioHead, "Holm p", "verdict")
+	prot := meta.Protection != nil
+	cols := []string{"build", "recipe", "workload", "metric", "n", "build/default, " + ratioHead, "Holm p", "verdict"}
+	if prot { // protection beside cost (protection.json)
+		cols = append(cols, "CRS pass rate")
+	}
+	m.head(cols...)
 	for _, c := range rows {
 		v := c.Verdict
 		if c.Reason != "" {
@@ -38,19 +45,31 @@ func writeBuilds(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 		if mod, ok := meta.Modules[c.Num]; ok {
 			recipe = mod.Build
 		}
-		m.row("`"+c.Num+"`", recipe, c.WorkloadKey.String(), c.Metric.Label(), itoa(c.N()),
-			ratioCell(c), p(c.PHolm), v)
+		cells := []string{"`" + c.Num + "`", recipe, c.WorkloadKey.String(), c.Metric.Label(), itoa(c.N()),
+			ratioCell(c), p(c.PHolm), v}
+		if prot {
+			cells = append(cells, protectionCell(meta, c.Num))
+		}
+		m.row(cells...)
 	}
 	m.nl()
 
 	// Best against best: per workload, the build of each engine with the
 	// lowest median CPU per request, and their paired ratio.
 	m.p("Best build against best build, per workload: for each engine the build with the lowest median Envoy CPU per request in this run, and their ratio paired within repeats (geometric mean of the per-repeat ratios, paired-t 95%% interval). The builds are chosen after measuring, so read this table as descriptive (no Holm family, no verdict); the tested comparisons are above.")
+	if prot {
+		m.p("Best means best among the builds that pass exactly the CRS tests their engine's default build passes (Protection beside cost); a cheaper build that does not is named on the row.")
+	}
 	m.nl()
-	m.head("workload", "best modsecurity build", "median CPU µs/req", "best coraza build", "median CPU µs/req", "modsecurity/coraza CPU, "+ratioHead)
+	bestCols := []string{"workload", "best modsecurity build", "median CPU µs/req", "best coraza build", "median CPU µs/req", "modsecurity/coraza CPU, " + ratioHead}
+	if prot {
+		bestCols = append(bestCols, "CRS pass rate (modsecurity / coraza)", "cheaper, but protects differently")
+	}
+	m.head(bestCols...)
 	for _, w := range s.Workloads {
 		best := map[string]string{}
 		bestV := map[string]float64{}
+		var differ []string // cheaper builds set aside: they protect differently
 		for _, mode := range s.Modes {
 			e := modes.Engine(mode)
 			if !modes.IsEnvoyWAF(mode) || modes.IsWasm(mode) {
@@ -58,6 +77,10 @@ func writeBuilds(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 			}
 			g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns})
 			if g == nil || g.CPUUsPerReq.N == 0 || !(g.CPUUsPerReq.Median > 0) {
+				continue
+			}
+			if prot && !sameProtection(meta, mode) {
+				differ = append(differ, mode)
 				continue
 			}
 			if v, ok := bestV[e]; !ok || g.CPUUsPerReq.Median < v {
@@ -68,7 +91,18 @@ func writeBuilds(m *md, meta *result.Meta, recs []result.Record, s *stats.Summar
 		if a == "" || b == "" {
 			continue
 		}
-		m.row(w.String(), "`"+a+"`", f(bestV[modes.ModSecurity], 1), "`"+b+"`", f(bestV[modes.Coraza], 1), ratioCell(stats.Pair(recs, a, b, w, stats.MetricCPU)))
+		cells := []string{w.String(), "`" + a + "`", f(bestV[modes.ModSecurity], 1), "`" + b + "`", f(bestV[modes.Coraza], 1), ratioCell(stats.Pair(recs, a, b, w, stats.MetricCPU))}
+		if prot {
+			var cheaper []string
+			for _, d := range differ {
+				g := s.Group(stats.Key{Mode: d, Workload: w.Workload, Conns: w.Conns})
+				if v, ok := bestV[modes.Engine(d)]; ok && g.CPUUsPerReq.Median < v {
+					cheaper = append(cheaper, fmt.Sprintf("`%s` %s µs/req (%s)", d, f(g.CPUUsPerReq.Median, 1), protectionCell(meta, d)))
+				}
+			}
+			cells = append(cells, protectionCell(meta, a)+" / "+protectionCell(meta, b), strings.Join(cheaper, "; "))
+		}
+		m.row(cells...)
 	}
 	m.nl()
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"wafbench/driver/result"
 )
 
 // A run directory holds two kinds of file: what Build reads or writes (the
@@ -38,6 +40,10 @@ func Byproduct(rel string) string {
 		return ""
 	case dir == ChartsDir:
 		return ""
+	case dir == "." && (base == "crs-test.json" || base == "crs-test.json.gz" || base == "crs-test.md" || base == result.ProtectionFile):
+		return "" // wafbench crs-test: its results, the report rebuilt from them (driver/conformance), a run's protection record
+	case dir == "." && base == "crs-test.csv":
+		return "per-test CSV (crs-test.json holds the same)"
 	case dir == "perf" && (strings.HasSuffix(base, ".svg") || strings.HasPrefix(base, "t") &&
 		(strings.HasSuffix(base, ".folded") || strings.HasSuffix(base, ".folded.gz"))):
 		return ""

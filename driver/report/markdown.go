@@ -127,6 +127,7 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	m.nl()
 
 	writeHeadline(m, s)
+	writeProtection(m, meta, s)
 	writeShards(m, meta)
 	writeBlocks(m, meta, s)
 	writeMethod(m, meta, recs, s)

@@ -43,6 +43,9 @@ func Build(dir string, warn io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
+	if meta.Protection, err = result.ReadProtection(dir); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
 	recs, dropped, err := result.ReadRecords(dir)
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)

@@ -223,6 +223,9 @@ type Meta struct {
 	Modules map[string]Module `json:"modules,omitempty"` // by mode
 	CRS     *CRS              `json:"crs,omitempty"`
 	Notes   []string          `json:"notes,omitempty"`
+	// Protection is the run's protection.json (ReadProtection), filled by
+	// the report; it is not part of meta.json.
+	Protection *Protection `json:"-"`
 
 	// Machine identifies the machine the run ran on (a hash of its boot ID):
 	// runs with the same Machine pool as one block in merge --blocks.

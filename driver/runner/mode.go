@@ -47,6 +47,8 @@ type Host struct {
 	Mode string
 	Addr string // where requests go: the proxy's listener, or the upstream for ref-direct
 	PID  int    // the proxy process; 0 for ref-direct
+	// LogPath is the host's log (Envoy's stdout and stderr, nginx's error log).
+	LogPath string
 	// Preflight is what the start proved (nil for modes without an engine).
 	Preflight *result.Preflight
 	p         *proxy
@@ -73,19 +75,23 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", mode, processName(mode), err)
 	}
-	pf, err := preflight(ctx, m, p)
+	pf, err := preflight(ctx, m, p, s.cfg.Conformance)
 	if err != nil {
 		p.stop()
 		removeIfEmpty(p.logPath)
 		return nil, err
 	}
-	h := &Host{Mode: mode, Addr: p.addr, PID: p.pid, p: p}
+	h := &Host{Mode: mode, Addr: p.addr, PID: p.pid, LogPath: p.logPath, p: p}
 	if pf != nil {
 		h.Preflight = &result.Preflight{Module: pf.Module, ModulePath: pf.ModulePath,
 			ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib}
 	}
 	return h, nil
 }
+
+// Exited reports whether the host's process has ended (Envoy; false for
+// hosts whose end the session does not watch).
+func (h *Host) Exited() bool { return h.p.done != nil && exited(h.p.done, 0) }
 
 // Stop ends the mode's process (nothing for ref-direct).
 func (h *Host) Stop() {

@@ -19,6 +19,7 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/envoy"
+	"wafbench/filters/crs"
 )
 
 // ModuleInfoPrefix starts the line each WAF module logs once per filter
@@ -50,12 +51,20 @@ type Preflight struct {
 // in Envoy and Caddy, the module's own counters moved — and, in Envoy and
 // Caddy, that the module loaded is the engine and build m names. The error is one line that
 // names mode, build and cause.
-func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) {
+//
+// With conformance (a crs-test host, DetectionOnly), only the identity is
+// proved here: the canaries are not denied by design, and the conformance
+// runner proves the host logs matches. Without it, a host loading the crs-test
+// configuration is refused by name.
+func preflight(ctx context.Context, m modes.Mode, p *proxy, conformance bool) (*Preflight, error) {
 	if m.Engine == "" {
 		return nil, nil
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s: preflight: %s", m, fmt.Sprintf(format, a...))
+	}
+	if !conformance && filepath.Base(p.rulesFile) == crs.ConformanceFile {
+		return nil, fail("rules file %s is the %s conformance configuration (DetectionOnly): a measured trial never runs it", p.rulesFile, crs.ConformanceName)
 	}
 	pf := &Preflight{}
 	if m.Host == modes.Envoy {
@@ -99,6 +108,9 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy) (*Preflight, error) 
 		}
 	}
 
+	if conformance {
+		return pf, nil
+	}
 	var before map[string]uint64
 	if p.stats != nil {
 		var err error

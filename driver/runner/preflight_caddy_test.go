@@ -58,7 +58,7 @@ func TestPreflightCaddy(t *testing.T) {
 	}
 	t.Run("enforcing", func(t *testing.T) {
 		p := start(t, man.MainConf, 2)
-		pf, err := preflight(ctx, mode, p)
+		pf, err := preflight(ctx, mode, p, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestPreflightCaddy(t *testing.T) {
 			if tt.lie != 0 {
 				p.gomaxprocs = tt.lie
 			}
-			_, err := preflight(ctx, mode, p)
+			_, err := preflight(ctx, mode, p, false)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("preflight error = %v, want %q", err, tt.wantErr)
 			}

@@ -144,7 +144,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Stop(5e9) })
-		return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, logPath: e.LogPath, moduleOverride: moduleDir != mode.Dir}
+		return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, logPath: e.LogPath, moduleOverride: moduleDir != mode.Dir, rulesFile: rules}
 	}
 	for _, name := range []string{modes.ModSecurity, modes.Coraza} {
 		m, err := reg.Resolve(name)
@@ -152,7 +152,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name+"/enforcing", func(t *testing.T) {
-			pf, err := preflight(ctx, m, start(t, m, "", man.MainConf))
+			pf, err := preflight(ctx, m, start(t, m, "", man.MainConf), false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			}
 		})
 		t.Run(name+"/detection-only", func(t *testing.T) {
-			_, err := preflight(ctx, m, start(t, m, "", detect))
+			_, err := preflight(ctx, m, start(t, m, "", detect), false)
 			if err == nil || !strings.Contains(err.Error(), "canary SQL injection answered 200 — rules not enforcing") {
 				t.Fatalf("preflight error = %v, want the canary refusal", err)
 			}
@@ -170,6 +170,28 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			}
 		})
 	}
+	// The crs-test conformance configuration (wafbench crs-test) never runs
+	// in a measured trial: refused by name, and — under another name — by
+	// the canary, since it is DetectionOnly.
+	t.Run("crs-test", func(t *testing.T) {
+		m, _ := reg.Resolve(modes.Coraza)
+		_, err := preflight(ctx, m, start(t, m, "", man.Conformance.File), false)
+		if err == nil || !strings.Contains(err.Error(), "is the crs-test conformance configuration") {
+			t.Fatalf("preflight error = %v, want the crs-test refusal", err)
+		}
+		b, err := os.ReadFile(man.Conformance.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		renamed := filepath.Join(tmp, "crs", "renamed.conf")
+		if err := os.WriteFile(renamed, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = preflight(ctx, m, start(t, m, "", renamed), false)
+		if err == nil || !strings.Contains(err.Error(), "canary SQL injection answered 200") {
+			t.Fatalf("preflight error = %v, want the canary refusal", err)
+		}
+	})
 	t.Run("wrong-module", func(t *testing.T) {
 		ms, _ := reg.Resolve(modes.ModSecurity)
 		cz, _ := reg.Resolve(modes.Coraza)
@@ -181,7 +203,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "libwafbench_modsecurity.so"), b, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err = preflight(ctx, ms, start(t, ms, dir, man.MainConf))
+		_, err = preflight(ctx, ms, start(t, ms, dir, man.MainConf), false)
 		if err == nil || !strings.Contains(err.Error(), `reports engine "coraza"`) {
 			t.Fatalf("preflight error = %v, want a refusal naming the engine", err)
 		}

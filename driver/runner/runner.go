@@ -59,6 +59,13 @@ type Config struct {
 	Modes map[string]modes.Mode
 	Shard string // "i/N" of run --shard, copied into every record; "" when not sharded
 
+	// Conformance starts every host in the crs-test configuration
+	// (wafbench crs-test): the rules file is filters/crs's crs-test.conf,
+	// the modules log every match (match_log) and inspect responses, and the
+	// preflight proves identity only (a DetectionOnly host denies nothing);
+	// the conformance runner proves that matches are logged.
+	Conformance bool
+
 	// Budget, when set (run --precision), adds blocks after Trials.
 	Budget *Budget
 	// MaxRate, when set (run --max-rate-at), searches each case's highest
@@ -154,7 +161,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		statsRel = filepath.Join("stats", tag+".json")
 	}
 	cfg.Progress.Trial(tr, "preflight")
-	pf, err := preflight(ctx, cfg.Modes[tr.Mode], p)
+	pf, err := preflight(ctx, cfg.Modes[tr.Mode], p, false)
 	if err != nil {
 		return failTrial(cfg, tr, err), err
 	}
@@ -223,6 +230,8 @@ type proxy struct {
 	// moduleOverride is set when the module came from --module-dir rather
 	// than the mode's build directory (no manifest to compare with).
 	moduleOverride bool
+	// rulesFile is the rules entry file the host loads.
+	rulesFile string
 }
 
 func processName(mode string) string {
@@ -238,7 +247,8 @@ func processName(mode string) string {
 func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
 	if refhost.IsMode(mode) {
 		spec := refhost.Spec{Mode: mode, UpstreamAddr: upstreamAddr, RulesFile: cfg.Envoy.RulesFile,
-			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag, Concurrency: cfg.Envoy.Concurrency}
+			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag, Concurrency: cfg.Envoy.Concurrency,
+			MatchLog: cfg.Conformance}
 		if m := cfg.Modes[mode]; m.Build != nil {
 			spec.LibDir = filepath.Join(m.Dir, "lib")
 		}
@@ -246,7 +256,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 		if err != nil {
 			return nil, err
 		}
-		p := &proxy{addr: h.Addr, pid: h.PID, stop: h.Stop, stats: h.Stats, logPath: h.LogPath, gomaxprocs: h.GOMAXPROCS}
+		p := &proxy{addr: h.Addr, pid: h.PID, stop: h.Stop, stats: h.Stats, logPath: h.LogPath, gomaxprocs: h.GOMAXPROCS, rulesFile: spec.RulesFile}
 		if h.PID != 0 {
 			p.startup = &result.Startup{ListenerReadyMs: ms(h.Ready)}
 		}
@@ -256,6 +266,9 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 	if m := cfg.Modes[mode]; spec.ModuleDir == "" && (m.Build != nil || modes.IsWasm(mode)) {
 		spec.ModuleDir = m.Dir
 	}
+	if cfg.Conformance {
+		spec.MatchLog, spec.InspectResponse = true, true
+	}
 	e, err := StartEnvoy(ctx, spec, envoy.ModeOf(mode), upstreamAddr, cfg.Dir, tmp, tag)
 	if err != nil {
 		return nil, err
@@ -263,7 +276,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 	return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, stop: func() { e.Stop(5 * time.Second) },
 		done: e.Done(), exitErr: e.ExitErr,
 		startup: &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)},
-		logPath: e.LogPath, moduleOverride: cfg.Envoy.ModuleDir != ""}, nil
+		logPath: e.LogPath, moduleOverride: cfg.Envoy.ModuleDir != "", rulesFile: spec.RulesFile}, nil
 }
 
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {

@@ -79,6 +79,10 @@ type EnvoySpec struct {
 	ModuleDir   string
 	RulesFile   string
 	ExtraEnv    []string
+	// MatchLog and InspectResponse are the crs-test settings of the
+	// modules (wafbench crs-test); off for measured trials.
+	MatchLog        bool
+	InspectResponse bool
 	// WasmStartTimeout bounds the start of a coraza-wasm Envoy, which
 	// compiles its whole module in V8 before the listener opens; 0 means
 	// DefaultWasmStartTimeout. Other modes keep envoy.Start's default.
@@ -98,6 +102,8 @@ func StartEnvoy(ctx context.Context, spec EnvoySpec, mode envoy.Mode, upstreamAd
 		ModuleSearchPath: spec.ModuleDir,
 		RulesFile:        spec.RulesFile,
 		MaxBodyBytes:     1 << 20,
+		MatchLog:         spec.MatchLog,
+		InspectResponse:  spec.InspectResponse,
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

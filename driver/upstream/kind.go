@@ -73,6 +73,9 @@ func (k Kind) Command(root, self, listen, addrFile string) *exec.Cmd {
 	if k == GoHTTPBin {
 		return exec.Command(k.Binary(root, self), "-listen", listen, "-addr-file", addrFile)
 	}
+	if k == Albedo {
+		return exec.Command(self, "upstream", "--albedo", "--listen", listen, "--addr-file", addrFile)
+	}
 	return exec.Command(self, "upstream", "--listen", listen, "--addr-file", addrFile)
 }
 
@@ -80,6 +83,9 @@ func (k Kind) Command(root, self, listen, addrFile string) *exec.Cmd {
 // for Own, "go-httpbin v2.21.0" (the version linked into the executable)
 // for GoHTTPBin.
 func (k Kind) Version(root, self string) (string, error) {
+	if k == Albedo {
+		return "albedo v0.3.0 (github.com/coreruleset/albedo, linked into wafbench)", nil
+	}
 	if k != GoHTTPBin {
 		return string(k), nil
 	}

@@ -140,6 +140,9 @@ type Manifest struct {
 	Settings    []Setting    `json:"settings"`
 	Adaptations []Adaptation `json:"adaptations"`
 	Notes       []string     `json:"notes"`
+	// Conformance is the crs-test configuration written beside main.conf
+	// (conformance.go); not covered by SHA256.
+	Conformance *Conformance `json:"conformance,omitempty"`
 }
 
 // Setting is one line of wafbench-common.conf: an engine directive or a rule
@@ -252,6 +255,8 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	m.MainConf = filepath.Join(abs, MainFile)
 	m.MainConfSHA256 = hex.EncodeToString(mainSum[:])
 	files[MainFile] = main
+	conf, cdesc := conformanceFiles(abs, ruleFiles)
+	m.Conformance = cdesc
 
 	if err := os.MkdirAll(filepath.Join(abs, RulesDir), 0o755); err != nil {
 		return nil, fmt.Errorf("crs export: %w", err)
@@ -263,6 +268,11 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	}
 	if err := writeFile(m.MainConf, main); err != nil {
 		return nil, err
+	}
+	for n, data := range conf {
+		if err := writeFile(filepath.Join(abs, n), data); err != nil {
+			return nil, err
+		}
 	}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -80,6 +80,21 @@ func ParseChunkSize(line []byte) (int64, bool) {
 	return n, true
 }
 
+// AppendExact appends a request exactly as given: the request line
+// "method target version", every header in order (duplicates, odd names and
+// values kept byte for byte), a blank line and body. It adds nothing — no
+// Host, no Content-Length — so a malformed request stays malformed (the CRS
+// regression suite, driver/conformance). An empty version is written as
+// empty ("GET / \r\n", the request line go-ftw sends for a test whose
+// version is ""), so the host sees an HTTP/0.9-style request line.
+func AppendExact(dst []byte, method, target, version string, headers [][2]string, body []byte) []byte {
+	dst = append(append(append(append(append(append(dst, method...), ' '), target...), ' '), version...), "\r\n"...)
+	for _, h := range headers {
+		dst = append(append(append(append(dst, h[0]...), ": "...), h[1]...), "\r\n"...)
+	}
+	return append(append(dst, "\r\n"...), body...)
+}
+
 // AppendRequest appends an HTTP/1.1 request to dst: the request line,
 // headers in order exactly as given (it adds no Host), Content-Length when
 // body is non-nil unless a header sets Content-Length or Transfer-Encoding,

@@ -29,3 +29,26 @@ func TestAppendRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestAppendExact(t *testing.T) {
+	tests := []struct {
+		name, method, target, version string
+		headers                       [][2]string
+		body                          []byte
+		want                          string
+	}{
+		{"empty version written empty, as go-ftw does", "GET", "/", "", nil, nil, "GET / \r\n\r\n"},
+		{"odd version, duplicate headers, no length added", "POST", "/a?b", "HTTP/1.0",
+			[][2]string{{"Host", "x"}, {"host", "y"}, {"X-Empty", ""}}, []byte("body"),
+			"POST /a?b HTTP/1.0\r\nHost: x\r\nhost: y\r\nX-Empty: \r\n\r\nbody"},
+		{"malformed method and target kept", "G ET", "/%%", "HTTP/1.1", [][2]string{{"Content-Length", "9"}}, []byte("a"),
+			"G ET /%% HTTP/1.1\r\nContent-Length: 9\r\n\r\na"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(AppendExact(nil, tt.method, tt.target, tt.version, tt.headers, tt.body)); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

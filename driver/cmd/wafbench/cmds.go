@@ -240,6 +240,7 @@ func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error 
 	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0 = kernel-chosen)")
 	addrFile := fs.String("addr-file", "", "write the bound address and a newline here once listening (default: print to stdout)")
+	useAlbedo := fs.Bool("albedo", false, "serve CRS's test backend (albedo v0.3.0: /reflect answers the response a request asks for) instead; the backend of 'wafbench crs-test'")
 	if err := parse(fs, args, stdout, "Usage: wafbench upstream [flags]\n\nThe benchmark upstream: keep-alive HTTP/1.1, discards request bodies,\nanswers every request 200 \"ok\". Runs until SIGTERM or Ctrl-C.\n\nFlags:\n"); err != nil {
 		return err
 	}
@@ -255,7 +256,11 @@ func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error 
 	} else {
 		fmt.Fprint(stdout, addr)
 	}
-	err = upstream.Serve(ctx, ln)
+	if *useAlbedo {
+		err = upstream.ServeAlbedo(ctx, ln)
+	} else {
+		err = upstream.Serve(ctx, ln)
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

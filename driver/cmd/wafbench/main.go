@@ -39,6 +39,7 @@ Commands:
   build     build engine recipes of filters/builds.yaml into build/engines/
   pgo       train profiles and build the pgo builds of filters/builds.yaml
   matrix    send a request corpus to every mode, write matrix.csv and matrix.md
+  crs-test  run the CRS 4.25.0 regression suite through modes, builds and hosts
 
 Run 'wafbench <command> --help' for a command's flags.
 `
@@ -78,7 +79,7 @@ var commands = []struct {
 }{
 	{"run", runCmd}, {"report", reportCmd}, {"keep", keepCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
 	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
-	{"matrix", matrixCmd},
+	{"matrix", matrixCmd}, {"crs-test", crsTestCmd},
 }
 
 // commandNames lists the subcommands for messages: "run, report, …".

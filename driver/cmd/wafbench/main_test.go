@@ -46,6 +46,10 @@ func TestBadInput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(badProfiles, "x.yaml"), []byte("workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, body: {fill: x, size: 4k}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badOverrides := filepath.Join(t.TempDir(), "overrides.yaml")
+	if err := os.WriteFile(badOverrides, []byte("overrides: [{name: a, tests: [920100-999], cause: engine, reason: r}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -65,12 +69,19 @@ func TestBadInput(t *testing.T) {
 		{"bad conns", []string{"load", "--target", "http://127.0.0.1:1/", "--conns", "0"}, "conns"},
 		{"report no dir", []string{"report", "/nonexistent"}, "not a run directory"},
 		{"merge one dir", []string{"merge", "--out", "x", "a"}, "at least two"},
+		{"crs-test unknown mode", []string{"crs-test", "--modes", "coraza,bogus"}, `unknown mode "bogus"`},
+		{"crs-test mode without a WAF", []string{"crs-test", "--modes", "passthrough"}, "runs no WAF"},
+		{"crs-test unknown override test", []string{"crs-test", "--overrides", badOverrides}, `unknown test "920100-999"`},
+		{"crs-test missing overrides", []string{"crs-test", "--overrides", "/nonexistent/o.yaml"}, "/nonexistent/o.yaml"},
+		{"crs-test bad test filter", []string{"crs-test", "--tests", "("}, "--tests"},
+		{"crs-test rejudge no run", []string{"crs-test", "--rejudge", "/nonexistent"}, "holds no crs-test.json"},
+		{"crs-test attach no run", []string{"crs-test", "--attach", "/nonexistent"}, "is not a run directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			results := filepath.Join(t.TempDir(), "results")
 			args := tt.args
-			if args[0] == "run" {
+			if args[0] == "run" || args[0] == "crs-test" {
 				args = append(args, "--results", results)
 			}
 			var stdout, stderr bytes.Buffer

@@ -58,6 +58,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		warmup, duration, trialW time.Duration
 		reqTimeout               time.Duration
 		noReport, allowShared    bool
+		crsTestFrom              string
 		matrixArg                string
 		perfHz                   int
 	)
@@ -78,6 +79,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&profilesDir, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
 	fs.StringVar(&resultsDir, "results", inRepo("runs"), "parent directory of run directories (runs/ is git-ignored; commit a run with 'wafbench keep DIR')")
 	fs.StringVar(&name, "name", "", "run name, the suffix of the run directory (default: the suite name)")
+	fs.StringVar(&crsTestFrom, "crs-test", "auto", "protection beside cost: auto (the newest crs-test run in results/ or runs/ that tested each mode's very module), none, or a crs-test run directory; recorded as protection.json for the report")
 	fs.IntVar(&repeats, "repeats", 0, "repeats (blocks of every mode once); 0 = the suite's")
 	fs.DurationVar(&warmup, "warmup", -1, "warmup before each workload's measured window; negative = the suite's")
 	fs.DurationVar(&duration, "duration", 0, "measured window per workload; 0 = the suite's")
@@ -321,6 +323,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "wafbench: exported %d .hgrm and %d fortio JSON files (%s)\n", len(files.HGRM), len(files.Fortio), filepath.Join(dir, export.Dir))
 	}
 	report.Table(stdout, recs)
+	if err := attachProtection(dir, crsTestFrom); err != nil {
+		fmt.Fprintf(stderr, "wafbench: --crs-test: %v\n", err)
+	}
 	if !noReport {
 		if err := report.Build(dir, stderr); err != nil {
 			fmt.Fprintf(stderr, "wafbench: report: %v\n", err)

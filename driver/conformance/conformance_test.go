@@ -1,0 +1,174 @@
+package conformance
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	schema "github.com/coreruleset/ftw-tests-schema/v2/types"
+
+	"wafbench/driver/modes"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestRequest(t *testing.T) {
+	tests := []struct {
+		name string
+		in   schema.Input
+		want string
+	}{
+		{"autocomplete form data", schema.Input{Method: ptr("POST"), URI: ptr("/p"), OrderedHeaders: []schema.HeaderTuple{{Name: "Host", Value: "localhost"}},
+			Data: ptr("a=b c&d=<e>")},
+			"POST /p HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nConnection: close\r\nContent-Length: 15\r\n\r\na=b+c&d=%3Ce%3E"},
+		{"already encoded form data kept", schema.Input{Method: ptr("POST"), Data: ptr("a=%20"), AutocompleteHeaders: ptr(true)},
+			"POST / HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nConnection: close\r\nContent-Length: 5\r\n\r\na=%20"},
+		{"no autocomplete: exactly as written", schema.Input{Method: ptr("GET"), Version: ptr("HTTP/1.0"), URI: ptr("/x y"),
+			OrderedHeaders: []schema.HeaderTuple{{Name: "Host", Value: ""}, {Name: "host", Value: "b"}}, AutocompleteHeaders: ptr(false), Data: ptr("q")},
+			"GET /x y HTTP/1.0\r\nHost: \r\nhost: b\r\n\r\nq"},
+		{"multipart LF to CRLF", schema.Input{Method: ptr("POST"), AutocompleteHeaders: ptr(false),
+			OrderedHeaders: []schema.HeaderTuple{{Name: "Content-Type", Value: "multipart/form-data; boundary=x"}}, Data: ptr("--x\nA\n--x--\n")},
+			"POST / HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\n\r\n--x\r\nA\r\n--x--\r\n"},
+		{"encoded_request verbatim", schema.Input{EncodedRequest: base64.StdEncoding.EncodeToString([]byte("GET\t/ HTTP/1.1\n\n"))},
+			"GET\t/ HTTP/1.1\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, err := Request(&tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIDs(t *testing.T) {
+	lines := []string{
+		`2026/12/01 20:36:58 [info] 1#1: *3 ModSecurity: Warning. Matched "Operator ` + "`" + `Rx' ..." [file "/x/REQUEST-942.conf"] [line "1"] [id "942100"] [rev ""] [msg "SQL Injection Attack Detected via libinjection"] [data "Matched Data: s&sos found"]`,
+		`[2026-12-01 20:36:58.123][1][info][dynamic_modules] wafbench-match [id "920350"] [msg "Host header is a numeric IP address"] [data "127.0.0.1"] [tx "abc"]`,
+		`{"id":\"949110\"} [id \"949110\"]`,
+		`[id "942100"] again`,
+	}
+	got := IDs(lines)
+	want := []uint{942100, 920350, 949110}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name   string
+		out    schema.Output
+		status int
+		ids    []uint
+		lines  []string
+		xerr   error
+		pass   bool
+	}{
+		{"expected ids logged", schema.Output{Log: schema.Log{ExpectIds: []uint{942100}}}, 200, []uint{942100, 949110}, nil, nil, true},
+		{"expected id missing", schema.Output{Log: schema.Log{ExpectIds: []uint{942100}}}, 200, []uint{949110}, nil, nil, false},
+		{"forbidden id logged", schema.Output{Log: schema.Log{NoExpectIds: []uint{920100}}}, 200, []uint{920100}, nil, nil, false},
+		{"status differs", schema.Output{Status: 400}, 200, nil, nil, nil, false},
+		{"no response", schema.Output{Log: schema.Log{NoExpectIds: []uint{1}}}, 0, nil, nil, context.DeadlineExceeded, false},
+		{"error expected", schema.Output{ExpectError: ptr(true)}, 0, nil, nil, context.DeadlineExceeded, true},
+		{"log regex", schema.Output{Log: schema.Log{MatchRegex: `id "9\d+"`}}, 200, nil, []string{`x [id "920100"]`}, nil, true},
+		{"isolated", schema.Output{Isolated: true, Log: schema.Log{ExpectIds: []uint{1}}}, 200, []uint{1, 2}, nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := judge(&tt.out, tt.status, nil, tt.xerr, tt.lines, tt.ids)
+			if got != tt.pass {
+				t.Errorf("got %v (%s), want %v", got, why, tt.pass)
+			}
+		})
+	}
+}
+
+func TestLogTailFindsMarkers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.log")
+	if err := os.WriteFile(path, []byte("old [id \"1\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tail, err := openTail(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("wafbench-match [id \"999999\"] [msg \"m1\"]\n[id \"942100\"]\npartial")
+	f.Close()
+	if _, err := tail.until(context.Background(), "m1", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(" [id \"920100\"]\nwafbench-match [id \"999999\"] [msg \"m2\"]\n")
+	f.Close()
+	lines, err := tail.until(context.Background(), "m2", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := IDs(lines); len(got) != 2 || got[0] != 942100 || got[1] != 920100 {
+		t.Errorf("ids between markers = %v, want [942100 920100]", got)
+	}
+	if _, err := tail.until(context.Background(), "m3", 0); err == nil || !strings.Contains(err.Error(), "marker not logged") {
+		t.Errorf("missing marker: err = %v", err)
+	}
+}
+
+func TestLoadOverrides(t *testing.T) {
+	s, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadOverrides("overrides.yaml", s); err != nil {
+		t.Fatalf("the committed overrides.yaml: %v", err)
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"unknown test", "overrides: [{name: a, tests: [920100-999], cause: engine, reason: r}]", `unknown test "920100-999"`},
+		{"no reason", "overrides: [{name: a, tests: [920100-1], cause: engine}]", "reason missing"},
+		{"bad cause", "overrides: [{name: a, tests: [920100-1], cause: luck, reason: r}]", "cause: want"},
+		{"unknown field", "overrides: [{name: a, tests: [920100-1], cause: engine, reason: r, ignore: true}]", "unknown field"},
+		{"unknown host", "overrides: [{name: a, tests: [920100-1], hosts: [apache], cause: host, reason: r}]", `unknown host "apache"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "o.yaml")
+			os.WriteFile(p, []byte(tt.yaml), 0o644)
+			_, err := LoadOverrides(p, s)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyOverrides(t *testing.T) {
+	ov := &Overrides{Entries: []Override{{Name: "codec", Tests: []string{"a", "b", "c"}, Hosts: []string{"envoy"}, Cause: CauseEnvoy, Status: 400, Reason: "r"}}}
+	mr := ModeResult{Tests: []TestResult{
+		{ID: "a", Outcome: Failed, Stages: []StageResult{{Status: 400}}},
+		{ID: "b", Outcome: Failed, Stages: []StageResult{{Status: 200}}},
+		{ID: "c", Outcome: Passed},
+	}}
+	ov.Apply(&mr, modes.Mode{Name: modes.Name{Base: "coraza", Engine: "coraza", Host: modes.Envoy}})
+	if mr.Tests[0].Outcome != Overridden || mr.Tests[1].Outcome != Failed || len(mr.Stale) != 1 {
+		t.Errorf("got %+v, stale %v", mr.Tests, mr.Stale)
+	}
+	nginx := ModeResult{Tests: []TestResult{{ID: "a", Outcome: Failed, Stages: []StageResult{{Status: 400}}}}}
+	ov.Apply(&nginx, modes.Mode{Name: modes.Name{Base: modes.RefNginxModSecurity, Engine: "modsecurity", Host: modes.Nginx}})
+	if nginx.Tests[0].Outcome != Failed {
+		t.Errorf("an envoy override applied to nginx: %+v", nginx.Tests[0])
+	}
+}

@@ -1,0 +1,213 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/runner"
+)
+
+// ModeResult is the suite through one mode.
+type ModeResult struct {
+	Mode   string `json:"mode"`
+	Engine string `json:"engine"`
+	Host   string `json:"host"`
+	Build  string `json:"build,omitempty"` // the engine build (coraza@re2); "" for the default build
+	// Error says why the mode did not run or stopped (start, preflight,
+	// host died); its unfinished tests are NotRun.
+	Error        string `json:"error,omitempty"`
+	ModuleSHA256 string `json:"module_sha256,omitempty"`
+	EngineLib    string `json:"engine_lib,omitempty"`
+	// EngineVersion is the engine version the run's meta.json records for
+	// the mode (how a host without a module file of its own is matched).
+	EngineVersion string       `json:"engine_version,omitempty"`
+	WallSeconds   float64      `json:"wall_seconds"`
+	Counts        Counts       `json:"counts"`
+	ByRuleFile    []FileCounts `json:"by_rule_file"`
+	Stale         []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
+	Tests         []TestResult `json:"tests"`
+}
+
+// Counts are a mode's outcomes.
+type Counts struct {
+	Passed     int `json:"passed"`
+	Failed     int `json:"failed"`
+	Overridden int `json:"overridden"`
+	NotRun     int `json:"not_run"`
+	// ByCause splits Overridden by the override's cause (engine, envoy, host).
+	ByCause map[string]int `json:"overridden_by_cause,omitempty"`
+}
+
+// Total is every test counted.
+func (c Counts) Total() int { return c.Passed + c.Failed + c.Overridden + c.NotRun }
+
+// FileCounts are the outcomes of one rule file's tests.
+type FileCounts struct {
+	RuleFile string `json:"rule_file"`
+	Counts
+}
+
+// Proof is the request pair that shows a crs-test host logs what it
+// matches before the suite runs: a marker request is logged under rule
+// 999999, and a classic SQL injection under 942100.
+var proofAttack = []byte("GET /wafbench-crs-test-proof?id=1%27%20OR%20%271%27%3D%271 HTTP/1.1\r\nHost: localhost\r\n" +
+	"User-Agent: wafbench-crs-test\r\nAccept: */*\r\nConnection: close\r\n\r\n")
+
+// proveLogging sends a marker, the canary attack and a marker, and wants
+// 942100 between them: the host is in DetectionOnly (the attack is
+// forwarded, 200) and logs matches.
+func proveLogging(ctx context.Context, t Target, o Options) error {
+	tail, err := openTail(t.LogPath)
+	if err != nil {
+		return err
+	}
+	defer tail.Close()
+	if err := mark(ctx, tail, t, o, "wafbench-proof-start"); err != nil {
+		return fmt.Errorf("the marker rule 999999 is not logged (is match_log on?): %v", err)
+	}
+	st, _, err := Exchange(ctx, t.Addr, proofAttack, "GET", o.Timeout)
+	if err != nil {
+		return fmt.Errorf("canary attack: %v", err)
+	}
+	if st != 200 {
+		return fmt.Errorf("canary attack answered %d, want 200 (crs-test runs DetectionOnly)", st)
+	}
+	if err := mark(ctx, tail, t, o, "wafbench-proof-end"); err != nil {
+		return err
+	}
+	if ids := IDs(tail.last); !slices.Contains(ids, 942100) {
+		return fmt.Errorf("canary attack: rule 942100 not logged (logged %v)", ids)
+	}
+	return nil
+}
+
+// RunModes runs the suite through each mode of ms, one fresh host per mode
+// started by sess (whose Config has Conformance set). A mode that cannot
+// start, fails its preflight or dies mid-suite is recorded in its
+// ModeResult; the others still run. progress, when set, gets one line per
+// finished mode and is called per test.
+func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Suite, ov *Overrides, o Options, status func(string)) ([]ModeResult, error) {
+	o = o.withDefaults()
+	var out []ModeResult
+	for _, m := range ms {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		name := m.String()
+		mr := ModeResult{Mode: name, Engine: m.Engine, Host: string(m.Host)}
+		if m.Build != nil {
+			mr.Build = m.Build.Mode()
+		}
+		start := time.Now()
+		h, err := sess.Start(ctx, name, "crs-test-"+strings.ReplaceAll(name, "@", "_"))
+		if err == nil {
+			if h.Preflight != nil {
+				mr.ModuleSHA256, mr.EngineLib = h.Preflight.ModuleSHA256, h.Preflight.EngineLib
+			}
+			t := Target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited}
+			o := o
+			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
+				o.Timeout = o.WasmTimeout
+			}
+			if err = proveLogging(ctx, t, o); err != nil {
+				err = fmt.Errorf("%s: preflight: %v", name, err)
+			} else {
+				var res []TestResult
+				res, err = RunSuite(ctx, s, t, o)
+				mr.Tests = res
+			}
+			h.Stop()
+		}
+		if ctx.Err() != nil && len(mr.Tests) == 0 {
+			return out, ctx.Err()
+		}
+		if err != nil {
+			mr.Error = err.Error()
+		}
+		mr.WallSeconds = time.Since(start).Seconds()
+		fillNotRun(&mr, s, o)
+		mr.judge(ov, m)
+		out = append(out, mr)
+		if status != nil {
+			status(summaryLine(&mr))
+		}
+		if ctx.Err() != nil {
+			return out, ctx.Err() // the interrupted mode's finished tests are kept
+		}
+	}
+	return out, nil
+}
+
+// judge applies ov to mr's observed outcomes and counts them.
+func (mr *ModeResult) judge(ov *Overrides, m modes.Mode) {
+	ov.Apply(mr, m)
+	mr.count()
+	for _, r := range mr.Tests {
+		if e := ov.Entry(r.Override); r.Outcome == Overridden && e != nil {
+			if mr.Counts.ByCause == nil {
+				mr.Counts.ByCause = map[string]int{}
+			}
+			mr.Counts.ByCause[e.Cause]++
+		}
+	}
+}
+
+// fillNotRun adds every selected test the mode did not reach as NotRun.
+func fillNotRun(mr *ModeResult, s *Suite, o Options) {
+	have := map[string]bool{}
+	for _, r := range mr.Tests {
+		have[r.ID] = true
+	}
+	for _, tt := range s.Tests {
+		if (o.Only == nil || o.Only.MatchString(tt.ID)) && !have[tt.ID] {
+			mr.Tests = append(mr.Tests, TestResult{ID: tt.ID, RuleFile: tt.RuleFile, Outcome: NotRun, Why: mr.Error})
+		}
+	}
+}
+
+func (mr *ModeResult) count() {
+	mr.Counts = Counts{}
+	files := map[string]*FileCounts{}
+	var order []string
+	for _, r := range mr.Tests {
+		fc := files[r.RuleFile]
+		if fc == nil {
+			fc = &FileCounts{RuleFile: r.RuleFile}
+			files[r.RuleFile] = fc
+			order = append(order, r.RuleFile)
+		}
+		for _, c := range []*Counts{&mr.Counts, &fc.Counts} {
+			switch r.Outcome {
+			case Passed:
+				c.Passed++
+			case Failed:
+				c.Failed++
+			case Overridden:
+				c.Overridden++
+			default:
+				c.NotRun++
+			}
+		}
+	}
+	slices.Sort(order)
+	mr.ByRuleFile = nil
+	for _, f := range order {
+		mr.ByRuleFile = append(mr.ByRuleFile, *files[f])
+	}
+}
+
+func summaryLine(mr *ModeResult) string {
+	s := fmt.Sprintf("crs-test %s: %d passed, %d failed, %d overridden", mr.Mode, mr.Counts.Passed, mr.Counts.Failed, mr.Counts.Overridden)
+	if mr.Counts.NotRun > 0 {
+		s += fmt.Sprintf(", %d not run", mr.Counts.NotRun)
+	}
+	s += fmt.Sprintf(" in %.0fs", mr.WallSeconds)
+	if mr.Error != "" {
+		s += " — " + mr.Error
+	}
+	return s
+}

@@ -1,0 +1,183 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"wafbench/driver/modes"
+)
+
+// OverridesFile is the override list, relative to the repository root.
+const OverridesFile = "driver/conformance/overrides.yaml"
+
+// Causes of an override: what makes the test fail in the modes it names.
+const (
+	CauseEngine = "engine" // the WAF engine (a known bug or a behaviour of its own, with its upstream issue)
+	CauseEnvoy  = "envoy"  // Envoy's HTTP codec changes or answers the request before the WAF sees it
+	CauseHost   = "host"   // another host (nginx, Caddy) answers or changes the request before the WAF
+)
+
+// Override is one reasoned entry: the tests it covers fail in the modes it
+// names, for the reason it gives.
+type Override struct {
+	Name  string   `json:"name"`
+	Tests []string `json:"tests"`
+	// Modes, Hosts and Engines select where the entry applies; an empty
+	// list selects all, every non-empty list must match. A mode matches by
+	// its name or by its base name (coraza matches coraza@re2).
+	Modes   []string `json:"modes,omitempty"`
+	Hosts   []string `json:"hosts,omitempty"`
+	Engines []string `json:"engines,omitempty"`
+	Cause   string   `json:"cause"`
+	// Status, when set, is the status the failing stage gets (a host
+	// answering 400 before the WAF); an observed status that differs leaves
+	// the test failed.
+	Status int    `json:"status,omitempty"`
+	Reason string `json:"reason"`
+	// Upstream names the engine's or host's issue, when one is known.
+	Upstream string `json:"upstream,omitempty"`
+}
+
+// Overrides is the parsed override file.
+type Overrides struct {
+	Entries []Override `json:"overrides"`
+	// Path is where the entries were read.
+	Path string `json:"-"`
+}
+
+var knownHosts = []string{string(modes.Envoy), string(modes.Nginx), string(modes.Caddy)}
+
+// LoadOverrides reads and checks an override file against suite s: every
+// entry needs a name, tests the suite holds, a cause and a reason.
+func LoadOverrides(path string, s *Suite) (*Overrides, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("overrides: %w", err)
+	}
+	var ov Overrides
+	if err := yaml.UnmarshalStrict(data, &ov); err != nil {
+		return nil, fmt.Errorf("overrides %s: %w", path, err)
+	}
+	ov.Path = path
+	names := map[string]bool{}
+	for i, e := range ov.Entries {
+		where := fmt.Sprintf("overrides %s: entry %d (%s)", path, i+1, e.Name)
+		switch {
+		case e.Name == "":
+			return nil, fmt.Errorf("%s: name missing", where)
+		case names[e.Name]:
+			return nil, fmt.Errorf("%s: name used twice", where)
+		case len(e.Tests) == 0:
+			return nil, fmt.Errorf("%s: tests missing", where)
+		case strings.TrimSpace(e.Reason) == "":
+			return nil, fmt.Errorf("%s: reason missing", where)
+		case e.Cause != CauseEngine && e.Cause != CauseEnvoy && e.Cause != CauseHost:
+			return nil, fmt.Errorf("%s: cause: want %s, %s or %s, got %q", where, CauseEngine, CauseEnvoy, CauseHost, e.Cause)
+		}
+		names[e.Name] = true
+		for _, id := range e.Tests {
+			if !s.Has(id) {
+				return nil, fmt.Errorf("%s: unknown test %q (not in the CRS %s suite)", where, id, "4.25.0")
+			}
+		}
+		for _, h := range e.Hosts {
+			if !slices.Contains(knownHosts, h) {
+				return nil, fmt.Errorf("%s: hosts: unknown host %q (want %s)", where, h, strings.Join(knownHosts, ", "))
+			}
+		}
+		for _, en := range e.Engines {
+			if en != modes.ModSecurity && en != modes.Coraza {
+				return nil, fmt.Errorf("%s: engines: unknown engine %q (want %s or %s)", where, en, modes.ModSecurity, modes.Coraza)
+			}
+		}
+		for _, m := range e.Modes {
+			if _, err := modes.Parse(m); err != nil {
+				return nil, fmt.Errorf("%s: modes: %v", where, err)
+			}
+		}
+	}
+	return &ov, nil
+}
+
+// AppliesTo reports whether e selects mode m.
+func (e *Override) AppliesTo(m modes.Mode) bool {
+	if len(e.Modes) > 0 {
+		name := m.String()
+		base := name
+		if n, err := modes.Parse(name); err == nil {
+			base = n.Base
+		}
+		if !slices.Contains(e.Modes, name) && !slices.Contains(e.Modes, base) {
+			return false
+		}
+	}
+	if len(e.Hosts) > 0 && !slices.Contains(e.Hosts, string(m.Host)) {
+		return false
+	}
+	if len(e.Engines) > 0 && !slices.Contains(e.Engines, m.Engine) {
+		return false
+	}
+	return true
+}
+
+// Apply turns each failed test of mr that an entry explains into
+// Overridden and records the entries' tests that pass in mr as stale.
+// A nil Overrides applies nothing.
+func (ov *Overrides) Apply(mr *ModeResult, m modes.Mode) {
+	if ov == nil {
+		return
+	}
+	idx := map[string]int{}
+	for i, r := range mr.Tests {
+		idx[r.ID] = i
+	}
+	for ei := range ov.Entries {
+		e := &ov.Entries[ei]
+		if !e.AppliesTo(m) {
+			continue
+		}
+		for _, id := range e.Tests {
+			i, ok := idx[id]
+			if !ok {
+				continue
+			}
+			r := &mr.Tests[i]
+			switch r.Outcome {
+			case Passed:
+				mr.Stale = append(mr.Stale, e.Name+": "+id)
+			case Failed:
+				if e.Status != 0 && !failedWithStatus(r, e.Status) {
+					r.Why += fmt.Sprintf(" (override %s predicts status %d)", e.Name, e.Status)
+					continue
+				}
+				r.Outcome, r.Override = Overridden, e.Name
+			}
+		}
+	}
+}
+
+func failedWithStatus(r *TestResult, status int) bool {
+	for _, s := range r.Stages {
+		if !s.Pass {
+			return s.Status == status
+		}
+	}
+	return false
+}
+
+// Entry returns the entry called name.
+func (ov *Overrides) Entry(name string) *Override {
+	if ov == nil {
+		return nil
+	}
+	for i := range ov.Entries {
+		if ov.Entries[i].Name == name {
+			return &ov.Entries[i]
+		}
+	}
+	return nil
+}

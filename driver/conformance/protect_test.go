@@ -1,0 +1,86 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+)
+
+func TestRejudge(t *testing.T) {
+	coraza := modes.Mode{Name: modes.Name{Base: "coraza", Engine: "coraza", Host: modes.Envoy}}
+	run := &Run{Modes: []ModeResult{{Mode: "coraza", Tests: []TestResult{
+		{ID: "a", Outcome: Overridden, Override: "old", Why: "stage 1: status 400, want 200 (x)", Stages: []StageResult{{Status: 400, Why: "status 400, want 200"}}},
+		{ID: "b", Outcome: Failed, Why: "stage 1: no", Stages: []StageResult{{Status: 200, Why: "no"}}},
+		{ID: "c", Outcome: Passed, Stages: []StageResult{{Status: 200, Pass: true}}},
+	}}}}
+	ov := &Overrides{Entries: []Override{{Name: "new", Tests: []string{"b", "c"}, Cause: CauseEngine, Reason: "r"}}}
+	if err := run.Rejudge(ov, func(string) (modes.Mode, error) { return coraza, nil }); err != nil {
+		t.Fatal(err)
+	}
+	got := run.Modes[0]
+	if got.Tests[0].Outcome != Failed || got.Tests[0].Override != "" || got.Tests[0].Why != "stage 1: status 400, want 200" {
+		t.Errorf("a no longer overridden: got %+v", got.Tests[0])
+	}
+	if got.Tests[1].Outcome != Overridden || got.Tests[1].Override != "new" {
+		t.Errorf("b newly overridden: got %+v", got.Tests[1])
+	}
+	if len(got.Stale) != 1 || got.Counts.Failed != 1 || got.Counts.Overridden != 1 || got.Counts.ByCause[CauseEngine] != 1 || run.Unexplained() != 1 {
+		t.Errorf("stale %v, counts %+v", got.Stale, got.Counts)
+	}
+}
+
+func TestProtect(t *testing.T) {
+	pass := func(id string) TestResult { return TestResult{ID: id, Outcome: Passed} }
+	fail := func(id string) TestResult { return TestResult{ID: id, Outcome: Failed} }
+	older := Found{Dir: "results/1-crs-test", Run: &Run{Suite: "CRS", Tests: 2, Modes: []ModeResult{
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "aaa", Tests: []TestResult{pass("t1"), pass("t2")}},
+	}}}
+	newer := Found{Dir: "runs/2-crs-test", Run: &Run{Suite: "CRS", Tests: 2, Modes: []ModeResult{
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "bbb", Tests: []TestResult{pass("t1"), pass("t2")}},
+		{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", ModuleSHA256: "ccc", Tests: []TestResult{pass("t1"), fail("t2")}},
+		{Mode: "ref-nginx-modsecurity", Engine: "modsecurity", Host: "nginx", EngineVersion: "3.0.9", Tests: []TestResult{pass("t1"), fail("t2")}},
+	}}}
+	for _, f := range []Found{older, newer} {
+		for i := range f.Run.Modes {
+			f.Run.Modes[i].count()
+		}
+	}
+	meta := &result.Meta{Modes: []string{"passthrough", "coraza", "coraza@re2", "ref-nginx-modsecurity"}, Modules: map[string]result.Module{
+		"coraza":                {SHA256: "aaa", Engine: "coraza"},
+		"coraza@re2":            {SHA256: "ccc", Engine: "coraza"},
+		"ref-nginx-modsecurity": {Engine: "modsecurity", EngineVersion: "3.0.9"},
+	}}
+	p := Protect(meta, []Found{newer, older})
+	if len(p.Modes) != 3 {
+		t.Fatalf("got %+v, want the three WAF modes", p.Modes)
+	}
+	c, re2, nginx := p.Modes[0], p.Modes[1], p.Modes[2]
+	if c.Source != older.Dir || c.Match != "module sha256" || c.PassRate != 1 || c.VsDefault != 0 {
+		t.Errorf("coraza: got %+v, want the older run (the very module)", c)
+	}
+	if re2.Source != newer.Dir || re2.VsDefault != 1 || len(re2.Differs) != 1 || re2.Differs[0] != "t2" {
+		t.Errorf("coraza@re2: got %+v, want 1 test differing from its default", re2)
+	}
+	if nginx.Match != "engine version" || nginx.Failed != 1 {
+		t.Errorf("nginx: got %+v, want matched by engine version", nginx)
+	}
+}
+
+func TestTrimLog(t *testing.T) {
+	log := "start-up\n" +
+		`x [id "999999"] [msg "wafbench-proof-end"]` + "\n" +
+		`[id "920100"] a` + "\n" + `x [id "999999"] [msg "wafbench-920100-1-1-end"]` + "\n" +
+		`[id "942100"] b` + "\n" + `x [id "999999"] [msg "wafbench-942100-2-1-end"]` + "\n" +
+		"[id \"942100\"] c\n" + `x [id "999999"] [msg "wafbench-942100-2-1-retry-end"]` + "\n" + "shutdown\n"
+	got := string(TrimLog([]byte(log), func(id string) bool { return id == "942100-2" }))
+	for _, want := range []string{"start-up\n", "wafbench-proof-end", "] b\n", "] c\n", "retry-end", "shutdown\n", "2 stages", "1 windows"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("trimmed log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "] a\n") || strings.Contains(got, "920100-1-1-end") {
+		t.Errorf("trimmed log keeps a passing test's window:\n%s", got)
+	}
+}

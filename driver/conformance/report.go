@@ -1,0 +1,331 @@
+package conformance
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"wafbench/internal/atomicfile"
+)
+
+// File names written into a crs-test run directory. A kept run (wafbench
+// keep) holds crs-test.json gzipped (JSONFile + ".gz") and the CSV in its
+// by-products archive; crs-test.md is rebuilt from the JSON byte for byte.
+const (
+	JSONFile     = "crs-test.json"
+	CSVFile      = "crs-test.csv"
+	MarkdownFile = "crs-test.md"
+)
+
+// ReadRunDir reads the crs-test run in dir: crs-test.json, or the
+// crs-test.json.gz of a kept run.
+func ReadRunDir(dir string) (*Run, error) {
+	data, err := os.ReadFile(filepath.Join(dir, JSONFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		var gz []byte
+		if gz, err = os.ReadFile(filepath.Join(dir, JSONFile+".gz")); err == nil {
+			var zr *gzip.Reader
+			if zr, err = gzip.NewReader(bytes.NewReader(gz)); err == nil {
+				data, err = io.ReadAll(zr)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("crs-test run %s: %w", dir, err)
+	}
+	return ReadRun(data)
+}
+
+// IsRunDir reports whether dir holds a crs-test run.
+func IsRunDir(dir string) bool {
+	for _, f := range []string{JSONFile, JSONFile + ".gz"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// Run is a finished crs-test run, as crs-test.json holds it.
+type Run struct {
+	Suite         string       `json:"suite"`
+	Files         int          `json:"files"`
+	Tests         int          `json:"tests"`
+	Stages        int          `json:"stages"`
+	Configuration any          `json:"configuration"` // filters/crs Conformance of the export used
+	OverridesFile string       `json:"overrides_file"`
+	Only          string       `json:"only,omitempty"`
+	Backend       string       `json:"backend"`
+	Modes         []ModeResult `json:"modes"`
+	Overrides     []Override   `json:"overrides"`
+}
+
+// ReadRun parses crs-test.json.
+func ReadRun(data []byte) (*Run, error) {
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", JSONFile, err)
+	}
+	return &r, nil
+}
+
+// PassRate is the share of a mode's tests that passed or failed only as
+// an override explains, over every test run.
+func (mr *ModeResult) PassRate() float64 {
+	n := mr.Counts.Total() - mr.Counts.NotRun
+	if n == 0 {
+		return 0
+	}
+	return float64(mr.Counts.Passed) / float64(n)
+}
+
+// WriteFiles writes crs-test.json, crs-test.csv and crs-test.md into dir.
+func (r *Run) WriteFiles(dir string) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, JSONFile), append(js, '\n')); err != nil {
+		return err
+	}
+	var b strings.Builder
+	cw := csv.NewWriter(&b)
+	cw.Write([]string{"mode", "engine", "build", "host", "test", "rule_file", "outcome", "override", "statuses", "ids", "why"})
+	for _, m := range r.Modes {
+		for _, t := range m.Tests {
+			var sts, ids []string
+			for _, s := range t.Stages {
+				sts = append(sts, strconv.Itoa(s.Status))
+				ids = append(ids, joinIDs(s.IDs))
+			}
+			cw.Write([]string{m.Mode, m.Engine, m.Build, m.Host, t.ID, t.RuleFile, t.Outcome, t.Override,
+				strings.Join(sts, "|"), strings.Join(ids, "|"), t.Why})
+		}
+	}
+	cw.Flush()
+	if err := atomicfile.WriteFile(filepath.Join(dir, CSVFile), []byte(b.String())); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, MarkdownFile), []byte(r.Markdown()))
+}
+
+func joinIDs(ids []uint) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatUint(uint64(id), 10)
+	}
+	return strings.Join(s, " ")
+}
+
+// Disagreement is a test on which modes' outcomes differ.
+type Disagreement struct {
+	Test     string
+	Outcomes map[string]string // mode → outcome (with the override name)
+}
+
+// Disagreements lists every test on which two modes that ran it have
+// different outcomes (passed versus failed or overridden), in suite order.
+func (r *Run) Disagreements() []Disagreement {
+	return r.disagree(func(a, b ModeResult) bool { return true })
+}
+
+// BuildDifferences lists every test on which a build's outcome differs
+// from its engine's default build in the same host (when that ran).
+func (r *Run) BuildDifferences() []Disagreement {
+	var out []Disagreement
+	for _, m := range r.Modes {
+		if m.Build == "" {
+			continue
+		}
+		def := r.defaultOf(m)
+		if def == nil {
+			continue
+		}
+		d := r.disagreeAmong([]ModeResult{*def, m})
+		out = append(out, d...)
+	}
+	return out
+}
+
+func (r *Run) defaultOf(m ModeResult) *ModeResult {
+	for i := range r.Modes {
+		o := &r.Modes[i]
+		if o.Build == "" && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
+			if strings.HasPrefix(m.Mode, o.Mode+"@") {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Run) disagree(func(a, b ModeResult) bool) []Disagreement {
+	return r.disagreeAmong(r.Modes)
+}
+
+func verdict(t TestResult) string {
+	if t.Outcome == Passed {
+		return Passed
+	}
+	return "not passed"
+}
+
+func (r *Run) disagreeAmong(ms []ModeResult) []Disagreement {
+	var out []Disagreement
+	if len(ms) < 2 {
+		return nil
+	}
+	byMode := make([]map[string]TestResult, len(ms))
+	for i, m := range ms {
+		byMode[i] = map[string]TestResult{}
+		for _, t := range m.Tests {
+			byMode[i][t.ID] = t
+		}
+	}
+	for _, t := range ms[0].Tests {
+		seen := map[string]bool{}
+		d := Disagreement{Test: t.ID, Outcomes: map[string]string{}}
+		for i, m := range ms {
+			tr, ok := byMode[i][t.ID]
+			if !ok || tr.Outcome == NotRun {
+				continue
+			}
+			seen[verdict(tr)] = true
+			o := tr.Outcome
+			if tr.Override != "" {
+				o += " (" + tr.Override + ")"
+			}
+			d.Outcomes[m.Mode] = o
+		}
+		if len(seen) > 1 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Markdown is crs-test.md: the outcome table, the per-rule-file counts,
+// the disagreements and the builds' differences, and stale overrides.
+func (r *Run) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# CRS regression suite (crs-test)\n\n%s: %d files, %d tests, %d stages", r.Suite, r.Files, r.Tests, r.Stages)
+	if r.Only != "" {
+		fmt.Fprintf(&b, " (only tests matching `%s`)", r.Only)
+	}
+	fmt.Fprintf(&b, ". Configuration: `crs-test` (DetectionOnly, PL 4, CRS test settings, marker rule 999999); backend %s; overrides `%s`.\n\n", r.Backend, r.OverridesFile)
+	b.WriteString("| mode | host | engine | passed | failed | overridden (engine / envoy / host) | not run | pass rate | wall |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range r.Modes {
+		c := m.Counts
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d (%d / %d / %d) | %d | %.1f%% | %.0f s |\n", m.Mode, m.Host, m.Engine,
+			c.Passed, c.Failed, c.Overridden, c.ByCause[CauseEngine], c.ByCause[CauseEnvoy], c.ByCause[CauseHost], c.NotRun, 100*m.PassRate(), m.WallSeconds)
+	}
+	for _, m := range r.Modes {
+		if m.Error != "" {
+			fmt.Fprintf(&b, "\n**%s did not finish**: %s\n", m.Mode, m.Error)
+		}
+	}
+	b.WriteString("\nPass rate: passed ÷ tests run (an overridden test is not a pass: its reason is below).\n")
+
+	b.WriteString("\n## Per rule file (passed / failed / overridden)\n\n| rule file |")
+	for _, m := range r.Modes {
+		b.WriteString(" " + m.Mode + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(r.Modes)) + "\n")
+	var files []string
+	for _, m := range r.Modes {
+		for _, f := range m.ByRuleFile {
+			if !slices.Contains(files, f.RuleFile) {
+				files = append(files, f.RuleFile)
+			}
+		}
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		b.WriteString("| " + f + " |")
+		for _, m := range r.Modes {
+			cell := ""
+			for _, fc := range m.ByRuleFile {
+				if fc.RuleFile == f {
+					cell = fmt.Sprintf("%d / %d / %d", fc.Passed, fc.Failed, fc.Overridden)
+				}
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+
+	writeDiff := func(title string, ds []Disagreement) {
+		fmt.Fprintf(&b, "\n## %s (%d tests)\n\n", title, len(ds))
+		if len(ds) == 0 {
+			b.WriteString("None.\n")
+			return
+		}
+		b.WriteString("| test | outcomes | reasons |\n|---|---|---|\n")
+		for _, d := range ds {
+			var parts, reasons []string
+			for _, m := range r.Modes {
+				if o, ok := d.Outcomes[m.Mode]; ok {
+					parts = append(parts, m.Mode+": "+o)
+				}
+			}
+			for _, e := range r.Overrides {
+				for _, m := range r.Modes {
+					if o := d.Outcomes[m.Mode]; strings.Contains(o, "("+e.Name+")") && !slices.Contains(reasons, e.Name) {
+						reasons = append(reasons, e.Name)
+					}
+				}
+			}
+			for i, n := range reasons {
+				for _, e := range r.Overrides {
+					if e.Name == n {
+						reasons[i] = "**" + n + "**: " + oneLine(e.Reason)
+					}
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", d.Test, strings.Join(parts, "; "), strings.Join(reasons, " "))
+		}
+	}
+	writeDiff("Tests on which modes disagree", r.Disagreements())
+	writeDiff("Tests on which a build differs from its engine's default", r.BuildDifferences())
+
+	b.WriteString("\n## Unexplained failures\n\n")
+	n := 0
+	for _, m := range r.Modes {
+		for _, t := range m.Tests {
+			if t.Outcome == Failed {
+				if n == 0 {
+					b.WriteString("| mode | test | why |\n|---|---|---|\n")
+				}
+				n++
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", m.Mode, t.ID, strings.ReplaceAll(oneLine(t.Why), "|", "\\|"))
+			}
+		}
+	}
+	if n == 0 {
+		b.WriteString("None.\n")
+	}
+	b.WriteString("\n## Stale overrides (the test passes now)\n\n")
+	n = 0
+	for _, m := range r.Modes {
+		for _, s := range m.Stale {
+			n++
+			fmt.Fprintf(&b, "- %s: %s\n", m.Mode, s)
+		}
+	}
+	if n == 0 {
+		b.WriteString("None.\n")
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,309 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	schema "github.com/coreruleset/ftw-tests-schema/v2/types"
+)
+
+// Outcomes of a test in one mode.
+const (
+	Passed     = "passed"
+	Failed     = "failed"     // no override explains it
+	Overridden = "overridden" // failed as an override of overrides.yaml says, with its reason
+	NotRun     = "not-run"    // the host died or the run was cut short before the test
+)
+
+// StageResult is what one stage of a test observed.
+type StageResult struct {
+	Status  int    `json:"status"`          // 0: no response
+	Error   string `json:"error,omitempty"` // the exchange's error (no response, connection closed)
+	IDs     []uint `json:"ids"`             // rule IDs logged between the markers
+	Pass    bool   `json:"pass"`
+	Why     string `json:"why,omitempty"` // why the stage failed
+	Retried bool   `json:"retried,omitempty"`
+}
+
+// TestResult is one test in one mode.
+type TestResult struct {
+	ID       string        `json:"id"`
+	RuleFile string        `json:"rule_file"`
+	Outcome  string        `json:"outcome"`
+	Why      string        `json:"why,omitempty"`      // the first failing stage's reason
+	Override string        `json:"override,omitempty"` // the override entry's name, when one applies
+	Stale    bool          `json:"stale,omitempty"`    // an override expects a failure, but the test passed
+	Stages   []StageResult `json:"stages,omitempty"`
+}
+
+// Target is a host in the crs-test configuration.
+type Target struct {
+	Addr    string
+	LogPath string
+	// Exited reports whether the host's process has ended (nil: unknown).
+	Exited func() bool
+}
+
+// Options tunes a suite run.
+type Options struct {
+	// Only, when set, runs only the tests whose ID it matches.
+	Only *regexp.Regexp
+	// MarkerWait bounds the wait for a marker's log line; 0 means 10s.
+	MarkerWait time.Duration
+	// Timeout bounds each exchange; 0 means 10s.
+	Timeout time.Duration
+	// WasmTimeout, when longer, replaces Timeout for coraza-wasm: Coraza
+	// compiled to WebAssembly under V8 takes seconds for a 64 KiB argument
+	// at paranoia level 4, where the native modules take milliseconds.
+	WasmTimeout time.Duration
+	// Progress, when set, is called after each test.
+	Progress func(done, total int, r *TestResult)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MarkerWait == 0 {
+		o.MarkerWait = 10 * time.Second
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	return o
+}
+
+// ErrHostDied reports a host that stopped answering mid-suite.
+var ErrHostDied = errors.New("host died mid-suite")
+
+// RunSuite sends every selected test of s to t and judges it. It returns
+// the results so far and an ErrHostDied-wrapped error when the host stops
+// answering (the remaining tests are NotRun), or ctx's error.
+func RunSuite(ctx context.Context, s *Suite, t Target, o Options) ([]TestResult, error) {
+	o = o.withDefaults()
+	tail, err := openTail(t.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	defer tail.Close()
+	var sel []Test
+	for _, tt := range s.Tests {
+		if o.Only == nil || o.Only.MatchString(tt.ID) {
+			sel = append(sel, tt)
+		}
+	}
+	out := make([]TestResult, 0, len(sel))
+	var fatal error
+	// marked: the last exchange was a marker whose line has been read, so it
+	// is the next stage's start marker too. The suite is sent one request at
+	// a time, as go-ftw sends it: every line logged after a marker's line and
+	// before the next marker's line belongs to the one request between them.
+	// (Concurrent tests against one host would interleave their lines in the
+	// one log, and neither Envoy's nor nginx's log lines name the client
+	// connection; the time goes to fewer and cheaper markers instead: one
+	// marker between two stages, not go-ftw's two, and the marker rule turns
+	// the engine off for the marker request itself, filters/crs.)
+	marked := false
+	for i, tt := range sel {
+		r := TestResult{ID: tt.ID, RuleFile: tt.RuleFile}
+		if fatal != nil {
+			r.Outcome, r.Why = NotRun, fatal.Error()
+			out = append(out, r)
+			continue
+		}
+		r.Outcome = Passed
+		for si := range tt.Stages {
+			st := &tt.Stages[si]
+			sr, err := runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d", tt.ID, si+1), st, marked)
+			marked = err == nil
+			if err == nil && !sr.Pass && st.Output.RetryOnce != nil && *st.Output.RetryOnce {
+				sr, err = runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d-retry", tt.ID, si+1), st, marked)
+				sr.Retried = true
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err() // the finished tests are kept; this one is NotRun
+				}
+				fatal = err
+				r.Outcome, r.Why = NotRun, err.Error()
+				break
+			}
+			r.Stages = append(r.Stages, sr)
+			if !sr.Pass && r.Outcome == Passed {
+				r.Outcome, r.Why = Failed, fmt.Sprintf("stage %d: %s", si+1, sr.Why)
+			}
+		}
+		out = append(out, r)
+		if o.Progress != nil {
+			o.Progress(i+1, len(sel), &out[len(out)-1])
+		}
+	}
+	if fatal != nil {
+		return out, fatal
+	}
+	return out, nil
+}
+
+// runStage sends the start marker (unless marked: the previous stage's end
+// marker is this one's start), the stage's request and the end marker, and
+// judges the stage from the response and the lines logged between the
+// markers. Its error means the host itself failed (a marker went
+// unanswered or unlogged): the suite cannot go on.
+func runStage(ctx context.Context, tail *logTail, t Target, o Options, stageID string, st *schema.Stage, marked bool) (StageResult, error) {
+	var sr StageResult
+	raw, method, err := Request(&st.Input)
+	if err != nil {
+		sr.Why = "the test's request cannot be built: " + err.Error()
+		return sr, nil
+	}
+	start, end := "wafbench-"+stageID+"-start", "wafbench-"+stageID+"-end"
+	if !marked {
+		if err := mark(ctx, tail, t, o, start); err != nil {
+			return sr, err
+		}
+	}
+	status, full, xerr := Exchange(ctx, t.Addr, raw, method, o.Timeout)
+	sr.Status = status
+	if xerr != nil {
+		sr.Error = xerr.Error()
+	}
+	if err := mark(ctx, tail, t, o, end); err != nil {
+		return sr, err
+	}
+	sr.IDs = IDs(tail.last)
+	sr.Pass, sr.Why = judge(&st.Output, status, full, xerr, tail.last, sr.IDs)
+	return sr, nil
+}
+
+// mark sends a marker request and waits for its log line; tail.last holds
+// the lines logged before it since the previous marker.
+func mark(ctx context.Context, tail *logTail, t Target, o Options, marker string) error {
+	// A marker waits for the host to finish what it was evaluating (a stage
+	// whose exchange timed out may still be running): MarkerWait, not the
+	// stage timeout, bounds it.
+	status, _, err := Exchange(ctx, t.Addr, markerRequest(marker), "GET", max(o.Timeout, o.MarkerWait))
+	if err != nil {
+		if t.Exited != nil && t.Exited() {
+			return fmt.Errorf("%w: the process exited (marker %s: %v)", ErrHostDied, marker, err)
+		}
+		return fmt.Errorf("%w: marker request %s: %v", ErrHostDied, marker, err)
+	}
+	if status == 0 {
+		return fmt.Errorf("%w: marker request %s answered nothing", ErrHostDied, marker)
+	}
+	lines, err := tail.until(ctx, marker, o.MarkerWait)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrHostDied, err)
+	}
+	tail.last = lines
+	return nil
+}
+
+// judge decides a stage as go-ftw's runner does: an expected error first,
+// then the status, the response regex, the log regexes and the rule IDs.
+func judge(out *schema.Output, status int, full []byte, xerr error, lines []string, ids []uint) (bool, string) {
+	if out.ExpectError != nil && *out.ExpectError {
+		if xerr != nil {
+			return true, ""
+		}
+		return false, fmt.Sprintf("expected an error, got status %d", status)
+	}
+	if xerr != nil {
+		return false, "no response: " + xerr.Error()
+	}
+	if out.Status != 0 && out.Status != status {
+		return false, fmt.Sprintf("status %d, want %d", status, out.Status)
+	}
+	if out.ResponseContains != "" {
+		ok, err := regexp.Match(out.ResponseContains, full)
+		if err != nil {
+			return false, "response_contains: " + err.Error()
+		}
+		if !ok {
+			return false, fmt.Sprintf("response does not match %q", out.ResponseContains)
+		}
+	}
+	lg := out.Log
+	if lg.MatchRegex != "" {
+		re, err := regexp.Compile(lg.MatchRegex)
+		if err != nil {
+			return false, "match_regex: " + err.Error()
+		}
+		if !slices.ContainsFunc(lines, re.MatchString) {
+			return false, fmt.Sprintf("log does not match %q", lg.MatchRegex)
+		}
+	}
+	var missing []uint
+	for _, id := range lg.ExpectIds {
+		if !slices.Contains(ids, id) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return false, fmt.Sprintf("expected ids %v not logged (logged %v)", missing, ids)
+	}
+	if out.Isolated && len(ids) != 1 {
+		return false, fmt.Sprintf("isolated: logged %v, want only %v", ids, lg.ExpectIds)
+	}
+	if lg.NoMatchRegex != "" {
+		re, err := regexp.Compile(lg.NoMatchRegex)
+		if err != nil {
+			return false, "no_match_regex: " + err.Error()
+		}
+		if slices.ContainsFunc(lines, re.MatchString) {
+			return false, fmt.Sprintf("log matches %q", lg.NoMatchRegex)
+		}
+	}
+	var unexpected []uint
+	for _, id := range lg.NoExpectIds {
+		if slices.Contains(ids, id) {
+			unexpected = append(unexpected, id)
+		}
+	}
+	if len(unexpected) > 0 {
+		return false, fmt.Sprintf("ids %v logged, want none of them", unexpected)
+	}
+	return true, ""
+}
+
+// Exchange writes raw on a fresh connection to addr while reading the
+// response (a host may answer before it has read the body), and returns the
+// status and the whole response as received. A host that closes the
+// connection without a status line is an error (an outcome of the stage,
+// not of the harness).
+func Exchange(ctx context.Context, addr string, raw []byte, method string, timeout time.Duration) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	go func() { conn.Write(raw) }() // a write the host stops reading ends with conn.Close
+	var full bytes.Buffer
+	br := bufio.NewReader(io.TeeReader(conn, &full))
+	if strings.EqualFold(method, "HEAD") {
+		method = "HEAD"
+	}
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		return 0, full.Bytes(), err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return resp.StatusCode, full.Bytes(), nil // a status arrived: the body's end is not judged
+	}
+	return resp.StatusCode, full.Bytes(), nil
+}

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"wafbench/driver/result"
+	"wafbench/driver/stats"
+)
+
+// writeProtection is "protection beside cost": for every WAF mode of the
+// run, the CRS regression suite's outcome through the very module the run
+// measured (protection.json, written by wafbench run --crs-test or
+// crs-test --attach) next to the headline's CPU per request. Nothing when
+// the run has no protection record.
+func writeProtection(m *md, meta *result.Meta, s *stats.Summary) {
+	p := meta.Protection
+	if p == nil || len(p.Modes) == 0 {
+		return
+	}
+	m.p("## Protection beside cost")
+	m.nl()
+	m.p("The CRS regression suite (%s, %d tests; wafbench crs-test: DetectionOnly, paranoia level 4, the CRS test settings) through each mode's module, beside the headline's median Envoy CPU µs per request. Pass rate = passed ÷ tests run; an overridden test (a reasoned expected failure: driver/conformance/overrides.yaml) is not a pass. \"vs default\": tests on which a build's verdict differs from its engine's default build in the same crs-test run.", orNone(p.Suite), p.Tests)
+	m.nl()
+	cells := []string{"mode", "CRS passed / failed / overridden", "pass rate", "vs default", "crs-test run (matched by)"}
+	for _, w := range s.Workloads {
+		cells = append(cells, w.String()+" CPU µs/req")
+	}
+	m.head(cells...)
+	for _, mp := range p.Modes {
+		row := []string{"`" + mp.Mode + "`"}
+		if mp.Match == "" {
+			row = append(row, "not tested", "", "", "no crs-test run tested this module")
+		} else {
+			row = append(row, fmt.Sprintf("%d / %d / %d", mp.Passed, mp.Failed, mp.Overridden),
+				fmt.Sprintf("%.1f%%", 100*mp.PassRate), vsDefault(&mp), "`"+mp.Source+"` ("+mp.Match+")")
+		}
+		for _, w := range s.Workloads {
+			if g := s.Group(stats.Key{Mode: mp.Mode, Workload: w.Workload, Conns: w.Conns}); g != nil {
+				row = append(row, cpuCell(g.CPUUsPerReq.Median))
+			} else {
+				row = append(row, "")
+			}
+		}
+		m.row(row...)
+	}
+	m.nl()
+}
+
+// vsDefault is the "vs default" cell: "same tests" for a build that
+// passes exactly what its engine's default passes, the differing count
+// and the first tests otherwise.
+func vsDefault(mp *result.ModeProtection) string {
+	switch {
+	case !strings.Contains(mp.Mode, "@"):
+		return "(default)"
+	case mp.VsDefault < 0:
+		return "default not tested"
+	case mp.VsDefault == 0:
+		return "same tests"
+	}
+	s := fmt.Sprintf("differs on %d: %s", mp.VsDefault, strings.Join(mp.Differs, ", "))
+	if mp.VsDefault > len(mp.Differs) {
+		s += ", …"
+	}
+	return s
+}
+
+// protectionCell is the CRS pass rate of mode for the Builds section, ""
+// when the run has no protection record for it.
+func protectionCell(meta *result.Meta, mode string) string {
+	mp := meta.Protection.Mode(mode)
+	if mp == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.1f%% (%s)", 100*mp.PassRate, vsDefault(mp))
+}
+
+// sameProtection reports whether mode passes the tests its engine's default
+// passes, as far as the run's protection record knows (true when unknown).
+func sameProtection(meta *result.Meta, mode string) bool {
+	mp := meta.Protection.Mode(mode)
+	return mp == nil || mp.VsDefault <= 0
+}

@@ -1,0 +1,123 @@
+package crs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// The conformance configuration "crs-test": what CRS's own CI and Coraza's
+// in-process test run the CRS regression suite with (design.md §10), over
+// the same exported rule files and the same wafbench-common.conf as the
+// benchmark. It is a separate, named entry point beside main.conf; a
+// measured trial never loads it (its preflight requires the canary attack
+// to be denied, which DetectionOnly never does, and refuses this file by
+// name).
+const (
+	// ConformanceName names the configuration in results and metadata.
+	ConformanceName = "crs-test"
+	// ConformanceFile is the entry point, beside main.conf.
+	ConformanceFile = "crs-test.conf"
+	// ConformanceSettingsFile holds the lines loaded before crs-setup.conf.
+	ConformanceSettingsFile = "wafbench-crs-test.conf"
+	// ConformanceLateFile holds the lines loaded after crs-setup.conf.
+	ConformanceLateFile = "wafbench-crs-test-late.conf"
+	// MarkerRuleID is the rule that logs each request carrying MarkerHeader,
+	// with the header's value as its msg (the contract of issue 18).
+	MarkerRuleID = 999999
+	// MarkerHeader carries a marker request's value.
+	MarkerHeader = "X-CRS-Test"
+	// ConformanceParanoiaLevel is the blocking and detection paranoia level.
+	ConformanceParanoiaLevel = 4
+)
+
+// Conformance describes the crs-test configuration of an export; it is
+// recorded in the export's manifest and in every crs-test run's meta.
+type Conformance struct {
+	Name string `json:"name"`
+	// File is the entry point's absolute path; SHA256 its hash.
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	// Settings are the lines the configuration adds to the benchmark's
+	// (wafbench-common.conf, crs-setup.conf, the same 27 rule files with the
+	// same adaptations), in load order.
+	Settings []Setting `json:"settings"`
+	// Files are the two settings files with their hashes.
+	Files []FileHash `json:"files"`
+}
+
+// conformanceEarly are the lines loaded after wafbench-common.conf and
+// before crs-setup.conf: they override the benchmark's engine mode and
+// response settings.
+func conformanceEarly() []Setting {
+	dir := func(name, args, why string) Setting { return Setting{Name: name, Line: name + " " + args, Why: why} }
+	return []Setting{
+		dir("SecRuleEngine", "DetectionOnly", "as CRS's CI and Coraza's test: evaluate every rule, log every match, block nothing, so every rule of a request is seen"),
+		dir("SecResponseBodyAccess", "On", "the RESPONSE-95x tests inspect response bodies (the backend's /reflect)"),
+		dir("SecResponseBodyMimeType", "text/plain text/html text/xml application/json", "modsecurity.conf-recommended's types, plus the JSON the reflect tests may declare"),
+		dir("SecResponseBodyLimit", "524288", "modsecurity.conf-recommended"),
+		dir("SecResponseBodyLimitAction", "ProcessPartial", "modsecurity.conf-recommended: inspect the first 512 KiB of a larger body"),
+	}
+}
+
+// conformanceLate are the lines loaded after crs-setup.conf and before the
+// rules: default actions for the response and logging phases, the CRS test
+// settings and the marker rule.
+func conformanceLate() []Setting {
+	rule := func(id int, line, why string) Setting {
+		return Setting{Name: fmt.Sprintf("rule %d", id), Line: line, Why: why}
+	}
+	dir := func(name, args, why string) Setting { return Setting{Name: name, Line: name + " " + args, Why: why} }
+	return []Setting{
+		dir("SecDefaultAction", `"phase:3,log,auditlog,pass"`, "CRS test setup: the response-phase rules log and pass"),
+		dir("SecDefaultAction", `"phase:4,log,auditlog,pass"`, "CRS test setup"),
+		dir("SecDefaultAction", `"phase:5,log,auditlog,pass"`, "CRS test setup"),
+		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,setvar:tx.crs_validate_utf8_encoding=1,setvar:tx.arg_name_length=100,setvar:tx.arg_length=400,setvar:tx.total_arg_length=64000,setvar:tx.max_num_args=255,setvar:tx.max_file_size=64100,setvar:tx.combined_file_sizes=65535"`, ConformanceParanoiaLevel, ConformanceParanoiaLevel),
+			"the CRS test settings (design.md §10) in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
+		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%%{MATCHED_VAR}',ctl:ruleEngine=Off"`, MarkerHeader, MarkerRuleID),
+			"the marker rule: logs each request carrying X-CRS-Test with the header's value, so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
+	}
+}
+
+func settingsConf(title string, set []Setting) []byte {
+	var b strings.Builder
+	b.WriteString("# Generated by wafbench filters/crs: " + title + ". Do not edit.\n")
+	for _, s := range set {
+		b.WriteString("\n# " + s.Why + "\n" + s.Line + "\n")
+	}
+	return []byte(b.String())
+}
+
+// conformanceFiles returns the crs-test files (name → content) and their
+// description. They are not part of Manifest.Files, so the benchmark's CRS
+// hash does not change with them.
+func conformanceFiles(abs string, ruleFiles []string) (map[string][]byte, *Conformance) {
+	early, late := conformanceEarly(), conformanceLate()
+	files := map[string][]byte{
+		ConformanceSettingsFile: settingsConf("the crs-test settings loaded before crs-setup.conf", early),
+		ConformanceLateFile:     settingsConf("the crs-test settings loaded after crs-setup.conf", late),
+	}
+	var b strings.Builder
+	b.WriteString("# Generated by wafbench filters/crs: the crs-test conformance entry point (CRS " + Version + " regression suite). Do not edit.\n")
+	b.WriteString("# Never used by a measured trial.\n")
+	inc := func(rel string) { b.WriteString("Include " + filepath.Join(abs, filepath.FromSlash(rel)) + "\n") }
+	inc(CommonFile)
+	inc(ConformanceSettingsFile)
+	inc(SetupFile)
+	inc(ConformanceLateFile)
+	for _, r := range ruleFiles {
+		inc(r)
+	}
+	entry := []byte(b.String())
+	files[ConformanceFile] = entry
+	c := &Conformance{Name: ConformanceName, File: filepath.Join(abs, ConformanceFile), Settings: append(early, late...)}
+	sum := sha256.Sum256(entry)
+	c.SHA256 = hex.EncodeToString(sum[:])
+	for _, n := range []string{ConformanceSettingsFile, ConformanceLateFile} {
+		s := sha256.Sum256(files[n])
+		c.Files = append(c.Files, FileHash{Name: n, SHA256: hex.EncodeToString(s[:]), Size: len(files[n])})
+	}
+	return files, c
+}
