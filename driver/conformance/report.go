@@ -144,8 +144,8 @@ func (r *Run) Disagreements() []Disagreement {
 func (r *Run) BuildDifferences() []Disagreement {
 	var out []Disagreement
 	for _, m := range r.Modes {
-		if m.Build == "" {
-			continue
+		if !strings.Contains(m.Mode, "@") {
+			continue // a default build or a host of its own
 		}
 		def := r.defaultOf(m)
 		if def == nil {
@@ -160,7 +160,9 @@ func (r *Run) BuildDifferences() []Disagreement {
 func (r *Run) defaultOf(m ModeResult) *ModeResult {
 	for i := range r.Modes {
 		o := &r.Modes[i]
-		if o.Build == "" && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
+		// The default build's mode is the engine's name (its build is
+		// recorded under that name, or not at all).
+		if (o.Build == "" || o.Build == o.Engine) && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
 			if strings.HasPrefix(m.Mode, o.Mode+"@") {
 				return o
 			}
