@@ -42,7 +42,11 @@ func (r Request) Header(name string) string {
 }
 
 // Requests builds every workload of the repository's profiles, so that the
-// benchmarks cannot drift from what the driver sends.
+// benchmarks cannot drift from what the driver sends. Workloads whose
+// verdict is an outcome to measure (measure_verdict: the adversarial
+// inputs, where a limit may turn an attack into a pass or a 400) and
+// workloads without a request of their own (mixes, replays) are left out:
+// a benchmark checks each request's verdict against its expectation.
 func Requests() ([]Request, error) {
 	set, err := loadSet()
 	if err != nil {
@@ -50,7 +54,11 @@ func Requests() ([]Request, error) {
 	}
 	var out []Request
 	for _, name := range set.WorkloadNames() {
-		out = append(out, request(set, set.Workloads[name]))
+		w := set.Workloads[name]
+		if w.MeasureVerdict || w.IsMix() || w.Replay != nil {
+			continue
+		}
+		out = append(out, request(set, w))
 	}
 	return out, nil
 }
