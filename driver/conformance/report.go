@@ -144,7 +144,7 @@ func (r *Run) Disagreements() []Disagreement {
 func (r *Run) BuildDifferences() []Disagreement {
 	var out []Disagreement
 	for _, m := range r.Modes {
-		if m.Build == "" {
+		if !m.IsBuild() {
 			continue
 		}
 		def := r.defaultOf(m)
@@ -157,10 +157,14 @@ func (r *Run) BuildDifferences() []Disagreement {
 	return out
 }
 
+// IsBuild reports whether mr is a named build (coraza@re2), not an
+// engine's default build (whose Build field names the engine itself).
+func (mr *ModeResult) IsBuild() bool { return strings.Contains(mr.Mode, "@") }
+
 func (r *Run) defaultOf(m ModeResult) *ModeResult {
 	for i := range r.Modes {
 		o := &r.Modes[i]
-		if o.Build == "" && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
+		if !o.IsBuild() && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
 			if strings.HasPrefix(m.Mode, o.Mode+"@") {
 				return o
 			}
