@@ -85,18 +85,34 @@ OVERHEAD_REPEATS ?= 3
 overhead:
 	./scripts/overhead.sh $(OVERHEAD_REPEATS)
 
-# The test runner: gotestsum prints one line per test and a closing summary.
+# Every test in the tree, and the checks: the C++ unit tests (plain, ASan +
+# UBSan, TSan), the C++ fuzz target on its seeds, the module export checks,
+# the ABI header check, the driver-free end-to-end check of the Coraza
+# module (filters/coraza e2e), go vet, gofmt, the CI lint, buildifier on the
+# Bazel files (bazel/lint.sh), every Go test of every module with the tags
+# below (filters/modsecurity/bench's cgo engine tests need
+# modsecurity_engine), and every Go benchmark once (-benchtime 1x: a
+# benchmark that checks verdicts must still pass them). scripts/ci/testgates
+# fails when a test needs more than this (a build tag not in TEST_TAGS, a
+# skip, an env-var gate, a module not in TEST_MODULES). gotestsum prints one
+# line per test and a closing summary.
+TEST_TAGS    := modsecurity_engine
+TEST_MODULES := . filters/caddy-coraza driver/upstream/httpbin
+BENCH_PKGS    = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' driver envoy filters internal)))
 test: build modules crs
-	$(MAKE) -C filters/modsecurity test asan tsan check-exports format-check
-	$(MAKE) -C filters/coraza symbols
-	$(GO) vet ./...
+	$(MAKE) -C filters/modsecurity test asan tsan fuzz-seeds check-exports format-check
+	$(MAKE) -C filters/coraza symbols e2e wasm-testpanic
+	./filters/abi/check.sh
+	$(GO) run ./scripts/ci/testgates -tags '$(TEST_TAGS)' -modules '$(TEST_MODULES)' .
+	$(GO) vet -tags '$(TEST_TAGS)' ./...
 	cd filters/caddy-coraza && $(GO) vet ./... && $(GO) test -count=1 ./...
-	cd driver/upstream/httpbin && $(GO) vet ./...
-	$(GO) vet -tags modsecurity_engine ./filters/modsecurity/bench
-	@test -z "$$(gofmt -l driver envoy filters)" || { echo "gofmt needed:"; gofmt -l driver envoy filters; exit 1; }
+	cd driver/upstream/httpbin && $(GO) vet ./... && $(GO) test -count=1 ./...
+	@test -z "$$(gofmt -l driver envoy filters internal scripts)" || { echo "gofmt needed:"; gofmt -l driver envoy filters internal scripts; exit 1; }
 	./scripts/ci/lint.sh
-	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -count=1 -timeout 20m ./...
+	./bazel/lint.sh
 	$(MAKE) crs-test
+	$(GO) test -tags '$(TEST_TAGS)' -count=1 -run '^$$' -bench . -benchtime 1x $(addprefix ./,$(BENCH_PKGS))
+	WAFBENCH_BIN=$(CURDIR)/$(WAFBENCH) $(GO) tool gotestsum --format testname -- -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
 
 # The CRS 4.25.0 regression suite through the default modes (make test) or
 # every build and host (make test-builds), with driver/conformance/overrides.yaml

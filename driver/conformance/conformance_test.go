@@ -172,3 +172,25 @@ func TestApplyOverrides(t *testing.T) {
 		t.Errorf("an envoy override applied to nginx: %+v", nginx.Tests[0])
 	}
 }
+
+// TestBuildDifferences: a build that misses a test its engine's default
+// build passes is listed, whether the default's build is recorded as "" or
+// under the engine's name (as crs-test records it); hosts of their own and
+// the default itself are not builds.
+func TestBuildDifferences(t *testing.T) {
+	tests := func(outcome string) []TestResult {
+		return []TestResult{{ID: "941310-1", Outcome: outcome}, {ID: "942100-1", Outcome: Passed}}
+	}
+	for _, defBuild := range []string{"", "coraza"} {
+		r := &Run{Modes: []ModeResult{
+			{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: defBuild, Tests: tests(Passed)},
+			{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", Tests: tests(Failed)},
+			{Mode: "coraza@3.7.0", Engine: "coraza", Host: "envoy", Build: "coraza@3.7.0", Tests: tests(Passed)},
+			{Mode: "ref-caddy-coraza", Engine: "coraza", Host: "caddy", Tests: tests(Failed)},
+		}}
+		got := r.BuildDifferences()
+		if len(got) != 1 || got[0].Test != "941310-1" || got[0].Outcomes["coraza@re2"] != Failed || got[0].Outcomes["coraza"] != Passed {
+			t.Errorf("default build %q: got %+v, want 941310-1 passed by coraza, failed by coraza@re2", defBuild, got)
+		}
+	}
+}

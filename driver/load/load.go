@@ -18,6 +18,8 @@
 //     enough connections: at least Rate × (expected worst latency) of them,
 //     or sends fall behind. Result.Late counts sends more than 1 ms behind
 //     their intended time; a large count means the run did not hold its rate.
+//     The intended times are uniform (every 1/Rate) or, with Options.Arrival
+//     "poisson", a seeded Poisson process of the same mean rate (arrival.go).
 //
 // One goroutine per connection, a reused read buffer, a hand-written
 // response parser and per-connection histograms keep the steady state free
@@ -66,6 +68,8 @@ type Options struct {
 	Rate        float64       // 0 = closed loop; > 0 = open loop at this many req/s in total
 	Timeout     time.Duration // per request and per connect; 0 = 5 s
 	ConnMode    ConnMode      // "" or ConnKeepAlive: persistent connections; ConnPerRequest: one per request
+	Arrival     Arrival       // open loop: "" or ArrivalUniform (fixed intervals), ArrivalPoisson (exponential gaps)
+	Seed        int64         // open loop, Poisson: seed of the arrival schedule (the same seed, the same schedule)
 
 	// OnWarmupEnd and OnMeasureEnd are called synchronously, from Run's
 	// goroutine, when the measured window starts and when it ends (the
@@ -128,6 +132,12 @@ func (o *Options) Validate() error {
 	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
 		return fmt.Errorf("rate: want >= 0 req/s (0 = closed loop), got %v", o.Rate)
 	}
+	if _, err := ParseArrival(string(o.Arrival)); err != nil {
+		return fmt.Errorf("arrival: %w", err)
+	}
+	if o.Arrival == ArrivalPoisson && o.Rate == 0 {
+		return fmt.Errorf("arrival: poisson needs an open-loop rate > 0")
+	}
 	if _, err := ParseConnMode(string(o.ConnMode)); err != nil {
 		return fmt.Errorf("conn_mode: %w", err)
 	}
@@ -157,11 +167,17 @@ type Result struct {
 	Warmup    time.Duration // length of the warmup actually run
 
 	RateRequested float64 // Options.Rate; 0 for closed loop
+	Arrival       Arrival // open loop: the arrival process; "" for closed loop
+	Seed          int64   // open loop, Poisson: the schedule's seed
 	RateAchieved  float64 // responses of any status per second of the window
 	Late          int64   // open loop: sends more than 1 ms behind their intended time
 
 	WarmupErrors int64 // errors of any kind during warmup (not in Errors)
 	Interrupted  bool  // ctx ended the trial early
+
+	// Classes holds each class of a mix (RunMix), in the order given;
+	// nil for Run.
+	Classes []ClassResult
 }
 
 // ReqPerS returns valid responses per second of the measured window.

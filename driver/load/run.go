@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,10 +24,9 @@ const (
 // read-only once the workers start, except the atomics.
 type trial struct {
 	opts    Options
-	raw     []byte
-	head    bool // the request is HEAD: responses have no body
-	perReq  bool // a new connection per request (ConnPerRequest)
-	expect  int
+	classes []classReq // one for a plain trial; a mix's classes
+	seq     []uint8    // the order of classes every connection walks (mix.go)
+	perReq  bool       // a new connection per request (ConnPerRequest)
 	timeout time.Duration
 	refresh time.Duration // how stale a connection deadline may get
 	base    time.Time     // trial start; all offsets below are from here
@@ -50,14 +48,24 @@ type trial struct {
 // window, and returns what the window measured. If ctx ends first, Run
 // returns the partial Result, marked Interrupted, together with ctx's error.
 func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
+	return run(ctx, opts, []Class{{Request: req, Weight: 1}}, false)
+}
+
+// RunMix drives one trial of a weighted mix: each connection sends the
+// classes in a seeded, interleaved order in which every class appears in
+// proportion to its weight (Options.Seed seeds it), and each response is
+// validated against its own class's ExpectStatus. The Result's totals cover
+// every class; Result.Classes holds each class's own counts and histogram.
+func RunMix(ctx context.Context, opts Options, classes []Class) (*Result, error) {
+	return run(ctx, opts, classes, true)
+}
+
+func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if len(req.Raw) == 0 {
-		return nil, fmt.Errorf("request %q: raw: empty", req.Name)
-	}
-	if req.ExpectStatus < 100 || req.ExpectStatus > 599 {
-		return nil, fmt.Errorf("request %q: expect_status: want 100..599, got %d", req.Name, req.ExpectStatus)
+	if err := checkClasses(classes); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -66,9 +74,8 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 	defer cancel()
 	t := &trial{
 		opts:    opts,
-		raw:     req.Raw,
-		head:    bytes.HasPrefix(req.Raw, []byte("HEAD ")),
-		expect:  req.ExpectStatus,
+		classes: toClassReqs(classes),
+		seq:     sequence(classes, opts.Seed),
 		timeout: opts.Timeout,
 		ctx:     runCtx,
 		capped:  make(chan struct{}),
@@ -113,6 +120,12 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 	}
 
 	res := &Result{RateRequested: opts.Rate}
+	if opts.Rate > 0 {
+		res.Arrival, _ = ParseArrival(string(opts.Arrival))
+		if res.Arrival == ArrivalPoisson {
+			res.Seed = opts.Seed
+		}
+	}
 	timer := time.NewTimer(opts.Warmup)
 	defer timer.Stop()
 	select {
@@ -149,6 +162,9 @@ func Run(ctx context.Context, opts Options, req Request) (*Result, error) {
 
 	res.Elapsed = min(max(res.Elapsed, 0), opts.Duration)
 	collect(res, t, workers)
+	if mix {
+		res.Classes = collectClasses(classes, workers)
+	}
 	if res.Interrupted {
 		return res, ctx.Err()
 	}
@@ -193,24 +209,27 @@ func collect(res *Result, t *trial, workers []*worker) {
 	res.Statuses = map[int]int64{}
 	nsec := int((res.Elapsed + time.Second - 1) / time.Second)
 	res.PerSecond = make([]int64, nsec)
-	hists := make([]*hdrhistogram.Histogram, len(workers))
+	var hists []*hdrhistogram.Histogram
 	var responses int64
-	for i, w := range workers {
-		hists[i] = w.hist
-		res.Requests += w.requests
+	for _, w := range workers {
 		res.Late += w.late
 		res.WarmupErrors += w.warmupErrors
-		for k := kind(1); k < numKinds; k++ {
-			if w.kinds[k] > 0 {
-				res.Errors[kindNames[k]] += w.kinds[k]
+		for ci := range w.cls {
+			c := &w.cls[ci]
+			hists = append(hists, c.hist)
+			res.Requests += c.requests
+			for k := kind(1); k < numKinds; k++ {
+				if c.kinds[k] > 0 {
+					res.Errors[kindNames[k]] += c.kinds[k]
+				}
 			}
-		}
-		for code, n := range w.statuses {
-			if n > 0 {
-				res.Statuses[code] += n
-				responses += n
-				if code != t.expect {
-					res.Errors["status_"+strconv.Itoa(code)] += n
+			for code, n := range c.statuses {
+				if n > 0 {
+					res.Statuses[code] += n
+					responses += n
+					if code != t.classes[ci].expect {
+						res.Errors["status_"+strconv.Itoa(code)] += n
+					}
 				}
 			}
 		}
@@ -226,4 +245,35 @@ func collect(res *Result, t *trial, workers []*worker) {
 	if res.Elapsed > 0 {
 		res.RateAchieved = float64(responses) / res.Elapsed.Seconds()
 	}
+}
+
+// collectClasses merges the workers' per-class counters.
+func collectClasses(classes []Class, workers []*worker) []ClassResult {
+	out := make([]ClassResult, len(classes))
+	for ci, cl := range classes {
+		cr := ClassResult{Name: cl.Name, Weight: cl.Weight, ExpectStatus: cl.ExpectStatus,
+			Errors: map[string]int64{}, Statuses: map[int]int64{}}
+		var hists []*hdrhistogram.Histogram
+		for _, w := range workers {
+			c := &w.cls[ci]
+			hists = append(hists, c.hist)
+			cr.Requests += c.requests
+			for k := kind(1); k < numKinds; k++ {
+				if c.kinds[k] > 0 {
+					cr.Errors[kindNames[k]] += c.kinds[k]
+				}
+			}
+			for code, n := range c.statuses {
+				if n > 0 {
+					cr.Statuses[code] += n
+					if code != cl.ExpectStatus {
+						cr.Errors["status_"+strconv.Itoa(code)] += n
+					}
+				}
+			}
+		}
+		cr.Hist = Merge(hists...)
+		out[ci] = cr
+	}
+	return out
 }

@@ -7,7 +7,9 @@ import "wafbench/driver/result"
 type Summary struct {
 	Target            string           `json:"target"`
 	Conns             int              `json:"conns"`
-	Load              string           `json:"load"` // "closed" or "open"
+	Load              string           `json:"load"`                   // "closed" or "open"
+	Arrival           string           `json:"arrival,omitempty"`      // open loop: "uniform" or "poisson"
+	Seed              int64            `json:"arrival_seed,omitempty"` // open loop, poisson: the schedule's seed
 	DurationS         float64          `json:"duration_s"`
 	Requests          int64            `json:"requests"`
 	ReqPerS           float64          `json:"req_per_s"`
@@ -34,6 +36,7 @@ func (r *Result) Summarize(target string, conns int) Summary {
 		WarmupErrors: r.WarmupErrors, Errors: r.Errors, Statuses: r.Statuses, PerSecond: r.PerSecond}
 	if r.RateRequested > 0 {
 		s.Load = "open"
+		s.Arrival, s.Seed = string(r.Arrival), r.Seed
 		s.BehindRate = r.FellBehind()
 	}
 	if h := r.Hist; h != nil && h.TotalCount() > 0 {

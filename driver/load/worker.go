@@ -14,7 +14,8 @@ type worker struct {
 	t     *trial
 	id    int
 	rr    respReader
-	pacer *pacer // open loop only
+	pacer *pacer    // open loop only
+	sched *schedule // open loop only
 
 	mu   sync.Mutex // guards conn against interrupt
 	conn *net.TCPConn
@@ -23,13 +24,19 @@ type worker struct {
 	deadlineAt   time.Duration // when the connection deadline was last moved
 	needDeadline bool
 
-	hist         *hdrhistogram.Histogram
+	cls          []classCounts // by class
+	pos          int           // next index into t.seq
 	perSec       []int64
-	statuses     [600]int64
-	kinds        [numKinds]int64
-	requests     int64
 	late         int64
 	warmupErrors int64
+}
+
+// classCounts are one worker's counters of one class.
+type classCounts struct {
+	hist     *hdrhistogram.Histogram
+	statuses [600]int64
+	kinds    [numKinds]int64
+	requests int64
 }
 
 func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
@@ -39,13 +46,18 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 		conn:         c,
 		sock:         sock,
 		needDeadline: true,
-		hist:         NewHistogram(),
+		cls:          make([]classCounts, len(t.classes)),
+		pos:          id * len(t.seq) / t.opts.Conns,
 		perSec:       make([]int64, int((t.opts.Duration+time.Second-1)/time.Second)),
+	}
+	for i := range w.cls {
+		w.cls[i].hist = NewHistogram()
 	}
 	w.rr.buf = make([]byte, readBufSize)
 	w.rr.reset(sock)
 	if t.every > 0 {
 		w.pacer = newPacer()
+		w.sched = newSchedule(t.opts.Arrival, t.opts.Seed, id, t.opts.Conns, t.every)
 	}
 	return w
 }
@@ -56,7 +68,6 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 // or by the pacer's deadline.
 func (w *worker) run() {
 	t := w.t
-	var seq int64 // open loop: this connection's next slot
 	for !t.stop.Load() {
 		now := t.since()
 		if now >= t.wEnd {
@@ -64,10 +75,7 @@ func (w *worker) run() {
 		}
 		start := now // per-request mode: latency includes the connect
 		if t.every > 0 {
-			// Slots are dealt round-robin: this connection owns slots
-			// id, id+Conns, id+2·Conns, … of the whole schedule.
-			intended := time.Duration(float64(seq*int64(t.opts.Conns)+int64(w.id)) * t.every)
-			seq++
+			intended := w.sched.next()
 			if intended >= t.wEnd {
 				return
 			}
@@ -85,6 +93,9 @@ func (w *worker) run() {
 		if w.conn == nil && !w.connect() {
 			continue
 		}
+		ci := int(t.seq[w.pos%len(t.seq)])
+		cr := &t.classes[ci]
+		w.pos++
 		if w.needDeadline || now-w.deadlineAt >= t.refresh {
 			// Moving a deadline costs a runtime timer update, so it is
 			// moved at most every Timeout/16: each request then gets
@@ -96,27 +107,27 @@ func (w *worker) run() {
 			}
 		}
 		if w.rr.r == w.rr.w {
-			w.sock.Send(t.raw) // written by the read below
-		} else if err := w.sock.Write(t.raw); err != nil {
+			w.sock.Send(cr.raw) // written by the read below
+		} else if err := w.sock.Write(cr.raw); err != nil {
 			// Bytes beyond the last response are buffered (a server
 			// error): the read below may not reach the socket.
-			w.fail(classify(err, kindWrite))
+			w.fail(ci, classify(err, kindWrite))
 			continue
 		}
-		status, closeConn, k := w.rr.read(t.head)
+		status, closeConn, k := w.rr.read(cr.head)
 		end := t.since()
 		if k != kindOK {
-			w.fail(k)
+			w.fail(ci, k)
 			continue
 		}
-		if !w.complete(status, end, end-start) {
+		if !w.complete(ci, status, end, end-start) {
 			return
 		}
 		switch {
 		case t.perReq:
 			w.dropConn() // the next request connects again
 		case closeConn:
-			w.count(kindClosed, end)
+			w.count(ci, kindClosed, end)
 			w.dropConn()
 		}
 	}
@@ -124,10 +135,11 @@ func (w *worker) run() {
 
 // complete accounts for one response that ended at offset at. It reports
 // false when the worker must stop (window over or cap reached).
-func (w *worker) complete(status int, at, latency time.Duration) bool {
+func (w *worker) complete(ci, status int, at, latency time.Duration) bool {
 	t := w.t
+	c := &w.cls[ci]
 	if at < t.wStart {
-		if status != t.expect {
+		if status != t.classes[ci].expect {
 			w.warmupErrors++
 		}
 		return true
@@ -147,11 +159,11 @@ func (w *worker) complete(status int, at, latency time.Duration) bool {
 			t.capOnce.Do(func() { close(t.capped) })
 		}
 	}
-	w.statuses[status]++
-	if status == t.expect {
-		w.requests++
+	c.statuses[status]++
+	if status == t.classes[ci].expect {
+		c.requests++
 		us := min(max(int64(latency/time.Microsecond), histMinUs), histMaxUs)
-		w.hist.RecordValue(us)
+		c.hist.RecordValue(us)
 		s := int((at - t.wStart) / time.Second)
 		w.perSec[min(s, len(w.perSec)-1)]++
 	}
@@ -161,21 +173,21 @@ func (w *worker) complete(status int, at, latency time.Duration) bool {
 // fail accounts for a failed request and drops the connection, which is
 // reopened on the next iteration. Failures caused by the trial stopping
 // are not errors.
-func (w *worker) fail(k kind) {
+func (w *worker) fail(ci int, k kind) {
 	now := w.t.since()
 	if !w.t.stop.Load() {
-		w.count(k, now)
+		w.count(ci, k, now)
 	}
 	w.dropConn()
 }
 
-// count records an error of kind k that happened at offset at.
-func (w *worker) count(k kind, at time.Duration) {
+// count records an error of kind k of class ci that happened at offset at.
+func (w *worker) count(ci int, k kind, at time.Duration) {
 	switch {
 	case at < w.t.wStart:
 		w.warmupErrors++
 	case at < w.t.wEnd:
-		w.kinds[k]++
+		w.cls[ci].kinds[k]++
 	}
 }
 
@@ -188,7 +200,7 @@ func (w *worker) connect() bool {
 		if t.stop.Load() || t.ctx.Err() != nil {
 			return false // the dial failed because the trial is stopping
 		}
-		w.count(kindConnect, t.since())
+		w.count(int(t.seq[w.pos%len(t.seq)]), kindConnect, t.since())
 		timer := time.NewTimer(min(retryDelay, max(t.wEnd-t.since(), 0)))
 		select {
 		case <-t.ctx.Done():

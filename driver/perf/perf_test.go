@@ -65,9 +65,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestRecordReport profiles a process burning a fixed 200 ms of CPU after
-// perf attached, and checks the data file and the flat report: samples of
-// cpu-clock, the burning function at the top, rows without padding.
+// TestRecordReport profiles a process burning CPU and checks the data
+// file, the flat report (samples of cpu-clock, the burning function at the
+// top, rows without padding) and the folded stacks' weights.
+//
+// The weights are checked against the target's own CPU time (its process
+// CPU clock) over a window in which perf was certainly sampling: from perf
+// waiting for samples (its main thread blocked in poll, after it opened,
+// mmapped and enabled its events and wrote the target's existing mappings)
+// to the target being stopped (SIGSTOP, every thread in state T) while perf
+// still records. Perf's "attached" (its event descriptors open) comes
+// earlier: on a busy machine perf then spends a second or more writing the
+// target's mappings before it enables the events, and the target's CPU in
+// that time is never sampled; likewise everything after Stop's SIGINT.
+// Measuring from attach, the profile held a quarter of the "burned" 200 ms
+// under load (issue 20: 56 ms); over the sampled window it holds it all.
 func TestRecordReport(t *testing.T) {
 	requirePerf(t)
 	self, err := os.Executable()
@@ -81,15 +93,21 @@ func TestRecordReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer target.Stop(syscall.SIGKILL, time.Minute)
+	before, err := procstat.Sample(target.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	dir := t.TempDir()
 	data := filepath.Join(dir, "burn.data")
-	rec, err := Start(target.PID(), data, 999, nil)
+	const freq = 999
+	rec, err := Start(target.PID(), data, freq, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "perf to attach", func() bool { return attached(rec.proc.PID()) })
-	// Fixed work in the target's own CPU time, after the attach.
+	waitFor(t, "perf to wait for samples (main thread in poll)", func() bool { return inPoll(rec.proc.PID()) })
+	// Fixed work in the target's own CPU time, while perf samples.
 	start, err := procstat.Sample(target.PID())
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +117,14 @@ func TestRecordReport(t *testing.T) {
 		s, err := procstat.Sample(target.PID())
 		return err == nil && s.ClockNs-start.ClockNs >= int64(work)
 	})
+	if err := syscall.Kill(target.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the target to stop (SIGSTOP)", func() bool { return stopped(target.PID()) })
+	end, err := procstat.Sample(target.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +145,9 @@ func TestRecordReport(t *testing.T) {
 	if m == nil {
 		t.Fatalf("report has no cpu-clock sample count:\n%s", report)
 	}
-	if n, _ := strconv.Atoi(m[1]); n < 1 {
-		t.Errorf("report counts %d samples, want > 0 after %v of CPU", n, work)
+	samples, _ := strconv.ParseInt(m[1], 10, 64)
+	if samples < 1 {
+		t.Errorf("report counts %d samples, want > 0 after %v of CPU", samples, work)
 	}
 	// The burn is the target's own code. `go test` strips the symbol table
 	// of the binaries it runs, so rows name the shared object (this
@@ -133,14 +160,28 @@ func TestRecordReport(t *testing.T) {
 			t.Errorf("report line %d keeps its padding: %q", i+1, l)
 		}
 	}
-	// Report also folded the stacks: cpu-clock samples weigh their period
-	// in ns, so the profile holds at least most of the burned CPU time.
+	// Report also folded the stacks: each cpu-clock sample weighs its
+	// period in ns (1e9/freq: the kernel maps a frequency to a fixed
+	// hrtimer period for this event), so the folded total is the samples
+	// times that period, and the target's CPU bounds it on both sides: at
+	// least three quarters of what it burned while perf certainly sampled
+	// (measured here under load: 196-211 samples for 200 ms), at most all
+	// it burned from before perf started to its stop (plus a period).
 	folded, err := ReadFolded(filepath.Join(dir, "burn.folded"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := folded.Total(); got < int64(work)/2 {
-		t.Errorf("folded stacks weigh %d ns, want most of the %v burned", got, work)
+	period := int64(time.Second) / freq
+	got, sampled, whole := folded.Total(), end.ClockNs-start.ClockNs, end.ClockNs-before.ClockNs
+	t.Logf("%d samples, folded %.1f ms; target CPU %.1f ms while perf sampled, %.1f ms in all", samples, ms(got), ms(sampled), ms(whole))
+	if got != samples*period {
+		t.Errorf("folded stacks weigh %d ns, want %d samples × %d ns", got, samples, period)
+	}
+	if got < sampled*3/4 {
+		t.Errorf("folded stacks weigh %.1f ms, want most of the %.1f ms the target burned while perf sampled", ms(got), ms(sampled))
+	}
+	if got > whole+period {
+		t.Errorf("folded stacks weigh %.1f ms, more than the %.1f ms of CPU the target used in all", ms(got), ms(whole))
 	}
 	svg := filepath.Join(dir, "burn.svg")
 	if err := Flamegraph(filepath.Join(dir, "burn.folded"), svg, "burn"); err != nil {
@@ -149,6 +190,41 @@ func TestRecordReport(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
 		t.Errorf("flame graph %s: %v, want an SVG", svg, err)
 	}
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// inPoll reports whether process pid's main thread is blocked in poll(2)
+// or ppoll(2) (x86-64 numbers 7 and 271, /proc/PID/syscall): perf record
+// polls its ring buffers only in its main loop, after enabling its events.
+func inPoll(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 0 && (f[0] == "7" || f[0] == "271")
+}
+
+// stopped reports whether every thread of process pid is in state T
+// (stopped by a signal), so its CPU clock no longer moves.
+func stopped(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: comm may hold spaces; the state follows the last ')'.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // TestStopWithoutData: perf attached to a process that does not exist

@@ -23,6 +23,7 @@ import (
 
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
+	"wafbench/driver/replay"
 )
 
 // Duration is a time.Duration written as a Go duration string ("500ms").
@@ -75,6 +76,9 @@ type Workload struct {
 	Conns      []int          `json:"conns"`
 	Expect     map[string]int `json:"expect"` // mode, "waf" or "default" -> status
 	NoBase     bool           `json:"no_base_headers,omitempty"`
+	// HeaderSet names one of the file's header_sets, sent instead of its
+	// base_headers (a realistic client's 10–20 headers); Headers follow.
+	HeaderSet string `json:"header_set,omitempty"`
 	// Sweep declares one parameter over a range (sweep.go): the workload
 	// expands into one named point per value, e.g. json_real@size=4k.
 	Sweep map[string][]Value `json:"sweep,omitempty"`
@@ -100,10 +104,18 @@ type Workload struct {
 	// (each on a new connection, its answer recorded); overload.
 	AttackStream string  `json:"attack_stream,omitempty"`
 	AttackRate   float64 `json:"attack_rate,omitempty"`
+	// Mix makes the workload a weighted mix of other workloads of the same
+	// set (mix.go): one trial drives them all, each response validated
+	// against its own workload's expect. A mix has no request of its own.
+	Mix []MixEntry `json:"mix,omitempty"`
+	// Replay reads the workload's requests from a file (mix.go): each
+	// request is a class of weight 1, all expected to get Expect.
+	Replay *Replay `json:"replay,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *Point `json:"-"`
 
-	file string
+	file    string
+	entries []replay.Entry // Replay's requests, read on load
 }
 
 // Suite is a named selection of workloads with trial timing.
@@ -138,17 +150,20 @@ type PrecisionTarget struct {
 }
 
 type file struct {
-	BaseHeaders []string         `json:"base_headers,omitempty"`
-	Workloads   []Workload       `json:"workloads,omitempty"`
-	Suites      map[string]Suite `json:"suites,omitempty"`
+	BaseHeaders []string            `json:"base_headers,omitempty"`
+	HeaderSets  map[string][]string `json:"header_sets,omitempty"`
+	Workloads   []Workload          `json:"workloads,omitempty"`
+	Suites      map[string]Suite    `json:"suites,omitempty"`
 }
 
 // Set is every workload and suite found in a profiles directory.
 type Set struct {
 	BaseHeaders map[string][]string // by file
-	Workloads   map[string]*Workload
-	Suites      map[string]*Suite
-	Sweeps      map[string][]string // sweep name -> its point workloads, in range order
+	// HeaderSets are the files' named header sets, by file then name.
+	HeaderSets map[string]map[string][]string
+	Workloads  map[string]*Workload
+	Suites     map[string]*Suite
+	Sweeps     map[string][]string // sweep name -> its point workloads, in range order
 }
 
 // Case is one workload at one connection count, as a suite runs it.
@@ -170,13 +185,13 @@ func LoadDir(dir string) (*Set, error) {
 		return nil, fmt.Errorf("profiles: no *.yaml files in %s", dir)
 	}
 	sort.Strings(paths)
-	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
+	set := &Set{BaseHeaders: map[string][]string{}, HeaderSets: map[string]map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		if err := set.add(filepath.Base(p), b); err != nil {
+		if err := set.add(filepath.Base(p), dir, b); err != nil {
 			return nil, err
 		}
 	}
@@ -185,14 +200,14 @@ func LoadDir(dir string) (*Set, error) {
 
 // Parse reads one profile file's contents; name is used in errors.
 func Parse(name string, data []byte) (*Set, error) {
-	set := &Set{BaseHeaders: map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
-	if err := set.add(name, data); err != nil {
+	set := &Set{BaseHeaders: map[string][]string{}, HeaderSets: map[string]map[string][]string{}, Workloads: map[string]*Workload{}, Suites: map[string]*Suite{}, Sweeps: map[string][]string{}}
+	if err := set.add(name, ".", data); err != nil {
 		return nil, err
 	}
 	return set, set.check()
 }
 
-func (s *Set) add(name string, data []byte) error {
+func (s *Set) add(name, dir string, data []byte) error {
 	var f file
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return fmt.Errorf("profile %s: %v", name, err)
@@ -203,6 +218,17 @@ func (s *Set) add(name string, data []byte) error {
 		}
 	}
 	s.BaseHeaders[name] = f.BaseHeaders
+	for _, n := range sortedKeys(f.HeaderSets) {
+		if len(f.HeaderSets[n]) == 0 {
+			return fmt.Errorf("profile %s: header_sets.%s: want at least one header", name, n)
+		}
+		for _, h := range f.HeaderSets[n] {
+			if _, _, err := splitHeader(h); err != nil {
+				return fmt.Errorf("profile %s: header_sets.%s: %v", name, n, err)
+			}
+		}
+	}
+	s.HeaderSets[name] = f.HeaderSets
 	for i := range f.Workloads {
 		if _, dup := s.Sweeps[f.Workloads[i].Name]; dup {
 			return fmt.Errorf("profile %s: workload %s defined twice", name, f.Workloads[i].Name)
@@ -215,6 +241,15 @@ func (s *Set) add(name string, data []byte) error {
 			w.file = name
 			if err := w.validate(); err != nil {
 				return fmt.Errorf("profile %s: %v", name, err)
+			}
+			if _, ok := f.HeaderSets[w.HeaderSet]; w.HeaderSet != "" && !ok {
+				return fmt.Errorf("profile %s: workload %s: header_set: no set %q in this file (known: %s)", name, w.Name, w.HeaderSet, strings.Join(sortedKeys(f.HeaderSets), ", "))
+			}
+			if w.HeaderSet != "" && w.NoBase {
+				return fmt.Errorf("profile %s: workload %s: header_set excludes no_base_headers", name, w.Name)
+			}
+			if err := w.readReplay(dir); err != nil {
+				return fmt.Errorf("profile %s: workload %s: replay: %v", name, w.Name, err)
 			}
 			if _, dup := s.Workloads[w.Name]; dup {
 				return fmt.Errorf("profile %s: workload %s defined twice", name, w.Name)
@@ -237,6 +272,11 @@ func (s *Set) add(name string, data []byte) error {
 }
 
 func (s *Set) check() error {
+	for _, n := range sortedKeys(s.Workloads) {
+		if err := s.checkMix(s.Workloads[n]); err != nil {
+			return err
+		}
+	}
 	for _, n := range sortedKeys(s.Workloads) {
 		w := s.Workloads[n]
 		if err := s.checkAttackStream(w); err != nil {
@@ -266,6 +306,12 @@ func (w *Workload) validate() error {
 		return fmt.Errorf("workload without a name")
 	}
 	where := "workload " + w.Name
+	if len(w.Mix) > 0 {
+		return w.validateMix(where)
+	}
+	if w.Replay != nil {
+		return w.validateReplay(where)
+	}
 	switch w.Method {
 	case "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH":
 	default:
@@ -310,6 +356,11 @@ func (w *Workload) validate() error {
 			}
 		}
 	}
+	return w.checkConnsExpect(where)
+}
+
+// checkConnsExpect checks the connection counts and the expect map.
+func (w *Workload) checkConnsExpect(where string) error {
 	if len(w.Conns) == 0 {
 		return fmt.Errorf("%s: conns: want at least one connection count", where)
 	}
@@ -318,6 +369,11 @@ func (w *Workload) validate() error {
 			return fmt.Errorf("%s: conns: want 1..%d, got %d", where, load.MaxConns, c)
 		}
 	}
+	return w.checkExpect(where)
+}
+
+// checkExpect checks the expect map: a status per mode, "default" given.
+func (w *Workload) checkExpect(where string) error {
 	if len(w.Expect) == 0 {
 		return fmt.Errorf("%s: expect: want a status per mode (at least \"default\")", where)
 	}
@@ -519,12 +575,15 @@ func (w *Workload) BodyBytes() []byte {
 	return buf.Bytes()
 }
 
-// HeaderPairs is the base headers of the workload's file followed by its
-// own, as name/value pairs in order. Host is included.
+// HeaderPairs is the base headers of the workload's file (or its header
+// set) followed by its own, as name/value pairs in order. Host is included.
 func (s *Set) HeaderPairs(w *Workload) [][2]string {
 	var out [][2]string
 	var hs []string
-	if !w.NoBase {
+	switch {
+	case w.HeaderSet != "":
+		hs = append(hs, s.HeaderSets[w.file][w.HeaderSet]...)
+	case !w.NoBase:
 		hs = append(hs, s.BaseHeaders[w.file]...)
 	}
 	hs = append(hs, w.Headers...)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"html"
 	"io"
@@ -23,17 +22,16 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// HTMLFile is report.md rendered as one self-contained web page.
+// HTMLFile is report.md rendered as one web page that needs nothing but the
+// run directory it sits in.
 const HTMLFile = "report.html"
 
-// maxInlineBytes bounds the size of a chart that WriteHTML inlines; a larger
-// file is linked instead.
-const maxInlineBytes = 8 << 20
-
-// WriteHTML renders md, the Markdown report of the run in dir, as one
-// self-contained HTML page: GitHub-flavoured Markdown (goldmark with its GFM
-// tables), every image that is a local SVG or PNG file inside dir inlined as
-// a data: URI (and linked to its file), tables sortable by a click on their
+// WriteHTML renders md, the Markdown report of the run in dir, as one HTML
+// page that needs no network: GitHub-flavoured Markdown (goldmark with its GFM
+// tables), every image that is a local SVG or PNG file inside dir shown from
+// that file by its path relative to dir (not inlined: the run directory holds
+// the charts already, and a committed run would carry each twice), tables
+// sortable by a click on their
 // head (inline script, no network), and a list of the run's files (raw
 // records, metadata, logs, profiles and flame graphs) linked relative to
 // dir. Rendering from report.md keeps the two reports' content identical.
@@ -124,14 +122,14 @@ func localFile(dir, dest string) (string, bool) {
 		return "", false
 	}
 	p := filepath.Join(dir, filepath.FromSlash(clean))
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Size() > maxInlineBytes {
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 		return "", false
 	}
 	return p, true
 }
 
 // inlineImages renders images whose destination is a local SVG or PNG file
-// as a data: URI inside a link to the file; other images as plain <img>.
+// of the run inside a link to the file; other images as plain <img>.
 type inlineImages struct{ dir string }
 
 func (r *inlineImages) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -146,13 +144,9 @@ func (r *inlineImages) render(w util.BufWriter, src []byte, node ast.Node, enter
 	dest := string(n.Destination)
 	alt := html.EscapeString(plainText(n, src))
 	mime := map[string]string{".svg": "image/svg+xml", ".png": "image/png"}[strings.ToLower(path.Ext(dest))]
-	if p, ok := localFile(r.dir, dest); ok && mime != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return ast.WalkStop, fmt.Errorf("inline %s: %w", dest, err)
-		}
-		fmt.Fprintf(w, "<a class=\"chart\" href=\"%s\"><img src=\"data:%s;base64,%s\" alt=\"%s\"></a>",
-			html.EscapeString(dest), mime, base64.StdEncoding.EncodeToString(b), alt)
+	if _, ok := localFile(r.dir, dest); ok && mime != "" {
+		d := html.EscapeString(dest)
+		fmt.Fprintf(w, "<a class=\"chart\" href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>", d, d, alt)
 		return ast.WalkSkipChildren, nil
 	}
 	// Not a file of the run: keep only plain relative or http(s) sources.

@@ -144,6 +144,8 @@ func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stat
 	writeAdversarial(m, recs)
 	writeGates(m, recs)
 	writeOverload(m, recs)
+	writeMix(m, recs)
+	writeMaxRate(m, recs)
 	writeBaseline(m, s)
 	writeOverhead(m, ov)
 	writePrecision(m, s)

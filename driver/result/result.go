@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"wafbench/driver/maxrate"
 	"wafbench/internal/atomicfile"
 	"wafbench/internal/repopath"
 )
@@ -41,6 +42,11 @@ type Record struct {
 
 	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
 	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`
+	// Arrival is an open-loop window's arrival process, "uniform" or
+	// "poisson" ("" for closed loop and in records written before it was
+	// recorded: uniform); ArrivalSeed seeds a Poisson schedule.
+	Arrival     string `json:"arrival,omitempty"`
+	ArrivalSeed int64  `json:"arrival_seed,omitempty"`
 	// LoadFraction is a rate-sweep point's offered load as a fraction of
 	// CapacityPerS, the closed-loop req/s it was scaled from (profile
 	// capacity_from or capacity); both 0 for other workloads.
@@ -83,6 +89,15 @@ type Record struct {
 	HistBase64 string  `json:"hist_b64,omitempty"` // hdrhistogram-go encoded histogram (µs)
 	PerSecond  []int64 `json:"per_second"`         // completions in each second of the window
 
+	// Classes holds each class of a weighted mix (profile mix), in the
+	// mix's order; the record's totals cover them all, and its CPU per
+	// request is the whole trial's. Nil for a plain workload.
+	Classes []Class `json:"classes,omitempty"`
+
+	// MaxRate holds run --max-rate-at's search (and/or sweep) of this
+	// case; the record's window was then measured at the first one's rate.
+	MaxRate []*maxrate.Result `json:"max_rate,omitempty"`
+
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
@@ -92,6 +107,19 @@ type Record struct {
 	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
 	Error     string           `json:"error,omitempty"`      // why the trial failed, if it did
 	Shard     string           `json:"shard,omitempty"`      // "i/N" (0-based i) of a run --shard; "" when not sharded
+}
+
+// Class is one class of a mix record: the workload it sends, its weight,
+// the status its responses must have, and what the window measured of it.
+type Class struct {
+	Workload     string           `json:"workload"`
+	Weight       int              `json:"weight"`
+	ExpectStatus int              `json:"expect_status"`
+	Requests     int64            `json:"requests"` // valid responses
+	Errors       map[string]int64 `json:"errors,omitempty"`
+	Statuses     map[string]int64 `json:"statuses,omitempty"`
+	Latency      Latency          `json:"latency"`
+	HistBase64   string           `json:"hist_b64,omitempty"`
 }
 
 // Latency holds client-side latency percentiles in microseconds.

@@ -42,6 +42,8 @@ type Config struct {
 	Duration    time.Duration // measured window per workload
 	MaxRequests int64         // cap per measured window; 0 = none
 	Rate        float64       // open-loop req/s; 0 = closed loop
+	Arrival     load.Arrival  // open-loop arrival process ("" = uniform)
+	ArrivalSeed int64         // seed of a Poisson schedule (every window of the run uses it)
 	Timeout     time.Duration // per request and per connect; 0 = load.DefaultTimeout
 	Envoy       EnvoySpec
 	ClientCPUs  []int
@@ -66,6 +68,9 @@ type Config struct {
 
 	// Budget, when set (run --precision), adds blocks after Trials.
 	Budget *Budget
+	// MaxRate, when set (run --max-rate-at), searches each case's highest
+	// rate meeting a latency objective before measuring it there.
+	MaxRate *MaxRate
 
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
@@ -164,7 +169,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if cfg.TrialWarmup > 0 {
 		cfg.Progress.Trial(tr, "warming up")
 		wc := cfg.Cases[tr.Cases[0]]
-		if _, err := load.Run(ctx, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout}, buildRequest(cfg.Set, wc, tr.Mode)); err != nil {
+		if _, err := drive(ctx, cfg, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout, Seed: cfg.ArrivalSeed}, wc, tr.Mode); err != nil {
 			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
 		}
 	}
@@ -283,8 +288,30 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		ExpectStatus: c.Workload.Expected(tr.Mode), EnvoyConcurrency: cfg.Envoy.Concurrency,
 		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
 	}
+	if cfg.MaxRate != nil && rateErr == nil {
+		found, err := searchCase(ctx, cfg, c, p, tr.Mode)
+		rec.MaxRate = found
+		switch {
+		case ctx.Err() != nil:
+			rec.Interrupted = true
+			return rec
+		case err != nil:
+			rec.Error = err.Error()
+			return rec
+		case found[0].Rate == 0:
+			rec.Error = fmt.Sprintf("max-rate: no rate from %.3g req/s down to %.3g met %s (lowest failing %.3g req/s)", cfg.MaxRate.Search.Start, cfg.MaxRate.Search.Start/64, found[0].Objective, found[0].Above)
+			return rec
+		}
+		rate = found[0].Rate
+		rec.RateRequestedPerS = rate
+	}
 	if rate > 0 {
 		rec.Load = "open"
+		a, _ := load.ParseArrival(string(cfg.Arrival))
+		rec.Arrival = string(a)
+		if a == load.ArrivalPoisson {
+			rec.ArrivalSeed = cfg.ArrivalSeed
+		}
 	}
 	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
 	if connMode != load.ConnKeepAlive {
@@ -315,6 +342,8 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		Rate:        rate,
 		Timeout:     cfg.Timeout,
 		ConnMode:    connMode,
+		Arrival:     cfg.Arrival,
+		Seed:        cfg.ArrivalSeed,
 		OnWarmupEnd: func() {
 			var err error
 			if p.pid != 0 {
@@ -350,18 +379,25 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			return rec
 		}
 	}
-	req := buildRequest(cfg.Set, c, tr.Mode)
-	rec.RequestBytes = len(req.Raw)
-	if c.Workload.MeasureVerdict {
-		if err := probeVerdict(ctx, cfg, p.addr, &req, &rec); err != nil {
-			rec.Error = err.Error()
-			return rec
+	var res *load.Result
+	var err error
+	if c.Workload.IsMix() {
+		res, err = drive(ctx, cfg, opts, c, tr.Mode)
+	} else {
+		req := buildRequest(cfg.Set, c, tr.Mode)
+		rec.RequestBytes = len(req.Raw)
+		if c.Workload.MeasureVerdict {
+			if err := probeVerdict(ctx, cfg, p.addr, &req, &rec); err != nil {
+				rec.Error = err.Error()
+				return rec
+			}
 		}
+		res, err = load.Run(ctx, opts, req)
 	}
-	res, err := load.Run(ctx, opts, req)
 	stopAttacks(atk, &rec) // when the window did not end normally
 	if res != nil {
 		fillLoad(&rec, res)
+		fillClasses(&rec, res)
 	}
 	if rec0 != nil {
 		if perr := rec0.Stop(); perr != nil && sampleErr == nil {
@@ -503,6 +539,15 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 		recs = append(recs, rec)
 	}
 	return recs
+}
+
+// drive runs one window of case c: a plain workload's request, or a mix's
+// classes (the mix's order seeded by opts.Seed).
+func drive(ctx context.Context, cfg *Config, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
+	if c.Workload.IsMix() {
+		return load.RunMix(ctx, opts, cfg.Set.Classes(c.Workload, mode))
+	}
+	return load.Run(ctx, opts, buildRequest(cfg.Set, c, mode))
 }
 
 // buildRequest serializes a workload's request once.

@@ -87,9 +87,22 @@ func TestGoHTTPBinUpstream(t *testing.T) {
 		for _, n := range target.names {
 			w := set.Workloads[n]
 			t.Run(target.mode+"/"+n, func(t *testing.T) {
+				opts := load.Options{Target: target.addr, Conns: 1, Duration: time.Hour, MaxRequests: 3, Timeout: 10 * time.Second}
+				if w.IsMix() { // a mix or replay: each class checked against its own status
+					classes := set.Classes(w, target.mode)
+					opts.MaxRequests = int64(3 * len(classes))
+					res, err := load.RunMix(ctx, opts, classes)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Requests != opts.MaxRequests || len(res.Errors) != 0 {
+						t.Errorf("mix %s: %d valid of %d, statuses %v, errors %v", w.Name, res.Requests, opts.MaxRequests, res.Statuses, res.Errors)
+					}
+					return
+				}
 				req := set.Request(w)
 				req.ExpectStatus = w.Expected(target.mode)
-				res, err := load.Run(ctx, load.Options{Target: target.addr, Conns: 1, Duration: time.Hour, MaxRequests: 3, Timeout: 10 * time.Second}, req)
+				res, err := load.Run(ctx, opts, req)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,17 +7,17 @@ import (
 )
 
 func TestRewrite(t *testing.T) {
-	prefixes := [][2]string{{"/work/main", ""}, {"/tmp", TempMarker}, {"/root", HomeMarker}}
+	prefixes := [][2]string{{"/srv/checkout", ""}, {"/tmp", TempMarker}, {"/root", HomeMarker}}
 	for _, tc := range []struct{ name, in, want string }{
-		{"file in the checkout", `{"path":"/work/main/build/crs/main.conf"}`, `{"path":"build/crs/main.conf"}`},
-		{"the checkout itself", `{"dir":"/work/main"}`, `{"dir":"."}`},
-		{"inside a command", `go build -modfile=/work/main/go.mod -o /work/main/build/x.so`, `go build -modfile=go.mod -o build/x.so`},
-		{"a longer name is another directory", `"/work/mainline/x"`, `"/work/mainline/x"`},
-		{"not where a path starts", `"/srv/work/main/x"`, `"/srv/work/main/x"`},
+		{"file in the checkout", `{"path":"/srv/checkout/build/crs/main.conf"}`, `{"path":"build/crs/main.conf"}`},
+		{"the checkout itself", `{"dir":"/srv/checkout"}`, `{"dir":"."}`},
+		{"inside a command", `go build -modfile=/srv/checkout/go.mod -o /srv/checkout/build/x.so`, `go build -modfile=go.mod -o build/x.so`},
+		{"a longer name is another directory", `"/srv/checkoutline/x"`, `"/srv/checkoutline/x"`},
+		{"not where a path starts", `"/opt/srv/checkout/x"`, `"/opt/srv/checkout/x"`},
 		{"temporary directory", `"/tmp/wafbench-run-1/nginx.conf"`, `"$TMPDIR/wafbench-run-1/nginx.conf"`},
 		{"home directory", `GOMODCACHE=/root/go/pkg/mod`, `GOMODCACHE=$HOME/go/pkg/mod`},
 		{"system path untouched", `"/usr/sbin/nginx"`, `"/usr/sbin/nginx"`},
-		{"several", "/work/main/a /tmp/b\n/work/main", "a $TMPDIR/b\n."},
+		{"several", "/srv/checkout/a /tmp/b\n/srv/checkout", "a $TMPDIR/b\n."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(rewrite([]byte(tc.in), prefixes)); got != tc.want {

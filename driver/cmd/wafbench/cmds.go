@@ -155,6 +155,8 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	duration := fs.Duration("duration", 5*time.Second, "measured window")
 	warmup := fs.Duration("warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
 	rate := fs.Float64("rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	arrival := fs.String("arrival", "uniform", "open-loop arrival process (with --rate): uniform (a request every 1/rate) or poisson (exponential gaps of mean 1/rate)")
+	seed := fs.Int64("seed", 1, "seed of the --arrival poisson schedule (the same seed gives the same schedule)")
 	maxReq := fs.Int64("max-requests", 0, "cap on requests in the measured window; 0 = no cap")
 	method := fs.String("method", "GET", "request method")
 	body := fs.String("body", "", "request body (literal)")
@@ -163,6 +165,8 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	connMode := fs.String("conn-mode", "keepalive", "keepalive (persistent connections) or per-request (a new TCP connection per request; latency includes the connect)")
 	cpus := fs.String("cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	hgrmOut := fs.String("hgrm", "", "also write the latency distribution here as an HdrHistogram percentile file (.hgrm, values in ms); empty = none")
+	fortioOut := fs.String("fortio-json", "", "also write the result here as fortio-compatible JSON (latencies in seconds); empty = none")
 	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
 	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 endpoint with wafbench's load engine. Exit status 1 when the\ntarget refuses connections, 2 on bad flags.\n\nFlags:\n"); err != nil {
 		return err
@@ -196,7 +200,11 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return usagef("load: --conn-mode: %v", err)
 	}
-	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout, ConnMode: cm}
+	arr, err := load.ParseArrival(*arrival)
+	if err != nil {
+		return usagef("load: --arrival: %v", err)
+	}
+	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout, ConnMode: cm, Arrival: arr, Seed: *seed}
 	if err := opts.Validate(); err != nil {
 		return usagef("load: %v", err)
 	}
@@ -210,6 +218,9 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("load: %w", err)
 	}
 	out := res.Summarize(*target, *conns)
+	if err := writeLoadExports(res, *hgrmOut, *fortioOut, *target, *conns); err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		return enc.Encode(out)
@@ -217,7 +228,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "target     %s (%s loop, %d %s conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
 		out.Target, out.Load, out.Conns, cm, out.Requests, out.DurationS, out.ReqPerS, out.P50Us, out.P90Us, out.P99Us, out.P999Us, out.MaxUs, out.Errors, out.Statuses)
 	if *rate > 0 {
-		fmt.Fprintf(stdout, "rate       requested %.0f req/s, achieved %.0f req/s, %d sent late (>1 ms)\n", out.RateRequestedPerS, out.RateAchievedPerS, out.Late)
+		fmt.Fprintf(stdout, "rate       requested %.0f req/s (%s arrivals), achieved %.0f req/s, %d sent late (>1 ms)\n", out.RateRequestedPerS, out.Arrival, out.RateAchievedPerS, out.Late)
 		if out.BehindRate {
 			fmt.Fprintf(stdout, "           fell behind the requested rate: add --conns or lower --rate\n")
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/export"
 	"wafbench/driver/internal/flaglist"
 	"wafbench/driver/load"
 	"wafbench/driver/matrix"
@@ -69,6 +70,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pf.register(fs)
 	var upf upstreamFlag
 	upf.register(fs)
+	var mrf maxRateFlags
+	mrf.register(fs)
 	fs.StringVar(&shardArg, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&suiteName, "suite", "seed", "suite from the profiles (quick, seed, …)")
 	fs.StringVar(&modesArg, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity); when not given, the suite's own modes if it lists any (lab does)")
@@ -86,7 +89,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
 	connMode := fs.String("conn-mode", "", "keepalive (persistent connections) or per-request (a new TCP connection per request, as one curl per request; latency includes the connect); default: the suite's conn_mode, else keepalive; a workload's own conn_mode wins")
 	fs.StringVar(&order, "order", plan.Latin, "mode order across repeats: latin (rotate) or shuffle (seeded)")
-	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle (recorded in meta.json)")
+	fs.Int64Var(&seed, "seed", 1, "seed for --order shuffle and for the --arrival poisson schedule (recorded in meta.json and, for poisson, in every open-loop record)")
+	arrival := fs.String("arrival", "uniform", "open-loop arrival process (with --rate or a rate sweep): uniform (a request every 1/rate) or poisson (exponential gaps of mean 1/rate, seeded by --seed); recorded per record")
 	fs.StringVar(&scope, "trial-scope", plan.PerModeRepeat, "fresh Envoy per: mode-repeat (runs all workloads, as seed B) or workload")
 	fs.StringVar(&progress, "progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
 	fs.IntVar(&perfHz, "perf", 0, "record Envoy with 'perf record -e cpu-clock -g' at this many Hz over every measured window (perf/*.data, a flat .txt report and folded stacks per window; the report draws a flame graph per mode × workload with inferno); 0 = off")
@@ -150,6 +154,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if _, err := load.ParseConnMode(*connMode); err != nil {
 		return usagef("--conn-mode: %v", err)
+	}
+	arr, err := load.ParseArrival(*arrival)
+	if err != nil {
+		return usagef("--arrival: %v", err)
+	}
+	maxRate, err := mrf.resolve()
+	if err != nil {
+		return err
 	}
 	if *connMode == "" {
 		*connMode = suite.ConnMode
@@ -286,7 +298,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		TrialWarmup: trialW, Warmup: warmup, Duration: duration, MaxRequests: maxRequests, Rate: rate, Timeout: reqTimeout,
 		Envoy: st.spec, ClientCPUs: st.cpus.Client, UpstreamCPU: st.cpus.Upstream, Upstream: upKind,
 		Progress: prog, PerfFreqHz: perfHz, Modes: byName, Shard: shard.name(),
-		ConnMode: *connMode,
+		ConnMode: *connMode, Arrival: arr, ArrivalSeed: seed, MaxRate: maxRate,
 	}
 	cfg.Budget = newBudget(prec, popts, stderr)
 	if prog == nil {
@@ -304,6 +316,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		} else {
 			fmt.Fprintf(stderr, "wafbench: %s (%s)\n", summarizeMatrix(res), filepath.Join(dir, matrix.MarkdownFile))
 		}
+	}
+	if files, err := export.WriteRun(dir, recs); err != nil {
+		fmt.Fprintf(stderr, "wafbench: export: %v\n", err)
+	} else if len(files.HGRM) > 0 {
+		fmt.Fprintf(stderr, "wafbench: exported %d .hgrm and %d fortio JSON files (%s)\n", len(files.HGRM), len(files.Fortio), filepath.Join(dir, export.Dir))
 	}
 	report.Table(stdout, recs)
 	if err := attachProtection(dir, crsTestFrom); err != nil {

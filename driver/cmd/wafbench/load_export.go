@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"wafbench/driver/export"
+	"wafbench/driver/load"
+	"wafbench/internal/atomicfile"
+)
+
+// writeLoadExports writes load's --hgrm and --fortio-json files.
+func writeLoadExports(res *load.Result, hgrmPath, fortioPath, target string, conns int) error {
+	if hgrmPath != "" {
+		var buf bytes.Buffer
+		if err := export.WriteHGRM(&buf, res.Hist); err != nil {
+			return fmt.Errorf("load: --hgrm: %w", err)
+		}
+		if err := atomicfile.WriteFile(hgrmPath, buf.Bytes()); err != nil {
+			return fmt.Errorf("load: --hgrm: %w", err)
+		}
+	}
+	if fortioPath != "" {
+		st := map[string]int64{}
+		for k, v := range res.Statuses {
+			st[strconv.Itoa(k)] = v
+		}
+		f := export.FortioOf(res.Hist, "wafbench load", target, conns, res.RateRequested, res.Elapsed, st)
+		if len(res.Errors) > 0 {
+			f.Errors = res.Errors
+		}
+		b, err := json.MarshalIndent(f, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(fortioPath, append(b, '\n')); err != nil {
+			return fmt.Errorf("load: --fortio-json: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package load
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Arrival is the open-loop arrival process: when requests are due.
+type Arrival string
+
+// Arrival processes. Uniform sends at fixed intervals, start + i/Rate, dealt
+// round-robin to the connections. Poisson draws exponential gaps: each of
+// the Conns connections runs its own Poisson process at Rate/Conns, from its
+// own generator seeded with (Options.Seed, connection index), and the
+// superposition of independent Poisson processes is a Poisson process at
+// Rate. The schedule of a seed is the same on every run.
+const (
+	ArrivalUniform Arrival = "uniform"
+	ArrivalPoisson Arrival = "poisson"
+)
+
+// ParseArrival returns the arrival process s names: "uniform" (or "") or
+// "poisson".
+func ParseArrival(s string) (Arrival, error) {
+	switch a := Arrival(s); a {
+	case "", ArrivalUniform:
+		return ArrivalUniform, nil
+	case ArrivalPoisson:
+		return a, nil
+	}
+	return "", fmt.Errorf("want %s or %s, got %q", ArrivalUniform, ArrivalPoisson, s)
+}
+
+// schedule yields one connection's intended send offsets, in order.
+type schedule struct {
+	poisson bool
+	id      int64
+	conns   int64
+	every   float64 // ns between sends over all connections (1e9/Rate)
+	seq     int64   // uniform: this connection's next slot
+	at      float64 // poisson: offset of the last arrival, ns
+	rng     *rand.Rand
+}
+
+func newSchedule(a Arrival, seed int64, id, conns int, every float64) *schedule {
+	s := &schedule{poisson: a == ArrivalPoisson, id: int64(id), conns: int64(conns), every: every}
+	if s.poisson {
+		s.rng = rand.New(rand.NewPCG(uint64(seed), uint64(id)))
+	}
+	return s
+}
+
+// next returns the offset from the trial start at which the connection's
+// next request is due.
+func (s *schedule) next() time.Duration {
+	if s.poisson {
+		// Mean gap per connection: conns × every (rate Rate/Conns).
+		s.at += s.rng.ExpFloat64() * s.every * float64(s.conns)
+		return time.Duration(s.at)
+	}
+	// Slots are dealt round-robin: this connection owns slots id,
+	// id+Conns, id+2·Conns, … of the whole schedule.
+	d := time.Duration(float64(s.seq*s.conns+s.id) * s.every)
+	s.seq++
+	return d
+}
