@@ -78,7 +78,7 @@ func Protect(meta *result.Meta, found []Found) *result.Protection {
 				c := mr.Counts
 				mp.Source, mp.Passed, mp.Failed, mp.Overridden, mp.NotRun, mp.PassRate =
 					f.Dir, c.Passed, c.Failed, c.Overridden, c.NotRun, mr.PassRate()
-				if mr.Build != "" {
+				if mr.IsBuild() {
 					if def := f.Run.defaultOf(*mr); def != nil {
 						ds := f.Run.disagreeAmong([]ModeResult{*def, *mr})
 						mp.VsDefault = len(ds)

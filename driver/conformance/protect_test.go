@@ -38,7 +38,7 @@ func TestProtect(t *testing.T) {
 		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "aaa", Tests: []TestResult{pass("t1"), pass("t2")}},
 	}}}
 	newer := Found{Dir: "runs/2-crs-test", Run: &Run{Suite: "CRS", Tests: 2, Modes: []ModeResult{
-		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "bbb", Tests: []TestResult{pass("t1"), pass("t2")}},
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: "coraza", ModuleSHA256: "bbb", Tests: []TestResult{pass("t1"), pass("t2")}},
 		{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", ModuleSHA256: "ccc", Tests: []TestResult{pass("t1"), fail("t2")}},
 		{Mode: "ref-nginx-modsecurity", Engine: "modsecurity", Host: "nginx", EngineVersion: "3.0.9", Tests: []TestResult{pass("t1"), fail("t2")}},
 	}}}

@@ -144,8 +144,8 @@ func (r *Run) Disagreements() []Disagreement {
 func (r *Run) BuildDifferences() []Disagreement {
 	var out []Disagreement
 	for _, m := range r.Modes {
-		if !strings.Contains(m.Mode, "@") {
-			continue // a default build or a host of its own
+		if !m.IsBuild() {
+			continue
 		}
 		def := r.defaultOf(m)
 		if def == nil {
@@ -157,12 +157,14 @@ func (r *Run) BuildDifferences() []Disagreement {
 	return out
 }
 
+// IsBuild reports whether mr is a named build (coraza@re2), not an
+// engine's default build (whose Build field names the engine itself).
+func (mr *ModeResult) IsBuild() bool { return strings.Contains(mr.Mode, "@") }
+
 func (r *Run) defaultOf(m ModeResult) *ModeResult {
 	for i := range r.Modes {
 		o := &r.Modes[i]
-		// The default build's mode is the engine's name (its build is
-		// recorded under that name, or not at all).
-		if (o.Build == "" || o.Build == o.Engine) && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
+		if !o.IsBuild() && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
 			if strings.HasPrefix(m.Mode, o.Mode+"@") {
 				return o
 			}
