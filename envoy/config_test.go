@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -211,6 +212,31 @@ func TestAccessLogOption(t *testing.T) {
 	}
 }
 
+// TestRouteTimeoutOption: the upstream route carries RouteTimeout when it is
+// set and Envoy's default (no timeout field) when it is 0.
+func TestRouteTimeoutOption(t *testing.T) {
+	for _, d := range []time.Duration{0, 3 * time.Minute} {
+		c := testConfig(t, Coraza)
+		c.RouteTimeout = d
+		b, err := Bootstrap(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes := hcmOf(t, b).GetRouteConfig().GetVirtualHosts()[0].GetRoutes()
+		up := routes[len(routes)-1]
+		if up.GetName() != "upstream" {
+			t.Fatalf("last route %q, want upstream", up.GetName())
+		}
+		got := up.GetRoute().GetTimeout()
+		switch {
+		case d == 0 && got != nil:
+			t.Errorf("RouteTimeout 0: route timeout %v, want none (Envoy's default)", got.AsDuration())
+		case d > 0 && got.AsDuration() != d:
+			t.Errorf("RouteTimeout %v: route timeout %v", d, got.AsDuration())
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	rules, dir := fakeWAF(t)
 	tests := []struct {
@@ -229,6 +255,7 @@ func TestValidate(t *testing.T) {
 		{"no module dir", Config{Mode: Coraza, UpstreamAddr: "127.0.0.1:1", RulesFile: rules}, "module search path not set"},
 		{"missing module", Config{Mode: Coraza, UpstreamAddr: "127.0.0.1:1", RulesFile: rules, ModuleSearchPath: t.TempDir()}, "make modules"},
 		{"negative body", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", MaxBodyBytes: -1}, "max body bytes"},
+		{"negative route timeout", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", RouteTimeout: -time.Second}, "route timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ func TestEnvoyValidate(t *testing.T) {
 		}
 		t.Run(string(m), func(t *testing.T) {
 			dir := t.TempDir()
-			c := Config{Mode: m, UpstreamAddr: "127.0.0.1:18080"}
+			c := Config{Mode: m, UpstreamAddr: "127.0.0.1:18080", RouteTimeout: 3 * time.Minute}
 			if m.IsWAF() {
 				c.ModuleSearchPath = modulesDir(t)
 				mod := filepath.Join(c.ModuleSearchPath, m.ModuleFile())

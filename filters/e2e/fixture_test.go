@@ -153,6 +153,7 @@ func startEnvoyWorkers(mode envoy.Mode, workers int, name string) (*envoy.Proces
 		ModuleSearchPath: fx.modules,
 		RulesFile:        fx.rules,
 		MaxBodyBytes:     maxBody,
+		RouteTimeout:     ioTimeout(mode),
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%v; %s", err, setupHint)
@@ -254,17 +255,24 @@ func vmRSS(pid int) (int64, error) {
 // dial opens a client connection to mode's listener.
 func dial(t testing.TB, mode envoy.Mode) *Conn {
 	t.Helper()
-	timeout := 10 * time.Second
-	if mode == envoy.CorazaWasm {
-		// ~10x the native module's CPU per request: 16 connections of
-		// json_4k queue for tens of seconds on one busy worker.
-		timeout = wasmIOTimeout
-	}
-	c, err := Dial(proxy(t, mode).ListenerAddr, timeout)
+	c, err := Dial(proxy(t, mode).ListenerAddr, ioTimeout(mode))
 	if err != nil {
 		t.Fatalf("dial envoy %s: %v", mode, err)
 	}
 	return c
+}
+
+// ioTimeout bounds each read and write of a test client on mode's listener,
+// and the same bound is the route timeout of mode's Envoy, so a slow filter
+// fails a test by the client's deadline, not by Envoy's 15 s default 504.
+func ioTimeout(mode envoy.Mode) time.Duration {
+	if mode == envoy.CorazaWasm {
+		// ~10x the native module's CPU per request: 16 connections of
+		// json_4k queue for tens of seconds on one busy worker, and one
+		// json_64k took longer than 15 s in a CI run with both CPUs busy.
+		return wasmIOTimeout
+	}
+	return 10 * time.Second
 }
 
 // baseHeaders are the headers of a benign client that CRS does not score.
