@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,5 +247,68 @@ func TestKeepCRSTest(t *testing.T) {
 	}
 	if _, err := keep.Keep(run, keep.Options{Into: filepath.Join(tmp, "other")}); !errors.Is(err, keep.ErrInput) || !strings.Contains(err.Error(), "crs-test.md differs") {
 		t.Errorf("keeping a crs-test run whose crs-test.md was edited: got %v, want ErrInput naming crs-test.md", err)
+	}
+}
+
+// interval is a figure with its confidence interval as the READMEs write it:
+// "1.600 [1.448, 1.767]" (a "×" after the figure allowed).
+var interval = regexp.MustCompile(`(−?\d+\.\d+)×? \[(−?\d+\.\d+), (−?\d+\.\d+)\]`)
+
+// squash drops what the READMEs and reports spell differently around the
+// same figure: spaces, table bars, and the typographic minus.
+var squash = strings.NewReplacer(" ", "", "|", "", "−", "-")
+
+// TestCitedFiguresInReports keeps the READMEs' figures in step with the
+// runs they cite: every figure with an interval in a section (the text
+// between two headings) must appear, figure then interval, in the report of
+// a run that section cites (report.md, or crs-test.md of a CRS suite run).
+// A figure left behind when its run was re-rendered or replaced fails here.
+func TestCitedFiguresInReports(t *testing.T) {
+	root := repoRoot(t)
+	heading := regexp.MustCompile(`(?m)^#{1,4} `)
+	checked := 0
+	for _, doc := range []string{"README.md", filepath.Join("results", "README.md")} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		starts := append(heading.FindAllStringIndex(text, -1), []int{len(text), len(text)})
+		prev := 0
+		for _, s := range starts {
+			section := text[prev:s[0]]
+			prev = s[0]
+			figs := interval.FindAllStringSubmatchIndex(section, -1)
+			if len(figs) == 0 {
+				continue
+			}
+			var reports strings.Builder
+			runs := runName.FindAllString(section, -1)
+			slices.Sort(runs)
+			runs = slices.Compact(runs)
+			for _, name := range runs {
+				for _, f := range []string{"report.md", "crs-test.md"} {
+					if r, err := os.ReadFile(filepath.Join(root, "results", name, f)); err == nil {
+						reports.Write(r)
+					}
+				}
+			}
+			all := squash.Replace(reports.String())
+			for _, m := range figs {
+				line := 1 + strings.Count(text[:prev-len(section)+m[0]], "\n")
+				fig := section[m[2]:m[3]] + "[" + section[m[4]:m[5]] + "," + section[m[6]:m[7]] + "]"
+				checked++
+				switch {
+				case len(runs) == 0:
+					t.Errorf("%s:%d: %q: its section cites no run", doc, line, section[m[0]:m[1]])
+				case !strings.Contains(all, squash.Replace(fig)):
+					t.Errorf("%s:%d: %q is in no report of the runs its section cites (%s)", doc, line,
+						section[m[0]:m[1]], strings.Join(runs, ", "))
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("the READMEs state no figure with an interval; this test checks nothing")
 	}
 }
