@@ -142,6 +142,7 @@ func TestLoadOverrides(t *testing.T) {
 		{"bad cause", "overrides: [{name: a, tests: [920100-1], cause: luck, reason: r}]", "cause: want"},
 		{"unknown field", "overrides: [{name: a, tests: [920100-1], cause: engine, reason: r, ignore: true}]", "unknown field"},
 		{"unknown host", "overrides: [{name: a, tests: [920100-1], hosts: [apache], cause: host, reason: r}]", `unknown host "apache"`},
+		{"bad version", "overrides: [{name: a, tests: [920100-1], engine_versions: [latest], cause: engine, reason: r}]", `"latest" is not a version`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,6 +171,32 @@ func TestApplyOverrides(t *testing.T) {
 	ov.Apply(&nginx, modes.Mode{Name: modes.Name{Base: modes.RefNginxModSecurity, Engine: "modsecurity", Host: modes.Nginx}})
 	if nginx.Tests[0].Outcome != Failed {
 		t.Errorf("an envoy override applied to nginx: %+v", nginx.Tests[0])
+	}
+}
+
+// TestOverrideEngineVersions: an entry narrowed to a release applies to
+// that release only (a leading "v" ignored on either side), and a test it
+// names that passes in another release is not stale there.
+func TestOverrideEngineVersions(t *testing.T) {
+	ov := &Overrides{Entries: []Override{{Name: "fixed-later", Tests: []string{"a"}, Engines: []string{"modsecurity"},
+		EngineVersions: []string{"3.0.9"}, Cause: CauseEngine, Reason: "r"}}}
+	ms := modes.Mode{Name: modes.Name{Base: "modsecurity", Engine: "modsecurity", Host: modes.Envoy}}
+	old := ModeResult{EngineVersion: "v3.0.9", Tests: []TestResult{{ID: "a", Outcome: Failed}}}
+	ov.Apply(&old, ms)
+	if old.Tests[0].Outcome != Overridden {
+		t.Errorf("3.0.9: %+v, want overridden", old.Tests[0])
+	}
+	for _, v := range []string{"3.0.14", ""} {
+		mr := ModeResult{EngineVersion: v, Tests: []TestResult{{ID: "a", Outcome: Passed}}}
+		ov.Apply(&mr, ms)
+		if len(mr.Stale) != 0 {
+			t.Errorf("version %q: stale %v, want none (the entry is for 3.0.9)", v, mr.Stale)
+		}
+		failed := ModeResult{EngineVersion: v, Tests: []TestResult{{ID: "a", Outcome: Failed}}}
+		ov.Apply(&failed, ms)
+		if failed.Tests[0].Outcome != Failed {
+			t.Errorf("version %q: %+v, want the failure unexplained", v, failed.Tests[0])
+		}
 	}
 }
 

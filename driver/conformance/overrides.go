@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -32,7 +33,11 @@ type Override struct {
 	Modes   []string `json:"modes,omitempty"`
 	Hosts   []string `json:"hosts,omitempty"`
 	Engines []string `json:"engines,omitempty"`
-	Cause   string   `json:"cause"`
+	// EngineVersions, when set, narrows the entry to these engine
+	// versions (as meta.json records them, a leading "v" ignored): a bug
+	// fixed in a later release is expected only where it is still present.
+	EngineVersions []string `json:"engine_versions,omitempty"`
+	Cause          string   `json:"cause"`
 	// Status, when set, is the status the failing stage gets (a host
 	// answering 400 before the WAF); an observed status that differs leaves
 	// the test failed.
@@ -48,6 +53,9 @@ type Overrides struct {
 	// Path is where the entries were read.
 	Path string `json:"-"`
 }
+
+// engineVersion is how an override names an engine release.
+var engineVersion = regexp.MustCompile(`^v?\d+(\.\d+)*$`)
 
 var knownHosts = []string{string(modes.Envoy), string(modes.Nginx), string(modes.Caddy)}
 
@@ -94,6 +102,11 @@ func LoadOverrides(path string, s *Suite) (*Overrides, error) {
 				return nil, fmt.Errorf("%s: engines: unknown engine %q (want %s or %s)", where, en, modes.ModSecurity, modes.Coraza)
 			}
 		}
+		for _, v := range e.EngineVersions {
+			if !engineVersion.MatchString(v) {
+				return nil, fmt.Errorf("%s: engine_versions: %q is not a version (want e.g. 3.0.9)", where, v)
+			}
+		}
 		for _, m := range e.Modes {
 			if _, err := modes.Parse(m); err != nil {
 				return nil, fmt.Errorf("%s: modes: %v", where, err)
@@ -103,8 +116,14 @@ func LoadOverrides(path string, s *Suite) (*Overrides, error) {
 	return &ov, nil
 }
 
-// AppliesTo reports whether e selects mode m.
-func (e *Override) AppliesTo(m modes.Mode) bool {
+// AppliesTo reports whether e selects mode m running engine version
+// version ("" when unknown: a version-narrowed entry then does not apply).
+func (e *Override) AppliesTo(m modes.Mode, version string) bool {
+	if len(e.EngineVersions) > 0 && !slices.ContainsFunc(e.EngineVersions, func(v string) bool {
+		return strings.TrimPrefix(v, "v") == strings.TrimPrefix(version, "v")
+	}) {
+		return false
+	}
 	if len(e.Modes) > 0 {
 		name := m.String()
 		base := name
@@ -137,7 +156,7 @@ func (ov *Overrides) Apply(mr *ModeResult, m modes.Mode) {
 	}
 	for ei := range ov.Entries {
 		e := &ov.Entries[ei]
-		if !e.AppliesTo(m) {
+		if !e.AppliesTo(m, mr.EngineVersion) {
 			continue
 		}
 		for _, id := range e.Tests {
