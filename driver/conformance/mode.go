@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wafbench/driver/modes"
+	"wafbench/driver/procstat"
 	"wafbench/driver/runner"
 )
 
@@ -108,10 +109,10 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 			if h.Preflight != nil {
 				mr.ModuleSHA256, mr.EngineLib = h.Preflight.ModuleSHA256, h.Preflight.EngineLib
 			}
-			t := Target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited}
+			t := Target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID)}
 			o := o
 			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
-				o.Timeout = o.WasmTimeout
+				o.idle, o.Timeout = o.Timeout, o.WasmTimeout
 			}
 			if err = proveLogging(ctx, t, o); err != nil {
 				err = fmt.Errorf("%s: preflight: %v", name, err)
@@ -210,4 +211,22 @@ func summaryLine(mr *ModeResult) string {
 		s += " — " + mr.Error
 	}
 	return s
+}
+
+// processCPU reads pid's CPU time (every thread, exited ones included);
+// nil for no process (ref-direct).
+func processCPU(pid int) func() (time.Duration, error) {
+	if pid <= 0 {
+		return nil
+	}
+	return func() (time.Duration, error) {
+		s, err := procstat.Sample(pid)
+		if err != nil {
+			return 0, err
+		}
+		if s.ClockNs == 0 {
+			return 0, fmt.Errorf("process %d: CPU clock unreadable", pid)
+		}
+		return time.Duration(s.ClockNs), nil
+	}
 }

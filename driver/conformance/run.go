@@ -52,6 +52,9 @@ type Target struct {
 	LogPath string
 	// Exited reports whether the host's process has ended (nil: unknown).
 	Exited func() bool
+	// CPU reads the host process's CPU time so far (nil: unknown); it
+	// tells a host evaluating a slow request from one holding it (busyWait).
+	CPU func() (time.Duration, error)
 }
 
 // Options tunes a suite run.
@@ -65,7 +68,12 @@ type Options struct {
 	// WasmTimeout, when longer, replaces Timeout for coraza-wasm: Coraza
 	// compiled to WebAssembly under V8 takes seconds for a 64 KiB argument
 	// at paranoia level 4, where the native modules take milliseconds.
+	// The longer wait holds only while the host works: see busyWait.
 	WasmTimeout time.Duration
+	// idle, set with a raised Timeout, is the base timeout: an exchange
+	// still unanswered after it ends at once if the host spent the last
+	// interval idle (busyWait).
+	idle time.Duration
 	// Progress, when set, is called after each test.
 	Progress func(done, total int, r *TestResult)
 }
@@ -169,7 +177,9 @@ func runStage(ctx context.Context, tail *logTail, t Target, o Options, stageID s
 			return sr, err
 		}
 	}
-	status, full, xerr := Exchange(ctx, t.Addr, raw, method, o.Timeout)
+	status, full, xerr := busyWait(ctx, t, o, func(ctx context.Context) (int, []byte, error) {
+		return Exchange(ctx, t.Addr, raw, method, o.Timeout)
+	})
 	sr.Status = status
 	if xerr != nil {
 		sr.Error = xerr.Error()
@@ -273,6 +283,57 @@ func judge(out *schema.Output, status int, full []byte, xerr error, lines []stri
 	return true, ""
 }
 
+// idleShare is the share of an interval a host must spend on CPU to count
+// as working on the request it has not answered yet.
+const idleShare = 0.05
+
+// errHostIdle ends an exchange the host holds without working on it.
+var errHostIdle = errors.New("host idle")
+
+// busyWait runs exchange, and when o.idle is set (a raised timeout) checks
+// the host's CPU time every o.idle: an exchange still unanswered after an
+// interval in which the host spent less than idleShare of it on CPU ends
+// then. A slow engine evaluating a request keeps a core busy and gets the
+// whole raised timeout; a request the host holds without evaluating it (a
+// CONNECT Envoy's codec neither forwards nor answers) costs o.idle, not
+// the raised timeout. Without o.idle or t.CPU it is exchange itself.
+func busyWait(ctx context.Context, t Target, o Options, exchange func(context.Context) (int, []byte, error)) (int, []byte, error) {
+	if o.idle <= 0 || o.idle >= o.Timeout || t.CPU == nil {
+		return exchange(ctx)
+	}
+	begin := time.Now()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(o.idle)
+		defer tick.Stop()
+		last, err := t.CPU()
+		for err == nil {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			var now time.Duration
+			if now, err = t.CPU(); err == nil {
+				if busy := now - last; busy < time.Duration(idleShare*float64(o.idle)) {
+					cancel(fmt.Errorf("%w: no answer within %v, and the host spent %v of the last %v on CPU (it holds the request, it is not evaluating it)",
+						errHostIdle, time.Since(begin).Round(time.Second), busy.Round(time.Millisecond), o.idle))
+					return
+				}
+				last = now
+			}
+		}
+	}()
+	status, full, err := exchange(ctx)
+	close(done)
+	if cause := context.Cause(ctx); errors.Is(cause, errHostIdle) {
+		err = cause
+	}
+	return status, full, err
+}
+
 // Exchange writes raw on a fresh connection to addr while reading the
 // response (a host may answer before it has read the body), and returns the
 // status and the whole response as received. A host that closes the
@@ -290,7 +351,8 @@ func Exchange(ctx context.Context, addr string, raw []byte, method string, timeo
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
-	go func() { conn.Write(raw) }() // a write the host stops reading ends with conn.Close
+	defer context.AfterFunc(ctx, func() { conn.Close() })() // a cancelled exchange ends at once
+	go func() { conn.Write(raw) }()                         // a write the host stops reading ends with conn.Close
 	var full bytes.Buffer
 	br := bufio.NewReader(io.TeeReader(conn, &full))
 	if strings.EqualFold(method, "HEAD") {
