@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +23,9 @@ type Recording struct {
 	proc   *child.Process
 	out    string
 	stderr bytes.Buffer
+	// ctl and ack are perf's control pipe ends, open while perf runs: a
+	// closed control pipe makes perf's poll loop wake at once, forever.
+	ctl, ack *os.File
 }
 
 // Available reports whether perf can be run and its profiles drawn as
@@ -36,55 +38,86 @@ func Available() error {
 }
 
 // Start attaches `perf record -e cpu-clock -g` at freqHz to pid, writing to
-// out. perf itself runs on cpus so it does not steal the profiled CPU.
+// out, and returns once perf samples: perf starts with its events disabled
+// (-D -1) and Start enables them over perf's control pipe (--control) and
+// waits for perf's acknowledgement, so the profile covers the window from
+// its first request even on a busy machine, where perf takes most of a
+// second to start (a window shorter than that used to have no samples at
+// all). perf itself runs on cpus so it does not steal the profiled CPU.
 func Start(pid int, out string, freqHz int, cpus []int) (*Recording, error) {
 	r := &Recording{out: out}
-	cmd := exec.Command("perf", "record", "-e", "cpu-clock", "-F", fmt.Sprint(freqHz), "-g",
-		"-p", fmt.Sprint(pid), "-o", out, "--quiet")
-	cmd.Stderr = &r.stderr
-	proc, err := child.Start(cmd, cpus)
+	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("perf record: %w", err)
 	}
+	ackR, ackW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return nil, fmt.Errorf("perf record: %w", err)
+	}
+	r.ctl, r.ack = ctlW, ackR
+	// The child's fds 3 and 4 are ExtraFiles[0] and [1].
+	cmd := exec.Command("perf", "record", "-e", "cpu-clock", "-F", fmt.Sprint(freqHz), "-g",
+		"-p", fmt.Sprint(pid), "-o", out, "--quiet", "-D", "-1", "--control", "fd:3,4")
+	cmd.ExtraFiles = []*os.File{ctlR, ackW}
+	cmd.Stderr = &r.stderr
+	proc, err := child.Start(cmd, cpus)
+	ctlR.Close()
+	ackW.Close()
+	if err != nil {
+		r.closePipes()
+		return nil, fmt.Errorf("perf record: %w", err)
+	}
 	r.proc = proc
-	// Wait until perf has opened its events on the target, so that the
-	// profile covers the window from its start (perf takes a while to
-	// start on a busy machine). A perf that exits instead is reported by
-	// Stop.
-	deadline := time.Now().Add(attachTimeout)
-	for !attached(proc.PID()) && time.Now().Before(deadline) {
+	if err := enable(ctlW, ackR); err != nil {
 		select {
-		case <-proc.Done():
+		case <-proc.Done(): // perf exited (no such process…): Stop reports it with perf's message
 			return r, nil
-		case <-time.After(time.Millisecond):
+		case <-time.After(time.Second):
 		}
+		r.proc.Stop(syscall.SIGKILL, time.Second)
+		r.closePipes()
+		return nil, fmt.Errorf("perf record: %v: %s", err, bytes.TrimSpace(r.stderr.Bytes()))
 	}
 	return r, nil
 }
 
-// attachTimeout bounds Start's wait for perf to attach.
-const attachTimeout = 10 * time.Second
-
-// attached reports whether process pid holds perf event descriptors: perf
-// record has opened its events on the target.
-func attached(pid int) bool {
-	fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
-		if err == nil && l == "anon_inode:[perf_event]" {
-			return true
+func (r *Recording) closePipes() {
+	for _, f := range []*os.File{r.ctl, r.ack} {
+		if f != nil {
+			f.Close()
 		}
 	}
-	return false
+}
+
+// attachTimeout bounds Start's wait for perf's acknowledgement.
+const attachTimeout = 30 * time.Second
+
+// enable sends perf's "enable" command on ctl and waits up to attachTimeout
+// for its "ack" on ack. A perf that exits first closes ack: an error.
+func enable(ctl, ack *os.File) error {
+	if _, err := ctl.WriteString("enable\n"); err != nil {
+		return fmt.Errorf("control pipe: %w", err)
+	}
+	ack.SetReadDeadline(time.Now().Add(attachTimeout)) // pipes support deadlines (os.Pipe is non-blocking)
+	buf := make([]byte, 16)
+	n, err := ack.Read(buf)
+	if err != nil {
+		return fmt.Errorf("no acknowledgement of enable within %v: %w", attachTimeout, err)
+	}
+	if !bytes.HasPrefix(buf[:n], []byte("ack")) {
+		return fmt.Errorf("control pipe: %q, want ack", buf[:n])
+	}
+	return nil
 }
 
 // Stop ends the recording (SIGINT, as perf expects) and waits for the data
 // file to be complete.
 func (r *Recording) Stop() error {
-	if killed := r.proc.Stop(syscall.SIGINT, 30*time.Second); killed {
+	killed := r.proc.Stop(syscall.SIGINT, 30*time.Second)
+	r.closePipes()
+	if killed {
 		return fmt.Errorf("perf record did not stop within 30s: %s", r.stderr.String())
 	}
 	if st, err := os.Stat(r.out); err != nil || st.Size() == 0 {
