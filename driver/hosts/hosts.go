@@ -27,6 +27,9 @@ type Host interface {
 	// ProcessName names the host's process in messages and affinity
 	// records ("envoy", "nginx", "caddy", "no proxy").
 	ProcessName() string
+	// Title is how a sentence names the process ("Envoy"; the others as
+	// ProcessName).
+	Title() string
 	// Proxy reports whether the host runs a process between the client and
 	// the upstream (false only when the client talks to the upstream).
 	Proxy() bool

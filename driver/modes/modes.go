@@ -57,6 +57,10 @@ const (
 	Caddy  Host = "caddy"  // Caddy with our Coraza handler
 )
 
+// EngineHosts lists the hosts a WAF engine runs in (every host but Direct),
+// in report order.
+var EngineHosts = []Host{Envoy, Nginx, Caddy}
+
 // Name is a parsed mode name.
 type Name struct {
 	Base   string // passthrough, modsecurity, coraza, ref-direct, ref-nginx-modsecurity

@@ -132,14 +132,6 @@ type writeError struct{ err error }
 func (e *writeError) Error() string { return "run directory: " + e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
 
-// displayName is how a message names the proxy process called n.
-func displayName(n string) string {
-	if n != "envoy" {
-		return n
-	}
-	return "Envoy"
-}
-
 // removeIfEmpty removes the file at path if it exists and is empty ("" is
 // ignored): a run directory keeps no empty files.
 func removeIfEmpty(path string) {

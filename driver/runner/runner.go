@@ -367,7 +367,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	check("end")
 	death := ""
 	if ctx.Err() == nil {
-		death = deathDuring(p, up, displayName(cfg.processName(tr.Mode)), c.Key(), err != nil || sampleErr != nil || len(rec.Errors) > 0)
+		death = deathDuring(p, up, cfg.hostOf(tr.Mode).Title(), c.Key(), err != nil || sampleErr != nil || len(rec.Errors) > 0)
 	}
 	switch {
 	case ctx.Err() != nil:

@@ -37,6 +37,7 @@ type unknown struct{}
 func (unknown) Kind() modes.Host    { return "" }
 func (unknown) ProcessName() string { return "proxy" }
 func (unknown) Proxy() bool         { return true }
+func (unknown) Title() string       { return "proxy" }
 func (unknown) err(m modes.Mode) error {
 	return fmt.Errorf("mode %q: no host serves it (not a mode modes.Registry resolved)", m.String())
 }

@@ -44,6 +44,9 @@ func (Host) Kind() modes.Host { return modes.Caddy }
 // Proxy is true.
 func (Host) Proxy() bool { return true }
 
+// Title is "caddy".
+func (Host) Title() string { return "caddy" }
+
 // ProcessName is "caddy".
 func (Host) ProcessName() string { return "caddy" }
 

@@ -21,6 +21,9 @@ func (Host) Kind() modes.Host { return modes.Direct }
 // Proxy is false: there is no process.
 func (Host) Proxy() bool { return false }
 
+// Title is "no proxy".
+func (Host) Title() string { return "no proxy" }
+
 // ProcessName is "no proxy".
 func (Host) ProcessName() string { return "no proxy" }
 

@@ -32,6 +32,9 @@ func (Host) Kind() modes.Host { return modes.Envoy }
 // Proxy is true.
 func (Host) Proxy() bool { return true }
 
+// Title is "Envoy".
+func (Host) Title() string { return "Envoy" }
+
 // ProcessName is "envoy".
 func (Host) ProcessName() string { return "envoy" }
 

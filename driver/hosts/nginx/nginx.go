@@ -39,6 +39,9 @@ func (Host) Kind() modes.Host { return modes.Nginx }
 // Proxy is true.
 func (Host) Proxy() bool { return true }
 
+// Title is "nginx".
+func (Host) Title() string { return "nginx" }
+
 // ProcessName is "nginx".
 func (Host) ProcessName() string { return "nginx" }
 
