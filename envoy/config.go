@@ -70,18 +70,6 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza, coraza-wasm)", s)
 }
 
-// ModeOf is the filter chain of a driver mode name (any build of an engine
-// runs its engine's module): Passthrough for a mode without an engine.
-func ModeOf(mode string) Mode {
-	if _, err := modes.Parse(mode); err == nil && modes.IsWasm(mode) {
-		return CorazaWasm
-	}
-	if e := modes.Engine(mode); e != "" {
-		return Mode(e)
-	}
-	return Passthrough
-}
-
 // IsWAF reports whether m loads a WAF dynamic module.
 func (m Mode) IsWAF() bool { return m == ModSecurity || m == Coraza || m == CorazaWasm }
 

@@ -83,9 +83,6 @@ func TestWasmFilterConfig(t *testing.T) {
 	if got := Env(c); got != nil {
 		t.Errorf("Env: got %q, want none (no dynamic module)", got)
 	}
-	if got := ModeOf(modes.CorazaWasm); got != CorazaWasm {
-		t.Errorf("ModeOf(%s): got %s", modes.CorazaWasm, got)
-	}
 	// The plugin configuration, as the module decodes it.
 	var pc WasmPluginConfig
 	js := pluginConfigJSON(t, string(y))

@@ -16,10 +16,9 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
-)
 
-// Engines are the engine names a build may declare.
-var Engines = []string{"modsecurity", "coraza"}
+	"wafbench/driver/engine"
+)
 
 // Source kinds.
 const (
@@ -219,7 +218,7 @@ func (s *Set) Validate() error {
 			defaults[b.Engine]++
 		}
 	}
-	for _, e := range Engines {
+	for _, e := range engine.All {
 		hasAny := false
 		for i := range s.Builds {
 			hasAny = hasAny || s.Builds[i].Engine == e
@@ -249,11 +248,11 @@ func (s *Set) Validate() error {
 
 func (b *Build) validate() error {
 	known := false
-	for _, e := range Engines {
+	for _, e := range engine.All {
 		known = known || b.Engine == e
 	}
 	if !known {
-		return fmt.Errorf("engine: unknown engine %q (want %s)", b.Engine, strings.Join(Engines, " or "))
+		return fmt.Errorf("engine: unknown engine %q (want %s)", b.Engine, strings.Join(engine.All, " or "))
 	}
 	switch {
 	case b.Default && b.Name != "":
@@ -280,7 +279,7 @@ func (b *Build) validate() error {
 	if err := b.validateSource(); err != nil {
 		return err
 	}
-	if b.Engine == "coraza" {
+	if b.Engine == engine.Coraza {
 		if b.Compiler != "go" {
 			return fmt.Errorf("compiler: coraza builds with go, got %q", b.Compiler)
 		}
@@ -311,10 +310,10 @@ func (b *Build) validate() error {
 		if b.PGO.Training == "" {
 			return fmt.Errorf("pgo.training: required (the suite that trains the profile)")
 		}
-		if b.Engine == "modsecurity" && b.PGO.From == "" {
+		if b.Engine == engine.ModSecurity && b.PGO.From == "" {
 			return fmt.Errorf("pgo.from: required for modsecurity (the instrumented build to train)")
 		}
-		if b.Engine == "coraza" && b.PGO.From != "" {
+		if b.Engine == engine.Coraza && b.PGO.From != "" {
 			return fmt.Errorf("pgo.from: coraza profiles are CPU profiles of the build itself; leave from empty")
 		}
 	}
@@ -325,11 +324,11 @@ func (b *Build) validateSource() error {
 	src := b.Source
 	switch src.Kind {
 	case SourceDebianPackage:
-		if b.Engine != "modsecurity" || src.Package == "" {
+		if b.Engine != engine.ModSecurity || src.Package == "" {
 			return fmt.Errorf("source.package: a debian-package source needs package (modsecurity only)")
 		}
 	case SourceDebianSource:
-		if b.Engine != "modsecurity" {
+		if b.Engine != engine.ModSecurity {
 			return fmt.Errorf("source.kind: debian-source is for modsecurity")
 		}
 		for _, f := range []struct{ name, v string }{{"suite", src.Suite}, {"package", src.Package}, {"archive", src.Archive}} {
@@ -341,7 +340,7 @@ func (b *Build) validateSource() error {
 			return fmt.Errorf("source.sha256: want 64 lowercase hex digits, got %q", src.SHA256)
 		}
 	case SourceGoModule:
-		if b.Engine != "coraza" {
+		if b.Engine != engine.Coraza {
 			return fmt.Errorf("source.kind: go-module is for coraza")
 		}
 	default:

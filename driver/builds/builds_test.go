@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"wafbench/driver/engine"
 )
 
 func repoRoot(t *testing.T) string {
@@ -18,7 +20,7 @@ func TestLoadRepoBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range Engines {
+	for _, e := range engine.All {
 		if _, ok := s.Default(e); !ok {
 			t.Errorf("no default build for %s", e)
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"wafbench/driver/engine"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/result"
 )
@@ -40,7 +41,7 @@ func (t *Trainer) Train(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	if b.PGO == nil {
 		return nil, fmt.Errorf("build %s has no pgo field: nothing to train", b.Mode())
 	}
-	if b.Engine == "coraza" {
+	if b.Engine == engine.Coraza {
 		return t.trainGo(ctx, b)
 	}
 	return t.trainInstrumented(ctx, b)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"wafbench/driver/engine"
 	"wafbench/driver/internal/host"
 	"wafbench/internal/atomicfile"
 )
@@ -50,7 +51,7 @@ func (b *Build) ProfilePath() (profile, info string) {
 	switch {
 	case b.PGO == nil:
 		return "", ""
-	case b.Engine == "coraza":
+	case b.Engine == engine.Coraza:
 		base, profile = "build/pgo/coraza-"+b.Name, "build/pgo/coraza-"+b.Name+".pgo"
 	default:
 		base = "build/pgo/" + b.Engine + "-" + b.Version

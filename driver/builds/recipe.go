@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"wafbench/driver/engine"
 	"wafbench/driver/internal/host"
 )
 
@@ -19,11 +20,11 @@ import (
 // the ABI header, the Makefile and the engine's build script. Patterns ending
 // in "/..." match every file below the directory.
 var moduleSources = map[string][]string{
-	"modsecurity": {
+	engine.ModSecurity: {
 		"filters/modsecurity/*.cc", "filters/modsecurity/*.h", "filters/modsecurity/exports.map",
 		"filters/modsecurity/Makefile", "filters/abi/*.h", "scripts/engines/modsecurity.sh",
 	},
-	"coraza": {
+	engine.Coraza: {
 		"filters/coraza/...", "filters/crs/...", "filters/rulefiles/...", "filters/abi/*.h", "scripts/engines/coraza.sh",
 	},
 }

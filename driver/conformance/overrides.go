@@ -57,7 +57,14 @@ type Overrides struct {
 // engineVersion is how an override names an engine release.
 var engineVersion = regexp.MustCompile(`^v?\d+(\.\d+)*$`)
 
-var knownHosts = []string{string(modes.Envoy), string(modes.Nginx), string(modes.Caddy)}
+// knownHosts are the hosts an override may name: those an engine runs in.
+var knownHosts = func() []string {
+	var out []string
+	for _, h := range modes.EngineHosts {
+		out = append(out, string(h))
+	}
+	return out
+}()
 
 // LoadOverrides reads and checks an override file against suite s: every
 // entry needs a name, tests the suite holds, a cause and a reason.

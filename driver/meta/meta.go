@@ -5,27 +5,21 @@
 package meta
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"debug/buildinfo"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"wafbench/driver/builds"
+	"wafbench/driver/hosts/all"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
 	"wafbench/driver/procstat"
-	"wafbench/driver/refhost"
 	"wafbench/driver/result"
-	"wafbench/envoy"
 	"wafbench/filters/crs"
 )
 
@@ -219,13 +213,13 @@ func hashRules(dir string) (map[string]string, string, error) {
 }
 
 // describeModule records what a WAF mode runs: for a build, its manifest
-// (compiler, flags, source and profile hashes); for nginx, the connector.
-// The path and hash are of the file the mode really loads: the build's
+// (compiler, flags, source and profile hashes); then what the mode's host
+// says of the file it really loads (hosts.Host.Describe: the build's
 // module, coraza-wasm's .wasm, the nginx connector module, the Caddy
-// executable. moduleDir (--module-dir), when set, replaces the directory
-// of an Envoy mode's module. An unreadable module file of an Envoy mode
-// is a *ModuleError; what else cannot be read (an engine version, the
-// nginx module's hash) is appended to unmeasured, one line each.
+// executable). moduleDir (--module-dir), when set, replaces the directory
+// of an Envoy mode's module. A module file the host cannot read is a
+// *ModuleError; what else cannot be read (an engine version, the nginx
+// module's hash) is appended to unmeasured, one line each.
 func describeModule(moduleDir string, m modes.Mode, unmeasured *[]string) (result.Module, error) {
 	var mod result.Module
 	if m.Build != nil {
@@ -236,47 +230,8 @@ func describeModule(moduleDir string, m modes.Mode, unmeasured *[]string) (resul
 			mod.Manifest = b
 		}
 	}
-	if m.Host == modes.Nginx {
-		mod.Path = refhost.NginxModule
-		mod.Engine = "libmodsecurity (nginx connector " + refhost.Version(m.String()) + ")"
-		sum, err := host.FileSHA256(refhost.NginxModule)
-		if err != nil {
-			*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: module SHA-256: %v", m, err))
-		}
-		mod.SHA256 = sum
-		if m.Build == nil {
-			mod.Build = "Debian packages"
-			out, err := exec.Command("pkg-config", "--modversion", "modsecurity").Output()
-			if err != nil {
-				*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: engine version: pkg-config --modversion modsecurity: %v", m, err))
-			}
-			mod.EngineVersion = strings.TrimSpace(string(out))
-		}
-		return mod, nil
-	}
-	if m.Host == modes.Caddy {
-		return describeCaddy(m)
-	}
-	mod.Path = m.ModuleFile()
-	if moduleDir != "" {
-		mod.Path = filepath.Join(moduleDir, envoy.ModeOf(m.String()).ModuleFile())
-		mod.Build += " (module from --module-dir " + moduleDir + ")"
-	}
-	if m.Base == modes.CorazaWasm {
-		mod.Engine = m.Engine
-		mod.Build = strings.TrimPrefix(mod.Build+"; proxy-wasm filter (GOOS=wasip1), V8", "; ")
-	}
-	sum, err := host.FileSHA256(mod.Path)
-	if err != nil {
+	if err := all.Of(m).Describe(m, moduleDir, &mod, unmeasured); err != nil {
 		return result.Module{}, &ModuleError{Mode: m.String(), Err: err}
-	}
-	mod.SHA256 = sum
-	if m.Engine == modes.Coraza {
-		v, err := corazaVersion(mod.Path)
-		if err != nil {
-			*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: engine version: %v", m, err))
-		}
-		mod.EngineVersion = v
 	}
 	return mod, nil
 }
@@ -302,53 +257,3 @@ func buildSummary(m modes.Mode) string {
 	}
 	return strings.Join(append(parts, b.Link), " ")
 }
-
-// corazaVersion reads the version of github.com/corazawaf/coraza/v3 from
-// the Go build information embedded in a module (the c-shared library or
-// the .wasm); an error when the file has none or does not link coraza.
-func corazaVersion(path string) (string, error) {
-	bi, err := buildinfo.ReadFile(path)
-	if err != nil && strings.HasSuffix(path, ".wasm") {
-		bi, err = wasmBuildInfo(path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("Go build information of %s: %w", path, err)
-	}
-	for _, d := range bi.Deps {
-		if d.Path == corazaModule {
-			return d.Version, nil
-		}
-	}
-	return "", fmt.Errorf("%s does not link %s", path, corazaModule)
-}
-
-// The sentinels the Go linker puts around a binary's module information
-// (cmd/go/internal/modload's infoStart and infoEnd).
-var (
-	modInfoStart = []byte("0w\xaf\x0c\x92t\x08\x02A\xe1\xc1\x07\xe6\xd6\x18\xe6")
-	modInfoEnd   = []byte("\xf92C1\x86\x18 r\x00\x82B\x10A\x16\xd8\xf2")
-)
-
-// wasmBuildInfo reads the module information of a Go wasm binary.
-// debug/buildinfo knows ELF, PE, Mach-O, XCOFF and Plan 9 files but not
-// WebAssembly, where the linker stores the same text between the same
-// sentinels in a data segment; that text is what debug.ParseBuildInfo
-// parses.
-func wasmBuildInfo(path string) (*debug.BuildInfo, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	i := bytes.Index(b, modInfoStart)
-	if i < 0 {
-		return nil, errors.New("no Go module information in the .wasm")
-	}
-	b = b[i+len(modInfoStart):]
-	j := bytes.Index(b, modInfoEnd)
-	if j < 0 {
-		return nil, errors.New("unterminated Go module information in the .wasm")
-	}
-	return debug.ParseBuildInfo(string(b[:j]))
-}
-
-const corazaModule = "github.com/corazawaf/coraza/v3"

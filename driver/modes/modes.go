@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"wafbench/driver/engine"
 )
 
 // Mode names that are not engine builds, and the engines.
@@ -34,15 +36,15 @@ const (
 	RefCaddyCoraza      = "ref-caddy-coraza"
 	CorazaWasm          = "coraza-wasm" // Coraza as a proxy-wasm filter in Envoy's V8
 
-	ModSecurity = "modsecurity" // engine: libmodsecurity (C++ module)
-	Coraza      = "coraza"      // engine: coraza/v3 (Go module)
+	ModSecurity = engine.ModSecurity // engine: libmodsecurity (C++ module)
+	Coraza      = engine.Coraza      // engine: coraza/v3 (Go module)
 
 	// Baseline is the mode WAF modes are compared against.
 	Baseline = Passthrough
 )
 
 // Engines lists the WAF engines in report order.
-var Engines = []string{ModSecurity, Coraza}
+var Engines = engine.All
 
 // Host is what serves the requests of a mode.
 type Host string
@@ -54,6 +56,10 @@ const (
 	Direct Host = "direct" // no proxy: the client talks to the upstream
 	Caddy  Host = "caddy"  // Caddy with our Coraza handler
 )
+
+// EngineHosts lists the hosts a WAF engine runs in (every host but Direct),
+// in report order.
+var EngineHosts = []Host{Envoy, Nginx, Caddy}
 
 // Name is a parsed mode name.
 type Name struct {
@@ -113,7 +119,9 @@ func hasBuilds(base string) bool {
 }
 
 // must parses a name that is known to be well formed, or returns a Name with
-// only Base set (an unknown mode read from an old or foreign record).
+// only Base set (an unknown mode read from an old or foreign record). It is
+// the edge of the name-only functions below, which take a mode name as a
+// record spells it; code holding a parsed Name or a Mode asks its methods.
 func must(s string) Name {
 	n, err := Parse(s)
 	if err != nil {
@@ -122,11 +130,58 @@ func must(s string) Name {
 	return n
 }
 
+// IsWAF reports whether n runs a WAF engine.
+func (n Name) IsWAF() bool { return n.Engine != "" }
+
+// IsWasm reports whether n runs its engine as a proxy-wasm filter in
+// Envoy's V8 runtime (coraza-wasm) rather than as a dynamic module.
+func (n Name) IsWasm() bool { return n.Base == CorazaWasm }
+
+// ExpectKeys are the keys of a workload's `expect` map that apply to n,
+// most specific first: the mode's own name, its base name for a build (for
+// coraza-wasm: coraza, the engine it runs in another host), then "waf" for
+// any mode that runs an engine, then "default".
+func (n Name) ExpectKeys() []string {
+	keys := []string{n.String()}
+	if n.Build != "" {
+		keys = append(keys, n.Base)
+	}
+	if n.IsWasm() {
+		keys = append(keys, Coraza)
+	}
+	if n.Engine != "" {
+		keys = append(keys, "waf")
+	}
+	return append(keys, "default")
+}
+
+// Rank orders modes for tables and charts: passthrough, then each engine's
+// builds (default build first), coraza-wasm, then reference hosts.
+func (n Name) Rank() int {
+	switch {
+	case n.Base == Passthrough:
+		return 0
+	case n.Base == ModSecurity:
+		return 1
+	case n.Base == Coraza:
+		return 2
+	case n.Base == CorazaWasm:
+		return 3
+	case n.Base == RefDirect:
+		return 4
+	case n.Host == Nginx:
+		return 5
+	case n.Host == Caddy:
+		return 6
+	}
+	return 7
+}
+
 // Engine is the WAF engine mode runs ("" for none).
 func Engine(mode string) string { return must(mode).Engine }
 
 // IsWAF reports whether mode runs a WAF engine.
-func IsWAF(mode string) bool { return Engine(mode) != "" }
+func IsWAF(mode string) bool { return must(mode).IsWAF() }
 
 // HostOf is the host that serves mode's requests ("" if mode is unknown).
 func HostOf(mode string) Host { return must(mode).Host }
@@ -146,55 +201,20 @@ func IsReference(mode string) bool {
 	return h == Nginx || h == Direct || h == Caddy
 }
 
-// IsWasm reports whether mode runs its engine as a proxy-wasm filter in
-// Envoy's V8 runtime (coraza-wasm) rather than as a dynamic module.
-func IsWasm(mode string) bool { return must(mode).Base == CorazaWasm }
+// IsWasm reports whether mode runs its engine as a proxy-wasm filter
+// (Name.IsWasm).
+func IsWasm(mode string) bool { return must(mode).IsWasm() }
 
 // WasmFile is where `make modules` writes the coraza-wasm filter, under the
 // repository root.
 func WasmFile(root string) string { return filepath.Join(root, "build", "filters", "coraza.wasm") }
 
-// ExpectKeys are the keys of a workload's `expect` map that apply to mode,
-// most specific first: the mode's own name, its base name for a build (for
-// coraza-wasm: coraza, the engine it runs in another host), then "waf" for
-// any mode that runs an engine, then "default".
-func ExpectKeys(mode string) []string {
-	n := must(mode)
-	keys := []string{mode}
-	if n.Build != "" {
-		keys = append(keys, n.Base)
-	}
-	if n.Base == CorazaWasm {
-		keys = append(keys, Coraza)
-	}
-	if n.Engine != "" {
-		keys = append(keys, "waf")
-	}
-	return append(keys, "default")
-}
+// ExpectKeys are the keys of a workload's `expect` map that apply to mode
+// (Name.ExpectKeys); an unknown mode has its own name and "default".
+func ExpectKeys(mode string) []string { return must(mode).ExpectKeys() }
 
-// Rank orders modes for tables and charts: passthrough, then each engine's
-// builds (default build first), coraza-wasm, then reference hosts.
-func Rank(mode string) int {
-	n := must(mode)
-	switch {
-	case n.Base == Passthrough:
-		return 0
-	case n.Base == ModSecurity:
-		return 1
-	case n.Base == Coraza:
-		return 2
-	case n.Base == CorazaWasm:
-		return 3
-	case n.Base == RefDirect:
-		return 4
-	case n.Host == Nginx:
-		return 5
-	case n.Host == Caddy:
-		return 6
-	}
-	return 7
-}
+// Rank orders modes for tables and charts (Name.Rank).
+func Rank(mode string) int { return must(mode).Rank() }
 
 // Sort orders modes by Rank, the default build before other builds, then by name.
 func Sort(ms []string) {

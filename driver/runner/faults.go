@@ -68,8 +68,8 @@ func deathDuring(p *proxy, up *Upstream, name, workload string, hadErrors bool) 
 	if up != nil && exited(up.proc.Done(), grace) {
 		return fmt.Sprintf("upstream (pid %d) exited (%s) during %s", up.PID(), exitStatus(up.proc.ExitErr()), workload)
 	}
-	if p.done != nil && exited(p.done, grace) {
-		return fmt.Sprintf("%s exited (%s) during %s", name, exitStatus(p.exitErr()), workload)
+	if p.Done != nil && exited(p.Done, grace) {
+		return fmt.Sprintf("%s exited (%s) during %s", name, exitStatus(p.ExitErr()), workload)
 	}
 	return ""
 }
@@ -131,14 +131,6 @@ type writeError struct{ err error }
 
 func (e *writeError) Error() string { return "run directory: " + e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
-
-// displayName is how a message names the proxy process of mode.
-func displayName(mode string) string {
-	if n := processName(mode); n != "envoy" {
-		return n
-	}
-	return "Envoy"
-}
 
 // removeIfEmpty removes the file at path if it exists and is empty ("" is
 // ignored): a run directory keeps no empty files.

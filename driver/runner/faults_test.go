@@ -159,10 +159,10 @@ func TestUpstreamKilledMidWindow(t *testing.T) {
 // record and the failure line say so, in words, not as a procfs error.
 func TestEnvoyKilledMidWindow(t *testing.T) {
 	recs, _, _, errs := passthroughRun(t, nil, nil, func(t *testing.T, p *proxy, up *Upstream) {
-		if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
 			t.Error(err)
 		}
-		<-p.done
+		<-p.Done
 	})
 	if len(recs) != 2 {
 		t.Fatalf("got %d records, want 2", len(recs))

@@ -34,7 +34,7 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 	mr := cfg.MaxRate
 	pct := mr.Search.Objective.Percentile
 	probe := func(ctx context.Context, rate float64) (maxrate.Window, error) {
-		opts := load.Options{Target: p.addr, Conns: c.Conns, Warmup: cfg.Warmup, Duration: mr.Window, Rate: rate,
+		opts := load.Options{Target: p.Addr, Conns: c.Conns, Warmup: cfg.Warmup, Duration: mr.Window, Rate: rate,
 			Timeout: cfg.Timeout, ConnMode: c.Workload.ConnModeIn(cfg.ConnMode), Arrival: cfg.Arrival, Seed: cfg.ArrivalSeed}
 		res, err := drive(ctx, cfg, opts, c, mode)
 		if err != nil {

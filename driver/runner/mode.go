@@ -73,30 +73,25 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*Host, error) {
 	}
 	p, err := startProxy(ctx, s.cfg, mode, s.up.Addr, s.tmp, tag)
 	if err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", mode, processName(mode), err)
+		return nil, fmt.Errorf("%s: start %s: %w", mode, s.cfg.processName(mode), err)
 	}
 	pf, err := preflight(ctx, m, p, s.cfg.Conformance)
 	if err != nil {
-		p.stop()
-		removeIfEmpty(p.logPath)
+		p.Stop()
+		removeIfEmpty(p.LogPath)
 		return nil, err
 	}
-	h := &Host{Mode: mode, Addr: p.addr, PID: p.pid, LogPath: p.logPath, p: p}
-	if pf != nil {
-		h.Preflight = &result.Preflight{Module: pf.Module, ModulePath: pf.ModulePath,
-			ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib}
-	}
-	return h, nil
+	return &Host{Mode: mode, Addr: p.Addr, PID: p.PID, LogPath: p.LogPath, Preflight: pf.Record(), p: p}, nil
 }
 
 // Exited reports whether the host's process has ended (Envoy; false for
 // hosts whose end the session does not watch).
-func (h *Host) Exited() bool { return h.p.done != nil && exited(h.p.done, 0) }
+func (h *Host) Exited() bool { return h.p.Done != nil && exited(h.p.Done, 0) }
 
 // Stop ends the mode's process (nothing for ref-direct).
 func (h *Host) Stop() {
-	h.p.stop()
-	removeIfEmpty(h.p.logPath)
+	h.p.Stop()
+	removeIfEmpty(h.p.LogPath)
 }
 
 // startUpstream starts the upstream cfg names, pinned to its CPUs.

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/hosts"
+	"wafbench/driver/hosts/all"
 	"wafbench/driver/modes"
-	"wafbench/driver/refhost"
+	"wafbench/driver/result"
 	"wafbench/driver/upstream"
 	"wafbench/filters/crs"
 )
@@ -20,14 +22,18 @@ import (
 // off and with a GOMAXPROCS other than the one asked for — each refusal one
 // line that starts with the mode.
 func TestPreflightCaddy(t *testing.T) {
-	if err := refhost.Check(modes.RefCaddyCoraza); err != nil {
-		t.Fatal(err)
-	}
 	m, err := modes.Parse(modes.RefCaddyCoraza)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mode := modes.Mode{Name: m}
+	if err := all.Of(mode).Check(mode, hosts.Stack{}); err != nil {
+		t.Fatal(err)
+	}
+	var exe result.Module // the executable the host runs, as meta records it
+	if err := all.Of(mode).Describe(mode, "", &exe, nil); err != nil {
+		t.Fatal(err)
+	}
 	tmp := t.TempDir()
 	man, err := crs.Export(filepath.Join(tmp, "crs"), crs.Options{})
 	if err != nil {
@@ -53,7 +59,7 @@ func TestPreflightCaddy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(p.stop)
+		t.Cleanup(p.Stop)
 		return p
 	}
 	t.Run("enforcing", func(t *testing.T) {
@@ -62,7 +68,7 @@ func TestPreflightCaddy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bin, _ := refhost.CaddyBinary()
+		bin := exe.Path
 		if pf.Module == nil || pf.Module.Engine != modes.Coraza || pf.Module.Build != modes.RefCaddyCoraza ||
 			pf.ModulePath != bin || pf.ModuleSHA256 == "" || pf.GOMAXPROCS != 2 {
 			t.Errorf("preflight = %+v (module %+v); want coraza, build %s, %s, a hash, GOMAXPROCS 2", pf, pf.Module, modes.RefCaddyCoraza, bin)
@@ -81,7 +87,7 @@ func TestPreflightCaddy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := start(t, tt.rules, 1)
 			if tt.lie != 0 {
-				p.gomaxprocs = tt.lie
+				p.GOMAXPROCS = tt.lie
 			}
 			_, err := preflight(ctx, mode, p, false)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

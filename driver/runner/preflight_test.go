@@ -8,92 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"wafbench/driver/builds"
 	"wafbench/driver/modes"
-	"wafbench/driver/result"
 	"wafbench/driver/upstream"
 	"wafbench/envoy"
 	"wafbench/filters/crs"
 )
-
-func TestParseModuleInfo(t *testing.T) {
-	log := `[2026-11-30 21:14:11.546][1][info][dynamic_modules] Dynamic module ABI version v0.2.0 matched.
-[2026-11-30 21:14:11.921][1][info][dynamic_modules] [:] wafbench-module {"module":"wafbench_coraza","engine":"coraza","engine_version":"v3.8.1","build":"coraza@re2","rules":659}
-`
-	got, err := parseModuleInfo(strings.NewReader(log), "envoy.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := result.ModuleInfo{Module: "wafbench_coraza", Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza@re2", Rules: 659}
-	if *got != want {
-		t.Errorf("got %+v, want %+v", *got, want)
-	}
-	for name, in := range map[string]string{
-		"none":    "[info] Dynamic module ABI version v0.2.0 matched.\n",
-		"garbled": `wafbench-module {"engine":` + "\n",
-		"unknown": `wafbench-module {"engine":"coraza","flavour":"x"}` + "\n",
-	} {
-		if _, err := parseModuleInfo(strings.NewReader(in), "envoy.log"); err == nil {
-			t.Errorf("%s: parseModuleInfo accepted %q", name, in)
-		}
-	}
-}
-
-func TestCheckIdentity(t *testing.T) {
-	set, err := builds.Parse([]byte(`builds:
-  - {engine: modsecurity, default: true, version: "3.0.9", source: {kind: debian-package, package: libmodsecurity-dev}, compiler: g++, flags: -O2, link: shared}
-  - {engine: coraza, default: true, version: v3.8.1, source: {kind: go-module}, compiler: go, link: shared}
-  - {engine: coraza, name: re2, version: v3.8.1, source: {kind: go-module, modfile: filters/coraza/builds/re2.mod}, compiler: go, tags: [wafbench_re2], link: shared}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := modes.NewRegistry(set, t.TempDir())
-	mode := func(s string) modes.Mode {
-		m, err := reg.Resolve(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	tests := []struct {
-		mode    string
-		info    result.ModuleInfo
-		wantErr string
-	}{
-		{"coraza@re2", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza@re2", Rules: 659}, ""},
-		{"coraza", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, ""},
-		{"modsecurity", result.ModuleInfo{Engine: "modsecurity", EngineVersion: "3.0.9", Build: "modsecurity", Rules: 839}, ""},
-		{"modsecurity", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, "reports engine \"coraza\""},
-		{"coraza@re2", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, "reports build \"coraza\""},
-		{"coraza", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.7.0", Build: "coraza", Rules: 659}, "declares v3.8.1"},
-		{"coraza", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 0}, "0 rules"},
-	}
-	for _, tt := range tests {
-		err := checkIdentity(mode(tt.mode), &tt.info)
-		switch {
-		case tt.wantErr == "" && err != nil:
-			t.Errorf("%s %+v: %v", tt.mode, tt.info, err)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%s %+v: error %v, want it to contain %q", tt.mode, tt.info, err, tt.wantErr)
-		}
-	}
-}
-
-func TestMappedFile(t *testing.T) {
-	got, err := mappedFile(os.Getpid(), "no-such-library")
-	if err == nil {
-		t.Fatalf("mappedFile found %q", got)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err = mappedFile(os.Getpid(), filepath.Base(self))
-	if err != nil || got != self {
-		t.Errorf("mappedFile(self) = %q, %v; want %q", got, err, self)
-	}
-}
 
 // TestPreflightRefusesWhatDoesNotEnforce starts the real Envoy with the real
 // modules and CRS and checks that the preflight passes an enforcing WAF and
@@ -138,13 +57,17 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			}
 			moduleDir = mode.Dir
 		}
-		spec := EnvoySpec{Binary: bin, Concurrency: 1, ModuleDir: moduleDir, RulesFile: rules}
-		e, err := StartEnvoy(ctx, spec, envoy.ModeOf(mode.String()), up, t.TempDir(), tmp, strings.ReplaceAll(t.Name(), "/", "_"))
+		if moduleDir == mode.Dir {
+			moduleDir = "" // the build's own module, compared with its manifest
+		}
+		cfg := &Config{Dir: t.TempDir(), Envoy: EnvoySpec{Binary: bin, Concurrency: 1, ModuleDir: moduleDir, RulesFile: rules},
+			Modes: map[string]modes.Mode{mode.String(): mode}}
+		p, err := startProxy(ctx, cfg, mode.String(), up, tmp, strings.ReplaceAll(t.Name(), "/", "_"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { e.Stop(5e9) })
-		return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, logPath: e.LogPath, moduleOverride: moduleDir != mode.Dir, rulesFile: rules}
+		t.Cleanup(p.Stop)
+		return p
 	}
 	for _, name := range []string{modes.ModSecurity, modes.Coraza} {
 		m, err := reg.Resolve(name)

@@ -15,17 +15,17 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/hosts"
+	"wafbench/driver/hosts/all"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/perf"
 	"wafbench/driver/plan"
 	"wafbench/driver/procstat"
 	"wafbench/driver/profile"
-	"wafbench/driver/refhost"
 	"wafbench/driver/result"
 	"wafbench/driver/upstream"
 	"wafbench/driver/verdict"
-	"wafbench/envoy"
 	"wafbench/internal/atomicfile"
 )
 
@@ -148,16 +148,16 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if len(tr.Cases) == 1 {
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
 	}
-	cfg.Progress.Trial(tr, "starting "+processName(tr.Mode))
+	cfg.Progress.Trial(tr, "starting "+cfg.processName(tr.Mode))
 	p, err := startProxy(ctx, cfg, tr.Mode, up.Addr, tmp, tag)
 	if err != nil {
 		return failTrial(cfg, tr, err), err
 	}
-	defer removeIfEmpty(p.logPath) // after stop: Envoy could not write it (a full disk)
-	defer p.stop()
+	defer removeIfEmpty(p.LogPath) // after stop: Envoy could not write it (a full disk)
+	defer p.Stop()
 
 	statsRel := ""
-	if p.stats != nil {
+	if p.Stats != nil {
 		statsRel = filepath.Join("stats", tag+".json")
 	}
 	cfg.Progress.Trial(tr, "preflight")
@@ -169,7 +169,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if cfg.TrialWarmup > 0 {
 		cfg.Progress.Trial(tr, "warming up")
 		wc := cfg.Cases[tr.Cases[0]]
-		if _, err := drive(ctx, cfg, load.Options{Target: p.addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout, Seed: cfg.ArrivalSeed}, wc, tr.Mode); err != nil {
+		if _, err := drive(ctx, cfg, load.Options{Target: p.Addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout, Seed: cfg.ArrivalSeed}, wc, tr.Mode); err != nil {
 			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
 		}
 	}
@@ -181,10 +181,9 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		noteCapacity(cfg, tr, c, &rec)
 		rec.StatsFile = statsRel
 		if i == 0 {
-			rec.Startup = p.startup
+			rec.Startup = p.Startup
 			if pf != nil {
-				rec.Preflight = &result.Preflight{Module: pf.Module, ModulePath: pf.ModulePath,
-					ModuleSHA256: pf.ModuleSHA256, EngineLib: pf.EngineLib, GOMAXPROCS: pf.GOMAXPROCS}
+				rec.Preflight = pf.Record()
 			}
 		}
 		if err := result.Append(cfg.Dir, &rec); err != nil {
@@ -207,8 +206,8 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 			break
 		}
 	}
-	if p.stats != nil {
-		if err := saveStats(ctx, cfg.Dir, statsRel, p.stats); err != nil && trialErr == nil && ctx.Err() == nil {
+	if p.Stats != nil {
+		if err := saveStats(ctx, cfg.Dir, statsRel, p.Stats); err != nil && trialErr == nil && ctx.Err() == nil {
 			trialErr = err
 		}
 	}
@@ -216,67 +215,23 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 }
 
 // proxy is what a trial measures: a fresh Envoy, or a reference host.
-type proxy struct {
-	addr    string
-	pid     int // the process sampled and verified; 0 for ref-direct (no proxy)
-	startup *result.Startup
-	stats   func(context.Context) ([]byte, error) // admin stats; nil when there are none
-	stop    func()
-	done    <-chan struct{} // closed when the proxy process has exited; nil when not watched
-	exitErr func() error    // its exit status, once done
-	logPath string          // the log with the module's self-report line (Envoy, Caddy)
-	// gomaxprocs is the GOMAXPROCS a Go reference host was started with (Caddy).
-	gomaxprocs int
-	// moduleOverride is set when the module came from --module-dir rather
-	// than the mode's build directory (no manifest to compare with).
-	moduleOverride bool
-	// rulesFile is the rules entry file the host loads.
-	rulesFile string
-}
+type proxy = hosts.Process
 
-func processName(mode string) string {
-	switch {
-	case mode == refhost.Direct:
-		return "no proxy"
-	case refhost.IsMode(mode):
-		return refhost.ProcessName(mode)
-	}
-	return "envoy"
-}
+// hostOf is the host of mode (a name of cfg.Trials, resolved in cfg.Modes).
+func (cfg *Config) hostOf(mode string) hosts.Host { return all.Of(cfg.Modes[mode]) }
 
+// processName names the proxy process of mode in messages and affinity
+// records.
+func (cfg *Config) processName(mode string) string { return cfg.hostOf(mode).ProcessName() }
+
+// startProxy starts the host of mode as a trial runs it.
 func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
-	if refhost.IsMode(mode) {
-		spec := refhost.Spec{Mode: mode, UpstreamAddr: upstreamAddr, RulesFile: cfg.Envoy.RulesFile,
-			CPUs: cfg.Envoy.CPUs, Dir: cfg.Dir, TmpDir: tmp, Tag: tag, Concurrency: cfg.Envoy.Concurrency,
-			MatchLog: cfg.Conformance}
-		if m := cfg.Modes[mode]; m.Build != nil {
-			spec.LibDir = filepath.Join(m.Dir, "lib")
-		}
-		h, err := refhost.Start(ctx, spec)
-		if err != nil {
-			return nil, err
-		}
-		p := &proxy{addr: h.Addr, pid: h.PID, stop: h.Stop, stats: h.Stats, logPath: h.LogPath, gomaxprocs: h.GOMAXPROCS, rulesFile: spec.RulesFile}
-		if h.PID != 0 {
-			p.startup = &result.Startup{ListenerReadyMs: ms(h.Ready)}
-		}
-		return p, nil
-	}
-	spec := cfg.Envoy
-	if m := cfg.Modes[mode]; spec.ModuleDir == "" && (m.Build != nil || modes.IsWasm(mode)) {
-		spec.ModuleDir = m.Dir
-	}
+	st := cfg.Envoy
 	if cfg.Conformance {
-		spec.MatchLog, spec.InspectResponse = true, true
+		st.MatchLog, st.InspectResponse = true, true
 	}
-	e, err := StartEnvoy(ctx, spec, envoy.ModeOf(mode), upstreamAddr, cfg.Dir, tmp, tag)
-	if err != nil {
-		return nil, err
-	}
-	return &proxy{addr: e.ListenerAddr, pid: e.PID, stats: e.Stats, stop: func() { e.Stop(5 * time.Second) },
-		done: e.Done(), exitErr: e.ExitErr,
-		startup: &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)},
-		logPath: e.LogPath, moduleOverride: cfg.Envoy.ModuleDir != "", rulesFile: spec.RulesFile}, nil
+	m := cfg.Modes[mode]
+	return all.Of(m).Start(ctx, m, st, hosts.Where{UpstreamAddr: upstreamAddr, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
 }
 
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
@@ -327,14 +282,14 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	var atk *verdict.Stream
 	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
 	check := func(when string) {
-		threads, err := verifyAffinity(cfg, processName(tr.Mode), p.pid, up.PID(), when)
+		threads, err := verifyAffinity(cfg, cfg.processName(tr.Mode), p.PID, up.PID(), when)
 		rec.Affinity = append(rec.Affinity, threads...)
 		if err != nil && sampleErr == nil {
 			sampleErr = err
 		}
 	}
 	opts := load.Options{
-		Target:      p.addr,
+		Target:      p.Addr,
 		Conns:       c.Conns,
 		Warmup:      cfg.Warmup,
 		Duration:    cfg.Duration,
@@ -346,29 +301,29 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		Seed:        cfg.ArrivalSeed,
 		OnWarmupEnd: func() {
 			var err error
-			if p.pid != 0 {
-				if before, err = procstat.Sample(p.pid); err != nil && sampleErr == nil {
+			if p.PID != 0 {
+				if before, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
 					sampleErr = err
 				}
 			}
 			check("after_warmup")
-			atk = startAttacks(ctx, cfg, tr, c, p.addr, &rec)
+			atk = startAttacks(ctx, cfg, tr, c, p.Addr, &rec)
 			if cfg.onWindowStart != nil {
 				cfg.onWindowStart(p, up)
 			}
-			if cfg.PerfFreqHz > 0 && p.pid != 0 {
-				if rec0, err = perf.Start(p.pid, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
+			if cfg.PerfFreqHz > 0 && p.PID != 0 {
+				if rec0, err = perf.Start(p.PID, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
 					sampleErr = err
 				}
 			}
 		},
 		OnMeasureEnd: func() {
 			defer stopAttacks(atk, &rec) // after the sample: a stopping stream is not the window's
-			if p.pid == 0 {
+			if p.PID == 0 {
 				return
 			}
 			var err error
-			if after, err = procstat.Sample(p.pid); err != nil && sampleErr == nil {
+			if after, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
 				sampleErr = err
 			}
 		},
@@ -387,7 +342,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		req := buildRequest(cfg.Set, c, tr.Mode)
 		rec.RequestBytes = len(req.Raw)
 		if c.Workload.MeasureVerdict {
-			if err := probeVerdict(ctx, cfg, p.addr, &req, &rec); err != nil {
+			if err := probeVerdict(ctx, cfg, p.Addr, &req, &rec); err != nil {
 				rec.Error = err.Error()
 				return rec
 			}
@@ -412,7 +367,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	check("end")
 	death := ""
 	if ctx.Err() == nil {
-		death = deathDuring(p, up, displayName(tr.Mode), c.Key(), err != nil || sampleErr != nil || len(rec.Errors) > 0)
+		death = deathDuring(p, up, cfg.hostOf(tr.Mode).Title(), c.Key(), err != nil || sampleErr != nil || len(rec.Errors) > 0)
 	}
 	switch {
 	case ctx.Err() != nil:

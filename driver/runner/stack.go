@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"wafbench/driver/child"
+	"wafbench/driver/hosts"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
 )
 
 // Upstream is the loopback upstream server, a child process of its own.
@@ -71,70 +71,10 @@ func (u *Upstream) Stop() {
 	}
 }
 
-// EnvoySpec is what a fresh Envoy needs besides its mode.
-type EnvoySpec struct {
-	Binary      string
-	Concurrency int
-	CPUs        []int
-	ModuleDir   string
-	RulesFile   string
-	ExtraEnv    []string
-	// MatchLog and InspectResponse are the crs-test settings of the
-	// modules (wafbench crs-test); off for measured trials.
-	MatchLog        bool
-	InspectResponse bool
-	// WasmStartTimeout bounds the start of a coraza-wasm Envoy, which
-	// compiles its whole module in V8 before the listener opens; 0 means
-	// DefaultWasmStartTimeout. Other modes keep envoy.Start's default.
-	WasmStartTimeout time.Duration
-}
+// EnvoySpec is what every host of a run shares (hosts.Stack; the name is
+// from when only Envoy ran).
+type EnvoySpec = hosts.Stack
 
-// DefaultWasmStartTimeout is the start-up bound of a coraza-wasm Envoy:
-// V8 takes ~30 s on an idle 2-CPU machine and over 2 min with both CPUs busy.
-const DefaultWasmStartTimeout = 180 * time.Second
-
-// StartEnvoy writes the config for mode into dir and starts a fresh Envoy.
-// Envoy's admin address file goes to a fresh directory under tmpDir.
-func StartEnvoy(ctx context.Context, spec EnvoySpec, mode envoy.Mode, upstreamAddr, dir, tmpDir, tag string) (*envoy.Process, error) {
-	cfg := envoy.Config{
-		Mode:             mode,
-		UpstreamAddr:     upstreamAddr,
-		ModuleSearchPath: spec.ModuleDir,
-		RulesFile:        spec.RulesFile,
-		MaxBodyBytes:     1 << 20,
-		MatchLog:         spec.MatchLog,
-		InspectResponse:  spec.InspectResponse,
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfgPath := filepath.Join(dir, "envoy-"+tag+".yaml")
-	if err := envoy.WriteYAML(cfg, cfgPath); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(tmpDir, "envoy-"+tag+"-")
-	if err != nil {
-		return nil, err
-	}
-	var startTimeout time.Duration // envoy.Start's default
-	if mode == envoy.CorazaWasm {
-		startTimeout = spec.WasmStartTimeout
-		if startTimeout <= 0 {
-			startTimeout = DefaultWasmStartTimeout
-		}
-	}
-	p, err := envoy.Start(ctx, envoy.Options{
-		StartTimeout: startTimeout,
-		Binary:       spec.Binary,
-		ConfigPath:   cfgPath,
-		WorkDir:      work,
-		LogPath:      filepath.Join(dir, "envoy-"+tag+".log"),
-		Concurrency:  spec.Concurrency,
-		CPUs:         spec.CPUs,
-		Env:          append(envoy.Env(cfg), spec.ExtraEnv...),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
+// DefaultWasmStartTimeout is the start-up bound of a coraza-wasm Envoy
+// (hosts.DefaultWasmStartTimeout).
+const DefaultWasmStartTimeout = hosts.DefaultWasmStartTimeout

@@ -57,7 +57,7 @@ func TestGoHTTPBinUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop()
+	defer p.Stop()
 
 	// Every workload of the profiles directly; the seed and lab suites'
 	// workloads through Caddy (Coraza takes seconds per request on the
@@ -84,7 +84,7 @@ func TestGoHTTPBinUpstream(t *testing.T) {
 	for _, target := range []struct {
 		mode, addr string
 		names      []string
-	}{{modes.RefDirect, up.Addr, all}, {modes.RefCaddyCoraza, p.addr, suites}} {
+	}{{modes.RefDirect, up.Addr, all}, {modes.RefCaddyCoraza, p.Addr, suites}} {
 		for _, n := range target.names {
 			w := set.Workloads[n]
 			t.Run(target.mode+"/"+n, func(t *testing.T) {

@@ -31,7 +31,7 @@ func probeVerdict(ctx context.Context, cfg *Config, addr string, req *load.Reque
 // verdictPoint reports a measured-verdict record whose failure is its own:
 // the trial goes on to its other points unless the proxy died.
 func verdictPoint(rec *result.Record, p *proxy) bool {
-	return rec.DeclaredStatus != 0 && !exited(p.done, 0)
+	return rec.DeclaredStatus != 0 && !exited(p.Done, 0)
 }
 
 // startAttacks starts the workload's attack stream, if it declares one, as

@@ -14,12 +14,8 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/load"
-	runmeta "wafbench/driver/meta"
-	"wafbench/driver/modes"
 	"wafbench/driver/report"
-	"wafbench/driver/runner"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
 	"wafbench/filters/crs"
 	"wafbench/internal/atomicfile"
 )
@@ -69,68 +65,6 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("merge: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", *out)
-	return nil
-}
-
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var sf stackFlags
-	sf.register(fs)
-	modeArg := fs.String("mode", "passthrough", "Envoy mode: passthrough, an engine (modsecurity, coraza: its default build) or <engine>@<build> (see 'wafbench build --list')")
-	logDir := fs.String("log-dir", "", "where Envoy's config and log go, created if missing (default: a temporary directory, removed on exit)")
-	if err := parse(fs, args, stdout, "Usage: wafbench serve --mode M [flags]\n\nStarts the upstream and one pinned Envoy in mode M, prints http://127.0.0.1:PORT\nand stays up until Ctrl-C. For curl and manual checks.\n\nFlags:\n"); err != nil {
-		return err
-	}
-	ms, err := sf.parseModes(*modeArg)
-	if err != nil {
-		return err
-	}
-	if len(ms) != 1 || ms[0].Host != modes.Envoy {
-		return usagef("serve: --mode: want one Envoy mode (passthrough, an engine or <engine>@<build>), got %q", *modeArg)
-	}
-	m := ms[0]
-	st, err := sf.resolve(ms)
-	if err != nil {
-		return err
-	}
-	if st.spec.ModuleDir == "" && (m.Build != nil || modes.IsWasm(m.String())) {
-		st.spec.ModuleDir = m.Dir
-	}
-	mode := envoy.ModeOf(m.String())
-	if mode != envoy.Passthrough {
-		if _, err := runmeta.EnsureCRS(sf.crsDir, inRepo("build/crs")); err != nil {
-			return err
-		}
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "wafbench-serve-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	dir := *logDir
-	if dir == "" {
-		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("serve: --log-dir: %w", err)
-	}
-	up, err := runner.StartUpstream(ctx, self, st.cpus.Upstream, tmp)
-	if err != nil {
-		return err
-	}
-	defer up.Stop()
-	p, err := runner.StartEnvoy(ctx, st.spec, mode, up.Addr, dir, tmp, "serve-"+strings.ReplaceAll(m.String(), "@", "_"))
-	if err != nil {
-		return err
-	}
-	defer p.Stop(5 * time.Second)
-	fmt.Fprintf(stdout, "http://%s\n", p.ListenerAddr)
-	fmt.Fprintf(stderr, "wafbench: %s mode, envoy pid %d on CPUs %s, admin http://%s, upstream %s; Ctrl-C to stop\n",
-		m, p.PID, cpu.Format(st.spec.CPUs), p.AdminAddr, up.Addr)
-	<-ctx.Done()
 	return nil
 }
 

@@ -6,14 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/hosts/all"
 	"wafbench/driver/modes"
-	"wafbench/driver/refhost"
 	"wafbench/driver/runner"
 	"wafbench/envoy"
 )
@@ -102,29 +101,17 @@ func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
 		cpus: part, envoyVersion: ver,
 	}
 	for _, m := range ms {
-		if m.Host != modes.Envoy {
-			if err := refhost.Check(m.String()); err != nil {
-				return nil, usagef("mode %s: %v", m, err)
-			}
-		}
-		if s.moduleDir != "" && m.Host == modes.Envoy && m.Engine != "" {
-			so := filepath.Join(s.moduleDir, envoy.ModeOf(m.String()).ModuleFile())
-			if _, err := os.Stat(so); err != nil {
-				return nil, usagef("mode %s: module %s not found (--module-dir)", m, so)
-			}
-			continue
-		}
-		if err := m.CheckBuilt(); err != nil {
+		if err := all.Of(m).Check(m, r.spec); err != nil {
 			return nil, usageError{err.Error()}
 		}
 	}
 	return r, nil
 }
 
-// sharedCPUs applies cpu.Partition.Shared to runs with a proxy (only
-// ref-direct has nothing to keep apart); a refusal is bad input.
+// sharedCPUs applies cpu.Partition.Shared to runs with a proxy (a mode
+// without one has nothing to keep apart); a refusal is bad input.
 func sharedCPUs(st *resolved, ms []modes.Mode, online int, allow bool) (note string, err error) {
-	if !slices.ContainsFunc(ms, func(m modes.Mode) bool { return m.Host != modes.Direct }) {
+	if !slices.ContainsFunc(ms, func(m modes.Mode) bool { return all.Of(m).Proxy() }) {
 		return "", nil
 	}
 	note, err = st.cpus.Shared(online, allow)

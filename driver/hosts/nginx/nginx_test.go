@@ -1,4 +1,4 @@
-package refhost
+package nginx
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"wafbench/driver/hosts"
 	"wafbench/driver/load"
+	"wafbench/driver/modes"
 	"wafbench/driver/upstream/upstreamtest"
 )
 
@@ -22,7 +24,7 @@ import (
 
 func rulesFile(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../../build/crs/main.conf")
+	p, err := filepath.Abs("../../../build/crs/main.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,60 +34,20 @@ func rulesFile(t *testing.T) string {
 	return p
 }
 
-func requireNginx(t *testing.T) {
+// mode is ref-nginx-modsecurity on Debian's libmodsecurity.
+func mode(t *testing.T) modes.Mode {
 	t.Helper()
-	if err := Check(NginxModSecurity); err != nil {
-		t.Fatalf("ref-nginx-modsecurity cannot run on this machine: %v", err)
-	}
-}
-
-func TestCheck(t *testing.T) {
-	requireNginx(t)
-	tests := []struct {
-		mode    string
-		wantErr string
-	}{
-		{Direct, ""},
-		{NginxModSecurity, ""},
-		{"ref-bogus", "ref-bogus"},
-		{"passthrough", "passthrough"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
-			err := Check(tt.mode)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("Check(%q): got %v, want nil", tt.mode, err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("Check(%q): got %v, want an error naming %q", tt.mode, err, tt.wantErr)
-			}
-		})
-	}
-}
-
-func TestIsMode(t *testing.T) {
-	for _, tt := range []struct {
-		mode string
-		want bool
-	}{{Direct, true}, {NginxModSecurity, true}, {CaddyCoraza, true}, {"passthrough", false}, {"modsecurity", false}, {"coraza", false}} {
-		if got := IsMode(tt.mode); got != tt.want {
-			t.Errorf("IsMode(%q): got %v, want %v", tt.mode, got, tt.want)
-		}
-	}
-}
-
-// TestDirect: ref-direct has no process; the client talks to the upstream.
-func TestDirect(t *testing.T) {
-	p, err := Start(context.Background(), Spec{Mode: Direct, UpstreamAddr: "127.0.0.1:9"})
+	n, err := modes.Parse(modes.RefNginxModSecurity)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.PID != 0 || p.Addr != "127.0.0.1:9" {
-		t.Errorf("got PID %d, Addr %q; want 0 and the upstream's address", p.PID, p.Addr)
-	}
-	p.Stop() // nothing to stop; must not panic
-	if v := Version(Direct); v != "" {
-		t.Errorf("Version(ref-direct): got %q, want none", v)
+	return modes.Mode{Name: n}
+}
+
+func requireNginx(t *testing.T) {
+	t.Helper()
+	if err := (Host{}).Check(mode(t), hosts.Stack{}); err != nil {
+		t.Fatalf("ref-nginx-modsecurity cannot run on this machine: %v", err)
 	}
 }
 
@@ -108,8 +70,8 @@ func TestNginxModSecurity(t *testing.T) {
 	requireNginx(t)
 	srv, upAddr := upstreamtest.Start(t)
 	dir := t.TempDir()
-	p, err := Start(context.Background(), Spec{Mode: NginxModSecurity, UpstreamAddr: upAddr, RulesFile: rulesFile(t),
-		Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
+	p, err := Host{}.Start(context.Background(), mode(t), hosts.Stack{RulesFile: rulesFile(t)},
+		hosts.Where{UpstreamAddr: upAddr, Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +81,7 @@ func TestNginxModSecurity(t *testing.T) {
 			p.Stop()
 		}
 	}()
-	if p.PID <= 0 || p.Ready <= 0 || p.Addr == "" {
+	if p.PID <= 0 || p.Startup == nil || p.Startup.ListenerReadyMs <= 0 || p.Addr == "" {
 		t.Fatalf("got %+v; want a PID, an address and a ready time", p)
 	}
 	conf, err := os.ReadFile(filepath.Join(dir, "nginx-t01.conf"))
@@ -157,7 +119,7 @@ func TestNginxModSecurity(t *testing.T) {
 		t.Errorf("SQL injection: upstream served %d, want 0 (denied in nginx)", got)
 	}
 
-	if v := Version(NginxModSecurity); !strings.Contains(v, "nginx/1") || !strings.Contains(v, "ModSecurity-nginx connector") {
+	if v := Version(); !strings.Contains(v, "nginx/1") || !strings.Contains(v, "ModSecurity-nginx connector") {
 		t.Errorf("Version: got %q, want nginx/1… + ModSecurity-nginx connector …", v)
 	}
 
@@ -182,8 +144,8 @@ func TestNginxBadRules(t *testing.T) {
 	if err := os.WriteFile(rules, []byte("SecRuleEngine On\nSecNoSuchDirective 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Start(context.Background(), Spec{Mode: NginxModSecurity, UpstreamAddr: upAddr, RulesFile: rules,
-		Dir: dir, TmpDir: t.TempDir(), Tag: "bad"})
+	p, err := Host{}.Start(context.Background(), mode(t), hosts.Stack{RulesFile: rules},
+		hosts.Where{UpstreamAddr: upAddr, Dir: dir, TmpDir: t.TempDir(), Tag: "bad"})
 	if err == nil {
 		p.Stop()
 		t.Fatal("Start with an unloadable rules file succeeded")

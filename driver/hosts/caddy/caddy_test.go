@@ -1,4 +1,4 @@
-package refhost
+package caddy
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"wafbench/driver/hosts"
 	"wafbench/driver/load"
+	"wafbench/driver/modes"
 	"wafbench/driver/upstream/upstreamtest"
 	"wafbench/envoy"
 )
@@ -23,17 +25,40 @@ import (
 
 func requireCaddy(t *testing.T) {
 	t.Helper()
-	if err := Check(CaddyCoraza); err != nil {
+	if err := (Host{}).Check(mode(t), hosts.Stack{}); err != nil {
 		t.Fatalf("ref-caddy-coraza cannot run on this machine: %v", err)
 	}
 }
 
+// mode is ref-caddy-coraza, as modes.Registry resolves it.
+func mode(t *testing.T) modes.Mode {
+	t.Helper()
+	n, err := modes.Parse(modes.RefCaddyCoraza)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return modes.Mode{Name: n}
+}
+
+// rulesFile is the CRS export's entry point (`make crs`).
+func rulesFile(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../build/crs/main.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("CRS export missing (%v): run 'make crs'", err)
+	}
+	return p
+}
+
 // startCaddyT starts Caddy over rules in front of upAddr, stopped at cleanup.
-func startCaddyT(t *testing.T, upAddr, rules string, concurrency int) (*Process, string) {
+func startCaddyT(t *testing.T, upAddr, rules string, concurrency int) (*hosts.Process, string) {
 	t.Helper()
 	dir := t.TempDir()
-	p, err := Start(context.Background(), Spec{Mode: CaddyCoraza, UpstreamAddr: upAddr, RulesFile: rules,
-		Dir: dir, TmpDir: t.TempDir(), Tag: "t01", Concurrency: concurrency})
+	p, err := Host{}.Start(context.Background(), mode(t), hosts.Stack{RulesFile: rules, Concurrency: concurrency},
+		hosts.Where{UpstreamAddr: upAddr, Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +67,7 @@ func startCaddyT(t *testing.T, upAddr, rules string, concurrency int) (*Process,
 }
 
 // counters reads the host's counters through Process.Stats.
-func counters(t *testing.T, p *Process) map[string]int64 {
+func counters(t *testing.T, p *hosts.Process) map[string]int64 {
 	t.Helper()
 	b, err := p.Stats(context.Background())
 	if err != nil {
@@ -64,7 +89,7 @@ func TestCaddyCoraza(t *testing.T) {
 	requireCaddy(t)
 	srv, upAddr := upstreamtest.Start(t)
 	p, dir := startCaddyT(t, upAddr, rulesFile(t), 2)
-	if p.PID <= 0 || p.Ready <= 0 || p.Addr == "" || p.Stats == nil || p.GOMAXPROCS != 2 {
+	if p.PID <= 0 || p.Startup == nil || p.Startup.ListenerReadyMs <= 0 || p.Addr == "" || p.Stats == nil || p.GOMAXPROCS != 2 {
 		t.Fatalf("got %+v; want a PID, an address, a ready time, counters and GOMAXPROCS 2", p)
 	}
 	conf, err := os.ReadFile(filepath.Join(dir, "caddy-t01.json"))
@@ -76,8 +101,8 @@ func TestCaddyCoraza(t *testing.T) {
 			t.Errorf("caddy-t01.json lacks %s", want)
 		}
 	}
-	if got := counters(t, p)[CaddyGOMAXPROCSStat]; got != 2 {
-		t.Errorf("%s: got %d, want 2", CaddyGOMAXPROCSStat, got)
+	if got := counters(t, p)[GOMAXPROCSStat]; got != 2 {
+		t.Errorf("%s: got %d, want 2", GOMAXPROCSStat, got)
 	}
 
 	base := [][2]string{{"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}}
@@ -147,10 +172,10 @@ func TestCaddyCoraza(t *testing.T) {
 	}
 	var raw map[string]any
 	json.Unmarshal([]byte(line), &raw)
-	if info.Engine != "coraza" || info.Build != CaddyCoraza || info.Rules < 100 || raw["engine_version"] != CaddyEngineVersion() {
-		t.Errorf("self-report %s: want engine coraza, build %s, hundreds of rules, engine_version %s", line, CaddyCoraza, CaddyEngineVersion())
+	if info.Engine != "coraza" || info.Build != modes.RefCaddyCoraza || info.Rules < 100 || raw["engine_version"] != EngineVersion() {
+		t.Errorf("self-report %s: want engine coraza, build %s, hundreds of rules, engine_version %s", line, modes.RefCaddyCoraza, EngineVersion())
 	}
-	if v := Version(CaddyCoraza); !strings.Contains(v, "Caddy v2.11.") || !strings.Contains(v, "coraza/v3 v3.") {
+	if v := Version(); !strings.Contains(v, "Caddy v2.11.") || !strings.Contains(v, "coraza/v3 v3.") {
 		t.Errorf("Version: got %q, want Caddy v2.11.… + … coraza/v3 v3.…", v)
 	}
 
@@ -196,8 +221,8 @@ func TestCaddyBadRules(t *testing.T) {
 	if err := os.WriteFile(rules, []byte("SecRuleEngine On\nSecNoSuchDirective 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Start(context.Background(), Spec{Mode: CaddyCoraza, UpstreamAddr: upAddr, RulesFile: rules,
-		Dir: dir, TmpDir: t.TempDir(), Tag: "bad"})
+	p, err := Host{}.Start(context.Background(), mode(t), hosts.Stack{RulesFile: rules},
+		hosts.Where{UpstreamAddr: upAddr, Dir: dir, TmpDir: t.TempDir(), Tag: "bad"})
 	if err == nil {
 		p.Stop()
 		t.Fatal("Start with an unloadable rules file succeeded")
@@ -212,8 +237,9 @@ func TestCaddyBadRules(t *testing.T) {
 // TestCaddyMissingBinary: a Caddy executable that is not there is named,
 // with how to build it.
 func TestCaddyMissingBinary(t *testing.T) {
-	_, err := Start(context.Background(), Spec{Mode: CaddyCoraza, UpstreamAddr: "127.0.0.1:9", RulesFile: "/x/main.conf",
-		Binary: filepath.Join(t.TempDir(), "caddy"), Dir: t.TempDir(), TmpDir: t.TempDir(), Tag: "x"})
+	h := Host{Binary: filepath.Join(t.TempDir(), "caddy")}
+	_, err := h.Start(context.Background(), mode(t), hosts.Stack{RulesFile: "/x/main.conf"},
+		hosts.Where{UpstreamAddr: "127.0.0.1:9", Dir: t.TempDir(), TmpDir: t.TempDir(), Tag: "x"})
 	if err == nil || !strings.Contains(err.Error(), "make modules") {
 		t.Errorf("got %v, want an error saying to run 'make modules'", err)
 	}

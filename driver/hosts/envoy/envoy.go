@@ -1,0 +1,207 @@
+// Package envoy is the Envoy host: a fresh Envoy per trial (package
+// wafbench/envoy builds its bootstrap and runs the process) whose filter chain
+// is the router alone (passthrough), one engine's dynamic module (any build
+// of modsecurity or coraza) or the Coraza proxy-wasm filter in V8
+// (coraza-wasm). It owns how a mode maps to a filter chain and a module
+// file, the preflight's proof of which module Envoy loaded, and what
+// meta.json records of that module.
+package envoy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"wafbench/driver/builds"
+	"wafbench/driver/hosts"
+	"wafbench/driver/internal/host"
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+	ev "wafbench/envoy"
+)
+
+// Host is the Envoy host.
+type Host struct{}
+
+// Kind is modes.Envoy.
+func (Host) Kind() modes.Host { return modes.Envoy }
+
+// Proxy is true.
+func (Host) Proxy() bool { return true }
+
+// Title is "Envoy".
+func (Host) Title() string { return "Envoy" }
+
+// ProcessName is "envoy".
+func (Host) ProcessName() string { return "envoy" }
+
+// chain is the filter chain of m: every build of an engine runs its
+// engine's module; a mode without an engine runs the router alone.
+func chain(m modes.Mode) ev.Mode {
+	switch {
+	case m.IsWasm():
+		return ev.CorazaWasm
+	case m.Engine != "":
+		return ev.Mode(m.Engine)
+	}
+	return ev.Passthrough
+}
+
+// ModuleFile is the file name of the module m loads (libwafbench_<engine>.so
+// or coraza.wasm; "" for passthrough): what --module-dir must hold.
+func ModuleFile(m modes.Mode) string { return chain(m).ModuleFile() }
+
+// Check reports a WAF mode whose module is not built, or missing from
+// --module-dir.
+func (Host) Check(m modes.Mode, st hosts.Stack) error {
+	if st.ModuleDir != "" && m.Engine != "" {
+		so := filepath.Join(st.ModuleDir, ModuleFile(m))
+		if _, err := os.Stat(so); err != nil {
+			return fmt.Errorf("mode %s: module %s not found (--module-dir)", m, so)
+		}
+		return nil
+	}
+	return m.CheckBuilt()
+}
+
+// Start writes the bootstrap of m into w.Dir and starts a fresh Envoy whose
+// admin address file goes to a fresh directory under w.TmpDir. A WAF mode's
+// module comes from its build's directory unless st.ModuleDir is set.
+func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where) (*hosts.Process, error) {
+	moduleDir := st.ModuleDir
+	if moduleDir == "" && (m.Build != nil || m.IsWasm()) {
+		moduleDir = m.Dir
+	}
+	mode := chain(m)
+	cfg := ev.Config{
+		Mode:             mode,
+		UpstreamAddr:     w.UpstreamAddr,
+		ModuleSearchPath: moduleDir,
+		RulesFile:        st.RulesFile,
+		MaxBodyBytes:     1 << 20,
+		MatchLog:         st.MatchLog,
+		InspectResponse:  st.InspectResponse,
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(w.Dir, "envoy-"+w.Tag+".yaml")
+	if err := ev.WriteYAML(cfg, cfgPath); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(w.TmpDir, "envoy-"+w.Tag+"-")
+	if err != nil {
+		return nil, err
+	}
+	var startTimeout time.Duration // ev.Start's default
+	if mode == ev.CorazaWasm {
+		startTimeout = st.WasmStartTimeout
+		if startTimeout <= 0 {
+			startTimeout = hosts.DefaultWasmStartTimeout
+		}
+	}
+	e, err := ev.Start(ctx, ev.Options{
+		StartTimeout: startTimeout,
+		Binary:       st.Binary,
+		ConfigPath:   cfgPath,
+		WorkDir:      work,
+		LogPath:      filepath.Join(w.Dir, "envoy-"+w.Tag+".log"),
+		Concurrency:  st.Concurrency,
+		CPUs:         st.CPUs,
+		Env:          append(ev.Env(cfg), st.ExtraEnv...),
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := hosts.NewProcess(func() { e.Stop(5 * time.Second) })
+	p.Addr, p.PID, p.Admin, p.Stats, p.Done, p.ExitErr = e.ListenerAddr, e.PID, e.AdminAddr, e.Stats, e.Done(), e.ExitErr
+	p.Startup = &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)}
+	p.LogPath, p.ModuleOverride, p.RulesFile = e.LogPath, st.ModuleDir != "", st.RulesFile
+	return p, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// Identify proves that Envoy loaded the module m names: the module's
+// self-report in Envoy's log names m's engine, build and version and some
+// rules; the file mapped into Envoy (the .wasm V8 read, for coraza-wasm) is
+// hashed, and for a build's own module compared with its manifest.
+func (Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*hosts.Identity, error) {
+	info, err := hosts.ReadModuleInfo(p.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	id := &hosts.Identity{Module: info}
+	if err := checkIdentity(m, info); err != nil {
+		return nil, err
+	}
+	if m.IsWasm() {
+		// Envoy reads the .wasm file into V8; nothing is mapped.
+		id.ModulePath = m.ModuleFile()
+	} else if id.ModulePath, err = hosts.MappedFile(p.PID, ModuleFile(m)); err != nil {
+		return nil, err
+	}
+	if id.ModuleSHA256, err = host.FileSHA256(id.ModulePath); err != nil {
+		return nil, err
+	}
+	if m.Build != nil && !p.ModuleOverride {
+		if man, err := builds.ReadManifest(m.Dir); err == nil && man.ModuleSHA256 != "" && man.ModuleSHA256 != id.ModuleSHA256 {
+			return nil, fmt.Errorf("loaded module %s has SHA-256 %.12s…, but build %s's manifest says %.12s… — rebuild it ('build/wafbench build %s')",
+				id.ModulePath, id.ModuleSHA256, m.Build.Mode(), man.ModuleSHA256, m.Build.Mode())
+		}
+	}
+	return id, nil
+}
+
+// checkIdentity compares a module's self-report with the mode it runs as.
+func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
+	wantBuild := m.Engine
+	if m.Build != nil {
+		wantBuild = m.Build.Mode()
+	}
+	if m.IsWasm() {
+		wantBuild = m.String() // the Wasm filter reports its mode as its build
+	}
+	switch {
+	case info.Engine != m.Engine:
+		return fmt.Errorf("the loaded module reports engine %q (build %q), not %s — wrong module file in place?", info.Engine, info.Build, m.Engine)
+	case info.Build != wantBuild:
+		return fmt.Errorf("the loaded module reports build %q, not %s — rebuild it ('build/wafbench build %s')", info.Build, wantBuild, wantBuild)
+	case m.Build != nil && m.Build.Version != "" && strings.TrimPrefix(info.EngineVersion, "v") != strings.TrimPrefix(m.Build.Version, "v"):
+		return fmt.Errorf("the loaded module runs %s %s, but build %s declares %s", m.Engine, info.EngineVersion, wantBuild, m.Build.Version)
+	case info.Rules <= 0:
+		return fmt.Errorf("the loaded module reports %d rules loaded", info.Rules)
+	}
+	return nil
+}
+
+// Describe records the module file m loads (its build's module, the .wasm
+// for coraza-wasm, or the same file name under moduleDir), its hash and, for
+// Coraza, the coraza/v3 version linked into it.
+func (Host) Describe(m modes.Mode, moduleDir string, mod *result.Module, unmeasured *[]string) error {
+	mod.Path = m.ModuleFile()
+	if moduleDir != "" {
+		mod.Path = filepath.Join(moduleDir, ModuleFile(m))
+		mod.Build += " (module from --module-dir " + moduleDir + ")"
+	}
+	if m.IsWasm() {
+		mod.Engine = m.Engine
+		mod.Build = strings.TrimPrefix(mod.Build+"; proxy-wasm filter (GOOS=wasip1), V8", "; ")
+	}
+	sum, err := host.FileSHA256(mod.Path)
+	if err != nil {
+		return err
+	}
+	mod.SHA256 = sum
+	if m.Engine == modes.Coraza {
+		v, err := corazaVersion(mod.Path)
+		if err != nil {
+			*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: engine version: %v", m, err))
+		}
+		mod.EngineVersion = v
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+// Package hosts is the one interface behind which every host of a mode runs:
+// a fresh Envoy (with or without a WAF module, native or Wasm), nginx with the
+// ModSecurity connector, Caddy with wafbench's Coraza handler, or no proxy at
+// all. Each host lives in its own package under driver/hosts (envoy, nginx,
+// caddy, direct) and owns its start, its preflight identity check, what
+// meta.json records of it and its configuration; driver/hosts/all lists them.
+// The runner, meta and the CLI ask a Host and never branch on a host's name.
+//
+// This package also holds what several hosts share: the module self-report
+// line, the maps reader that tells which file a process really loaded, and
+// the counters reader.
+package hosts
+
+import (
+	"context"
+	"time"
+
+	"wafbench/driver/modes"
+	"wafbench/driver/result"
+)
+
+// Host starts and identifies the processes of the modes one kind of host
+// serves (modes.Mode.Host).
+type Host interface {
+	// Kind is the modes.Host this Host serves.
+	Kind() modes.Host
+	// ProcessName names the host's process in messages and affinity
+	// records ("envoy", "nginx", "caddy", "no proxy").
+	ProcessName() string
+	// Title is how a sentence names the process ("Envoy"; the others as
+	// ProcessName).
+	Title() string
+	// Proxy reports whether the host runs a process between the client and
+	// the upstream (false only when the client talks to the upstream).
+	Proxy() bool
+	// Check reports what mode m needs on this machine and lacks (software,
+	// a module that is not built, a --module-dir without the module), as one
+	// message that names the mode and says how to fix it.
+	Check(m modes.Mode, st Stack) error
+	// Start starts m's host and waits until it accepts connections.
+	Start(ctx context.Context, m modes.Mode, st Stack, w Where) (*Process, error)
+	// Identify proves, for a WAF mode, that the running host loaded the
+	// engine and build m names (the first half of a preflight; the canary
+	// requests are the caller's).
+	Identify(ctx context.Context, m modes.Mode, p *Process) (*Identity, error)
+	// Describe completes what meta.json records of WAF mode m's module
+	// (mod holds the build's recipe when m runs one). moduleDir is
+	// --module-dir. An error means the module file cannot be read;
+	// anything else it cannot measure goes to unmeasured, one line each.
+	Describe(m modes.Mode, moduleDir string, mod *result.Module, unmeasured *[]string) error
+}
+
+// Stack is what every host of a run shares: the Envoy binary, the worker
+// count, where the host runs, where modules and rules come from.
+type Stack struct {
+	Binary      string // the Envoy executable
+	Concurrency int    // Envoy's --concurrency; Caddy's GOMAXPROCS (0 means 1)
+	CPUs        []int  // where the host's process runs
+	// ModuleDir is --module-dir: every Envoy WAF mode loads its module from
+	// here instead of its build's directory.
+	ModuleDir string
+	RulesFile string   // CRS entry point the engines load
+	ExtraEnv  []string // KEY=value added to Envoy's environment
+	// MatchLog and InspectResponse are the crs-test settings of the
+	// engines (wafbench crs-test): every match logged, responses inspected;
+	// off for measured trials.
+	MatchLog        bool
+	InspectResponse bool
+	// WasmStartTimeout bounds the start of a coraza-wasm Envoy, which
+	// compiles its whole module in V8 before the listener opens; 0 means
+	// DefaultWasmStartTimeout.
+	WasmStartTimeout time.Duration
+}
+
+// DefaultWasmStartTimeout is the start-up bound of a coraza-wasm Envoy:
+// V8 takes ~30 s on an idle 2-CPU machine and over 2 min with both CPUs busy.
+const DefaultWasmStartTimeout = 180 * time.Second
+
+// Where is where one started host talks to and writes to.
+type Where struct {
+	UpstreamAddr string // host:port of the benchmark upstream
+	Dir          string // the host's configuration and log go here
+	TmpDir       string // work files; removed by the caller
+	Tag          string // names the configuration and log files
+}
+
+// Process is a started host.
+type Process struct {
+	Addr string // where requests go: the listener, or the upstream for no proxy
+	PID  int    // the process sampled and verified; 0 when there is none
+	// Admin is the host's admin endpoint (host:port; "" when none).
+	Admin   string
+	Startup *result.Startup // nil when there is no process
+	// Stats reads the host's counters in the shape of Envoy's admin
+	// /stats?format=json; nil when the host has none.
+	Stats func(context.Context) ([]byte, error)
+	// Done is closed when the process has exited; nil when not watched.
+	Done <-chan struct{}
+	// ExitErr is the process's exit status, once Done.
+	ExitErr func() error
+	// LogPath is the log with the module's self-report line.
+	LogPath string
+	// GOMAXPROCS is the Go thread budget a Go host was started with; 0 for
+	// hosts that are not Go programs.
+	GOMAXPROCS int
+	// ModuleOverride is set when the module came from --module-dir rather
+	// than the mode's build directory (no manifest to compare with).
+	ModuleOverride bool
+	// RulesFile is the rules entry file the host loads.
+	RulesFile string
+
+	stop func()
+}
+
+// NewProcess is a Process whose Stop calls stop (nil: nothing to stop).
+func NewProcess(stop func()) *Process { return &Process{stop: stop} }
+
+// Stop ends the host's process and reaps it.
+func (p *Process) Stop() {
+	if p != nil && p.stop != nil {
+		p.stop()
+	}
+}
+
+// Identity is what a preflight proved about the module a host loaded.
+type Identity struct {
+	Module       *result.ModuleInfo // the module's self-report
+	ModulePath   string             // the module file mapped into the host (the executable for Caddy)
+	ModuleSHA256 string             // its SHA-256, read at preflight time
+	EngineLib    string             // the libmodsecurity mapped into nginx
+	GOMAXPROCS   int                // a Go host's own report of its GOMAXPROCS
+}
+
+// Record is the identity as a trial record carries it.
+func (id *Identity) Record() *result.Preflight {
+	if id == nil {
+		return nil
+	}
+	return &result.Preflight{Module: id.Module, ModulePath: id.ModulePath, ModuleSHA256: id.ModuleSHA256,
+		EngineLib: id.EngineLib, GOMAXPROCS: id.GOMAXPROCS}
+}
