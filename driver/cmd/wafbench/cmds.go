@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/internal/usage"
 	"wafbench/driver/load"
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
@@ -276,7 +277,7 @@ func crsCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	man, err := crs.Export(*out, crs.Options{ParanoiaLevel: *pl})
 	if err != nil {
-		return usageError{err.Error()}
+		return usage.Wrap(err)
 	}
 	fmt.Fprintf(stdout, "CRS %s: %d rule files, sha256 %s, %d adaptations\n%s\n", man.Version, man.RuleFiles, man.SHA256, len(man.Adaptations), man.MainConf)
 	return nil
