@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -123,4 +124,22 @@ func (p ImportedProfile) String() string {
 		line += fmt.Sprintf("; trained at commit %.12s, not this checkout's: code changed since then gains less from it", p.Info.GitSHA)
 	}
 	return line
+}
+
+// Import is 'wafbench pgo --import DIR': profiles trained elsewhere (the
+// pgo workflow) installed into build/pgo/ after the checks of
+// ImportProfiles, a line per profile on w. A directory that is missing,
+// holds no profile or holds one that does not fit is bad input.
+func (r *Runner) Import(dir string, w io.Writer) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usage.Errorf("pgo --import: %s is not a directory", dir)
+	}
+	got, err := r.Set.ImportProfiles(r.Root, dir)
+	for _, p := range got {
+		fmt.Fprintln(w, p)
+	}
+	if errors.Is(err, ErrNoProfiles) || errors.Is(err, ErrProfileMisfit) {
+		return usage.Wrap(err)
+	}
+	return err
 }

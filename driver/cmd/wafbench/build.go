@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -85,7 +83,7 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *importDir != "" {
-		return importProfiles(r, *importDir, stdout)
+		return r.Import(*importDir, stdout)
 	}
 	chosen, err := r.Set.Pick(fs.Args())
 	if err != nil {
@@ -116,22 +114,4 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	return r.TrainAll(ctx, chosen, builds.TrainOptions{Wafbench: self, Cases: cases,
 		RunArgs: []string{"--builds", *buildsFile, "--profiles", *profilesDir}})
-}
-
-// importProfiles is 'wafbench pgo --import DIR': profiles trained
-// elsewhere (the pgo workflow) installed into build/pgo/ after the checks of
-// builds.ImportProfiles. A directory that is missing, holds no profile or
-// holds one that does not fit is bad input.
-func importProfiles(r *builds.Runner, dir string, stdout io.Writer) error {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usagef("pgo --import: %s is not a directory", dir)
-	}
-	got, err := r.Set.ImportProfiles(r.Root, dir)
-	for _, p := range got {
-		fmt.Fprintln(stdout, p)
-	}
-	if errors.Is(err, builds.ErrNoProfiles) || errors.Is(err, builds.ErrProfileMisfit) {
-		return usagef("%v", err)
-	}
-	return err
 }
