@@ -106,12 +106,14 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	}
 	p.Workloads = caseKeys(cases)
 	p.Design = plan.Options{Modes: p.Modes, Cases: len(cases), Repeats: repeats, Order: req.Order, Seed: req.Seed, Scope: req.Scope}
+	// meta.json records the flags as resolved: the suite's values filled in.
 	p.Flags = maps.Clone(req.Flags)
 	if p.Flags == nil {
 		p.Flags = map[string]string{}
 	}
 	p.Flags["duration"], p.Flags["warmup"], p.Flags["trial-warmup"] = p.Duration.String(), p.Warmup.String(), p.TrialWarmup.String()
 	p.Flags["repeats"] = fmt.Sprint(repeats)
+	p.Flags["modes"], p.Flags["matrix"], p.Flags["conn-mode"] = modesArg, p.Matrix, p.ConnMode
 	return p, nil
 }
 
@@ -154,6 +156,7 @@ func (p *Plan) resolveMachine(req Request, online []int) error {
 	if p.Name == "" {
 		p.Name = p.Suite
 	}
+	p.Flags["name"] = p.Name
 	if strings.ContainsAny(p.Name, "/ ") {
 		return usage.Errorf("--name: want no slashes or spaces, got %q", p.Name)
 	}
