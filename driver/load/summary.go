@@ -1,6 +1,11 @@
 package load
 
-import "wafbench/driver/result"
+import (
+	"fmt"
+	"io"
+
+	"wafbench/driver/result"
+)
 
 // Summary is a trial's result as `wafbench load --json` prints it: one
 // flat JSON object, latencies in microseconds.
@@ -59,4 +64,18 @@ func (r *Result) responses() int64 {
 // requested rate (result.FellBehind); closed loop never falls behind.
 func (r *Result) FellBehind() bool {
 	return result.FellBehind(r.RateRequested, r.RateAchieved, r.Late, r.responses())
+}
+
+// WriteText writes s as 'wafbench load' prints it: target, throughput,
+// latency percentiles, errors and statuses, and for an open loop (rate >
+// 0) the rate requested and achieved.
+func (s Summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
+	fmt.Fprintf(w, "target     %s (%s loop, %d %s conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
+		s.Target, s.Load, s.Conns, cm, s.Requests, s.DurationS, s.ReqPerS, s.P50Us, s.P90Us, s.P99Us, s.P999Us, s.MaxUs, s.Errors, s.Statuses)
+	if rate > 0 {
+		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals), achieved %.0f req/s, %d sent late (>1 ms)\n", s.RateRequestedPerS, s.Arrival, s.RateAchievedPerS, s.Late)
+		if s.BehindRate {
+			fmt.Fprintf(w, "           fell behind the requested rate: add --conns or lower --rate\n")
+		}
+	}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/export"
+	"wafbench/driver/internal/usage"
 	"wafbench/driver/load"
 	"wafbench/driver/report"
 	"wafbench/driver/upstream"
@@ -152,21 +154,13 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("load: %w", err)
 	}
 	out := res.Summarize(*target, *conns)
-	if err := writeLoadExports(res, *hgrmOut, *fortioOut, *target, *conns); err != nil {
+	if err := export.WriteLoad(res, *hgrmOut, *fortioOut, *target, *conns); err != nil {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		return enc.Encode(out)
+		return json.NewEncoder(stdout).Encode(out)
 	}
-	fmt.Fprintf(stdout, "target     %s (%s loop, %d %s conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
-		out.Target, out.Load, out.Conns, cm, out.Requests, out.DurationS, out.ReqPerS, out.P50Us, out.P90Us, out.P99Us, out.P999Us, out.MaxUs, out.Errors, out.Statuses)
-	if *rate > 0 {
-		fmt.Fprintf(stdout, "rate       requested %.0f req/s (%s arrivals), achieved %.0f req/s, %d sent late (>1 ms)\n", out.RateRequestedPerS, out.Arrival, out.RateAchievedPerS, out.Late)
-		if out.BehindRate {
-			fmt.Fprintf(stdout, "           fell behind the requested rate: add --conns or lower --rate\n")
-		}
-	}
+	out.WriteText(stdout, cm, *rate)
 	return nil
 }
 
@@ -210,7 +204,7 @@ func crsCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	man, err := crs.Export(*out, crs.Options{ParanoiaLevel: *pl})
 	if err != nil {
-		return usageError{err.Error()}
+		return usage.Wrap(err)
 	}
 	fmt.Fprintf(stdout, "CRS %s: %d rule files, sha256 %s, %d adaptations\n%s\n", man.Version, man.RuleFiles, man.SHA256, len(man.Adaptations), man.MainConf)
 	return nil

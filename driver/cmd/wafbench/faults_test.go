@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"wafbench/driver/cpu"
-	"wafbench/driver/modes"
 	"wafbench/driver/runlock"
 )
 
@@ -76,23 +74,6 @@ func TestSharedCPUsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(results); !os.IsNotExist(err) {
 		t.Errorf("a refused run created %s", results)
-	}
-}
-
-func TestSharedCPUsOneCPUExplainsFlag(t *testing.T) {
-	st := &resolved{cpus: cpu.Partition{Envoy: []int{0}, Client: []int{0}, Upstream: []int{0}}}
-	_, err := sharedCPUs(st, nil, 1, false)
-	if err != nil {
-		t.Fatalf("no proxied mode: got %v, want no refusal", err)
-	}
-	ms := []modes.Mode{{Name: modes.Name{Base: modes.Passthrough, Host: modes.Envoy}}}
-	_, err = sharedCPUs(st, ms, 1, false)
-	if err == nil || !strings.Contains(err.Error(), "1 online CPU") || !strings.Contains(err.Error(), "--allow-shared-cpus") {
-		t.Errorf("got %v, want the 1-CPU refusal naming --allow-shared-cpus", err)
-	}
-	note, err := sharedCPUs(st, ms, 1, true)
-	if err != nil || !strings.Contains(note, "--allow-shared-cpus") {
-		t.Errorf("allowed: got note %q, err %v; want a note for meta.json", note, err)
 	}
 }
 

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"wafbench/driver/cpu"
-	"wafbench/driver/hosts/all"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
+	"wafbench/driver/stack"
 	"wafbench/envoy"
 )
 
@@ -73,52 +72,19 @@ type resolved struct {
 	envoyVersion string
 }
 
-// resolve checks the flags against the machine; every error is bad input.
+// flags are the stack settings as given.
+func (s *stackFlags) flags() stack.Flags {
+	return stack.Flags{EnvoyBin: s.envoyBin, ModuleDir: s.moduleDir, CRSDir: s.crsDir, EnvoyCPUs: s.envoyCPUs,
+		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart}
+}
+
+// resolve checks the flags against the machine (stack.Flags.Resolve).
 func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
-	if s.concurrency < 1 || s.concurrency > 256 {
-		return nil, usagef("--concurrency: want 1..256, got %d", s.concurrency)
-	}
-	online, err := cpu.Online()
+	st, err := s.flags().Resolve(ms)
 	if err != nil {
 		return nil, err
 	}
-	part, err := cpu.Plan(cpu.PartitionRequest{Online: online, Concurrency: s.concurrency,
-		Envoy: s.envoyCPUs, Client: s.clientCPUs, Upstream: s.upstreamCPUs})
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
-	bin, err := envoy.FindBinary(s.envoyBin)
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
-	ver, err := envoy.Version(bin)
-	if err != nil {
-		return nil, usagef("envoy %s: %v", bin, err)
-	}
-	r := &resolved{
-		spec: runner.EnvoySpec{Binary: bin, Concurrency: s.concurrency, CPUs: part.Envoy,
-			ModuleDir: s.moduleDir, RulesFile: filepath.Join(s.crsDir, "main.conf"), WasmStartTimeout: s.wasmStart},
-		cpus: part, envoyVersion: ver,
-	}
-	for _, m := range ms {
-		if err := all.Of(m).Check(m, r.spec); err != nil {
-			return nil, usageError{err.Error()}
-		}
-	}
-	return r, nil
-}
-
-// sharedCPUs applies cpu.Partition.Shared to runs with a proxy (a mode
-// without one has nothing to keep apart); a refusal is bad input.
-func sharedCPUs(st *resolved, ms []modes.Mode, online int, allow bool) (note string, err error) {
-	if !slices.ContainsFunc(ms, func(m modes.Mode) bool { return all.Of(m).Proxy() }) {
-		return "", nil
-	}
-	note, err = st.cpus.Shared(online, allow)
-	if err != nil {
-		return "", usageError{err.Error()}
-	}
-	return note, nil
+	return &resolved{spec: st.Envoy, cpus: st.CPUs, envoyVersion: st.EnvoyVersion}, nil
 }
 
 // parseModes resolves the --modes list against the build registry; an
@@ -146,4 +112,11 @@ func (s *stackFlags) registry() (*modes.Registry, error) {
 		return nil, usagef("--builds: %v", err)
 	}
 	return reg, nil
+}
+
+// flagGiven reports whether the command line set the flag called name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -8,9 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
+	"wafbench/driver/internal/usage"
 	"wafbench/driver/perf"
 	"wafbench/driver/report"
 )
@@ -34,7 +33,7 @@ func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	files, err := report.FlameDiff(dir, a, b)
 	if errors.Is(err, report.ErrFlameInput) {
-		return usageError{err.Error()}
+		return usage.Wrap(err)
 	}
 	if err != nil {
 		return err
@@ -43,25 +42,4 @@ func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout, filepath.Join(dir, f))
 	}
 	return report.Build(dir, stderr)
-}
-
-// checkPerfDiff validates run --perf-diff: empty, or two different modes
-// of the run, and only with --perf.
-func checkPerfDiff(arg string, perfHz int, modeNames []string) error {
-	if arg == "" {
-		return nil
-	}
-	if perfHz <= 0 {
-		return usagef("--perf-diff: needs --perf (the profiles it compares)")
-	}
-	a, b, ok := strings.Cut(arg, ",")
-	if !ok || a == "" || b == "" || strings.Contains(b, ",") || a == b {
-		return usagef("--perf-diff: want two different modes A,B, got %q", arg)
-	}
-	for _, m := range []string{a, b} {
-		if !slices.Contains(modeNames, m) {
-			return usagef("--perf-diff: mode %q is not one of the run's modes (%s)", m, strings.Join(modeNames, ", "))
-		}
-	}
-	return nil
 }

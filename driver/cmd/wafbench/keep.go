@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"wafbench/driver/internal/usage"
 	"wafbench/driver/keep"
 )
 
@@ -31,7 +32,7 @@ func keepCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	for _, dir := range fs.Args() {
 		out, err := keep.Keep(dir, keep.Options{Into: *into, RecordedRoot: *recorded, Rerender: *rerender})
 		if errors.Is(err, keep.ErrInput) {
-			return usageError{err.Error()}
+			return usage.Wrap(err)
 		}
 		if err != nil {
 			return err

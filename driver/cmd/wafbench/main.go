@@ -13,14 +13,12 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"wafbench/driver/internal/usage"
 )
 
-// usageError is bad input: it prints as one line and exits 2.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+// usagef is bad input: it prints as one line and exits 2.
+func usagef(format string, a ...any) error { return usage.Errorf(format, a...) }
 
 const topUsage = `wafbench measures what WAF engines cost inside Envoy.
 
@@ -52,14 +50,14 @@ func main() {
 }
 
 func exitCode(err error, stderr io.Writer) int {
-	var ue usageError
+	var ue *usage.Error
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "wafbench: %s\n", ue.msg)
+		fmt.Fprintf(stderr, "wafbench: %s\n", ue)
 		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "wafbench: interrupted")

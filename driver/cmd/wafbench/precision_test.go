@@ -48,14 +48,3 @@ func TestPrecisionBadInput(t *testing.T) {
 		})
 	}
 }
-
-func TestParsePct(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want float64
-	}{{"3%", 3}, {"3", 3}, {" 2.5 % ", 2.5}, {"0.5%", 0.5}} {
-		if got, err := parsePct(tt.in); err != nil || got != tt.want {
-			t.Errorf("parsePct(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-	}
-}

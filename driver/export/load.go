@@ -1,4 +1,4 @@
-package main
+package export
 
 import (
 	"bytes"
@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"strconv"
 
-	"wafbench/driver/export"
 	"wafbench/driver/load"
 	"wafbench/internal/atomicfile"
 )
 
-// writeLoadExports writes load's --hgrm and --fortio-json files.
-func writeLoadExports(res *load.Result, hgrmPath, fortioPath, target string, conns int) error {
+// WriteLoad writes the files 'wafbench load' asks for: res's latency
+// distribution as an .hgrm file at hgrmPath and its fortio JSON at
+// fortioPath (each skipped when empty); target and conns label it.
+func WriteLoad(res *load.Result, hgrmPath, fortioPath, target string, conns int) error {
 	if hgrmPath != "" {
 		var buf bytes.Buffer
-		if err := export.WriteHGRM(&buf, res.Hist); err != nil {
+		if err := WriteHGRM(&buf, res.Hist); err != nil {
 			return fmt.Errorf("load: --hgrm: %w", err)
 		}
 		if err := atomicfile.WriteFile(hgrmPath, buf.Bytes()); err != nil {
@@ -27,7 +28,7 @@ func writeLoadExports(res *load.Result, hgrmPath, fortioPath, target string, con
 		for k, v := range res.Statuses {
 			st[strconv.Itoa(k)] = v
 		}
-		f := export.FortioOf(res.Hist, "wafbench load", target, conns, res.RateRequested, res.Elapsed, st)
+		f := FortioOf(res.Hist, "wafbench load", target, conns, res.RateRequested, res.Elapsed, st)
 		if len(res.Errors) > 0 {
 			f.Errors = res.Errors
 		}

@@ -1,7 +1,6 @@
-package main
+package session
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"wafbench/driver/internal/usage"
 	"wafbench/driver/modes"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
@@ -16,17 +16,6 @@ import (
 	"wafbench/driver/runner"
 	"wafbench/driver/stats"
 )
-
-// precisionFlags are run's --precision and --budget.
-type precisionFlags struct {
-	precision string
-	budget    time.Duration
-}
-
-func (p *precisionFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&p.precision, "precision", "", "after the planned repeats, add whole blocks (every mode once, rotation continued) until every precision target's 95% paired-t CI half-width is at or below this, e.g. 3% (targets: the suite's precision_targets, else modsecurity/coraza, else each WAF mode/passthrough, on req/s and CPU µs/req); stops on interval width, never on p-values; needs --budget")
-	fs.DurationVar(&p.budget, "budget", 0, "with --precision: the most wall time the trials may take, planned repeats included (e.g. 10m); a block is added only while one more fits (the report and --matrix come after)")
-}
 
 // parsePct reads "3%" or "3" as 3 (percent): > 0 and < 100.
 func parsePct(s string) (float64, error) {
@@ -37,24 +26,24 @@ func parsePct(s string) (float64, error) {
 	return v, nil
 }
 
-// resolve checks the flags and returns the target half-width (0 without
-// --precision).
-func (p *precisionFlags) resolve(fs *flag.FlagSet, shard string) (float64, error) {
-	if p.precision == "" {
-		if flagGiven(fs, "budget") {
-			return 0, usagef("--budget needs --precision (the CI half-width to stop at, e.g. --precision 3%%)")
+// precisionPct checks --precision and --budget and returns the target
+// half-width (0 without --precision).
+func precisionPct(req Request) (float64, error) {
+	if req.Precision == "" {
+		if req.BudgetGiven {
+			return 0, usage.Errorf("--budget needs --precision (the CI half-width to stop at, e.g. --precision 3%%)")
 		}
 		return 0, nil
 	}
-	pct, err := parsePct(p.precision)
+	pct, err := parsePct(req.Precision)
 	if err != nil {
-		return 0, usagef("--precision: %v", err)
+		return 0, usage.Errorf("--precision: %v", err)
 	}
-	if p.budget <= 0 {
-		return 0, usagef("--precision needs --budget > 0 (the most wall time the trials may take, e.g. 10m), got %s", p.budget)
+	if req.Budget <= 0 {
+		return 0, usage.Errorf("--precision needs --budget > 0 (the most wall time the trials may take, e.g. 10m), got %s", req.Budget)
 	}
-	if shard != "" {
-		return 0, usagef("--precision cannot be combined with --shard: a shard runs a fixed slice of the design")
+	if req.Shard != "" {
+		return 0, usage.Errorf("--precision cannot be combined with --shard: a shard runs a fixed slice of the design")
 	}
 	return pct, nil
 }
@@ -96,11 +85,11 @@ func newPrecision(suite *profile.Suite, pct float64, budget time.Duration, modeN
 	}
 	ts, err := precisionTargets(suite, modeNames, workloads)
 	if err != nil {
-		return nil, usagef("precision targets: %v", err)
+		return nil, usage.Errorf("precision targets: %v", err)
 	}
 	if len(ts) == 0 {
 		if pct > 0 {
-			return nil, usagef("--precision: no precision target of suite %s applies to modes %s on workloads %s", suite.Name, strings.Join(modeNames, ","), strings.Join(workloads, ","))
+			return nil, usage.Errorf("--precision: no precision target of suite %s applies to modes %s on workloads %s", suite.Name, strings.Join(modeNames, ","), strings.Join(workloads, ","))
 		}
 		return nil, nil
 	}

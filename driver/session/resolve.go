@@ -1,0 +1,239 @@
+package session
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/hosts/all"
+	"wafbench/driver/internal/flaglist"
+	"wafbench/driver/internal/usage"
+	"wafbench/driver/load"
+	"wafbench/driver/matrix"
+	"wafbench/driver/maxrate"
+	"wafbench/driver/modes"
+	"wafbench/driver/plan"
+	"wafbench/driver/profile"
+	"wafbench/driver/runner"
+	"wafbench/driver/stack"
+)
+
+// Resolve checks req against the workload and suite files (profiles), the
+// build registry and the machine's online CPUs and decides the run: the
+// suite's defaults are filled in here and nowhere else. It reads no file,
+// takes no lock and starts no process; every error is bad input.
+func Resolve(req Request, profiles *profile.Set, registry *modes.Registry, cpus []int) (Plan, error) {
+	if req.SLO <= 0 {
+		return Plan{}, usage.Errorf("--slo: want a latency > 0 like 10ms, got %s", req.SLO)
+	}
+	suite, ok := profiles.Suites[req.Suite]
+	if !ok {
+		return Plan{}, usage.Errorf("unknown suite %q (known: %s)", req.Suite, strings.Join(profiles.SuiteNames(), ", "))
+	}
+	p, err := resolveSuite(req, suite, profiles, registry)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := p.resolveDesign(req, suite); err != nil {
+		return Plan{}, err
+	}
+	if err := p.resolveMachine(req, cpus); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+// resolveSuite fills the suite's defaults: workloads, modes, windows,
+// repeats and connection mode.
+func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, registry *modes.Registry) (Plan, error) {
+	keys := suite.Workloads
+	if req.Workloads != "" {
+		keys = flaglist.Split(req.Workloads)
+	}
+	cases, err := profiles.Cases(keys)
+	if err != nil {
+		return Plan{}, usage.Wrap(err)
+	}
+	modesArg := req.Modes
+	if !req.ModesGiven && len(suite.Modes) > 0 {
+		modesArg = strings.Join(suite.Modes, ",")
+	}
+	ms, err := registry.ResolveList(modesArg)
+	if err != nil {
+		return Plan{}, usage.Errorf("--modes: %v", err)
+	}
+	p := Plan{Command: req.Command, RepoDir: req.RepoDir, Suite: req.Suite, Name: req.Name,
+		Warmup: req.Warmup, Duration: req.Duration, TrialWarmup: req.TrialWarmup,
+		MaxRequests: req.MaxRequests, Rate: req.Rate, Timeout: req.Timeout, ConnMode: req.ConnMode,
+		Stack: req.Stack, PerfHz: req.PerfHz, CRSTest: req.CRSTest, ResultsDir: req.ResultsDir,
+		NoReport: req.NoReport, Progress: req.Progress,
+		set: profiles, cases: cases, modeSpecs: ms}
+	p.Matrix = matrix.ForSuite(req.Matrix, req.Suite)
+	repeats := req.Repeats
+	if repeats == 0 {
+		repeats = suite.Repeats
+	}
+	if p.Duration == 0 {
+		p.Duration = time.Duration(suite.Duration)
+	}
+	if p.Warmup < 0 {
+		p.Warmup = time.Duration(suite.Warmup)
+	}
+	if p.TrialWarmup < 0 {
+		p.TrialWarmup = time.Duration(suite.TrialWarmup)
+	}
+	if p.Duration < 0 || p.MaxRequests < 0 || p.Rate < 0 || p.Timeout < 0 {
+		return Plan{}, usage.Errorf("--duration, --max-requests, --rate and --timeout must not be negative")
+	}
+	if _, err := load.ParseConnMode(req.ConnMode); err != nil {
+		return Plan{}, usage.Errorf("--conn-mode: %v", err)
+	}
+	arr, err := load.ParseArrival(req.Arrival)
+	if err != nil {
+		return Plan{}, usage.Errorf("--arrival: %v", err)
+	}
+	p.Arrival = string(arr)
+	if p.MaxRate, err = req.MaxRate.resolve(); err != nil {
+		return Plan{}, err
+	}
+	if p.ConnMode == "" {
+		p.ConnMode = suite.ConnMode
+	}
+	for _, m := range ms {
+		p.Modes = append(p.Modes, m.String())
+	}
+	p.Workloads = caseKeys(cases)
+	p.Design = plan.Options{Modes: p.Modes, Cases: len(cases), Repeats: repeats, Order: req.Order, Seed: req.Seed, Scope: req.Scope}
+	// meta.json records the flags as resolved: the suite's values filled in.
+	p.Flags = maps.Clone(req.Flags)
+	if p.Flags == nil {
+		p.Flags = map[string]string{}
+	}
+	p.Flags["duration"], p.Flags["warmup"], p.Flags["trial-warmup"] = p.Duration.String(), p.Warmup.String(), p.TrialWarmup.String()
+	p.Flags["repeats"] = fmt.Sprint(repeats)
+	p.Flags["modes"], p.Flags["matrix"], p.Flags["conn-mode"] = modesArg, p.Matrix, p.ConnMode
+	return p, nil
+}
+
+// resolveDesign plans the trials, the shard and the precision targets.
+func (p *Plan) resolveDesign(req Request, suite *profile.Suite) error {
+	trials, err := plan.Build(p.Design)
+	if err != nil {
+		return usage.Wrap(err)
+	}
+	if p.Trials, p.Shard, err = selectShard(req.Shard, p.Design, trials); err != nil {
+		return err
+	}
+	pct, err := precisionPct(req)
+	if err != nil {
+		return err
+	}
+	p.Precision, err = newPrecision(suite, pct, req.Budget, p.Modes, p.Workloads, p.Design.Repeats)
+	return err
+}
+
+// resolveMachine partitions the CPUs and checks the flags about the
+// machine's tools that need no look at them.
+func (p *Plan) resolveMachine(req Request, online []int) error {
+	var err error
+	if p.CPUs, err = req.Stack.Partition(online); err != nil {
+		return err
+	}
+	if p.SharedNote, err = sharedCPUs(p.CPUs, p.modeSpecs, len(online), req.AllowSharedCPUs); err != nil {
+		return err
+	}
+	if p.PerfHz < 0 || p.PerfHz > 10000 {
+		return usage.Errorf("--perf: want 0 (off) or 1..10000 Hz, got %d", p.PerfHz)
+	}
+	if err := checkPerfDiff(req.PerfDiff, p.PerfHz, p.Modes); err != nil {
+		return err
+	}
+	if p.Upstream, err = stack.ParseUpstream(req.Upstream); err != nil {
+		return err
+	}
+	if p.Name == "" {
+		p.Name = p.Suite
+	}
+	p.Flags["name"] = p.Name
+	if strings.ContainsAny(p.Name, "/ ") {
+		return usage.Errorf("--name: want no slashes or spaces, got %q", p.Name)
+	}
+	p.WorkersNote = workersNote(req.Stack.Concurrency, p.CPUs.Envoy)
+	return nil
+}
+
+// resolve returns the runner's max-rate configuration, nil when off.
+func (f MaxRateRequest) resolve() (*runner.MaxRate, error) {
+	if f.At == "" {
+		return nil, nil
+	}
+	obj, err := maxrate.ParseObjective(f.At)
+	if err != nil {
+		return nil, usage.Errorf("--max-rate-at: %v", err)
+	}
+	mr := &runner.MaxRate{Search: maxrate.Options{Objective: obj, Start: f.Start, Limit: f.Limit, Tolerance: f.Tol, Confirm: f.Confirm},
+		Window: f.Window, Method: f.Method, SweepStep: f.Step}
+	if err := mr.Search.Validate(); err != nil {
+		return nil, usage.Errorf("--max-rate: %v", err)
+	}
+	switch f.Method {
+	case runner.MethodSearch, runner.MethodSweep, runner.MethodBoth:
+	default:
+		return nil, usage.Errorf("--max-rate-method: want search, sweep or both, got %q", f.Method)
+	}
+	if f.Window <= 0 {
+		return nil, usage.Errorf("--max-rate-window: want > 0, got %v", f.Window)
+	}
+	if f.Step < 0 || (f.Step == 0 && f.Method == runner.MethodSweep) {
+		return nil, usage.Errorf("--max-rate-step: want > 0 req/s with --max-rate-method sweep (0 = the search's resolution with both), got %v", f.Step)
+	}
+	return mr, nil
+}
+
+// sharedCPUs applies cpu.Partition.Shared to runs with a proxy (a mode
+// without one has nothing to keep apart).
+func sharedCPUs(part cpu.Partition, ms []modes.Mode, online int, allow bool) (note string, err error) {
+	if !slices.ContainsFunc(ms, func(m modes.Mode) bool { return all.Of(m).Proxy() }) {
+		return "", nil
+	}
+	note, err = part.Shared(online, allow)
+	if err != nil {
+		return "", usage.Wrap(err)
+	}
+	return note, nil
+}
+
+// workersNote says when --concurrency asks for more Envoy workers than
+// Envoy has CPUs: the workers then time-share those CPUs, so a scale run
+// measures contention, not scaling. Empty when every worker has a CPU.
+func workersNote(concurrency int, envoyCPUs []int) string {
+	if concurrency <= len(envoyCPUs) {
+		return ""
+	}
+	return fmt.Sprintf("--concurrency %d: %d Envoy workers share %d CPU(s) (%s); beyond the CPUs, throughput per worker measures time-sharing, not scaling (a scale run needs --concurrency ≤ the Envoy CPUs)",
+		concurrency, concurrency, len(envoyCPUs), cpu.Format(envoyCPUs))
+}
+
+// checkPerfDiff validates --perf-diff: empty, or two different modes of
+// the run, and only with --perf.
+func checkPerfDiff(arg string, perfHz int, modeNames []string) error {
+	if arg == "" {
+		return nil
+	}
+	if perfHz <= 0 {
+		return usage.Errorf("--perf-diff: needs --perf (the profiles it compares)")
+	}
+	a, b, ok := strings.Cut(arg, ",")
+	if !ok || a == "" || b == "" || strings.Contains(b, ",") || a == b {
+		return usage.Errorf("--perf-diff: want two different modes A,B, got %q", arg)
+	}
+	for _, m := range []string{a, b} {
+		if !slices.Contains(modeNames, m) {
+			return usage.Errorf("--perf-diff: mode %q is not one of the run's modes (%s)", m, strings.Join(modeNames, ", "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/internal/usage"
+	"wafbench/driver/modes"
+	"wafbench/driver/profile"
+	"wafbench/driver/stack"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden plans in testdata/")
+
+// base is a request as 'wafbench run' builds it with no flag given.
+func base() Request {
+	return Request{
+		Command: []string{"wafbench", "run"}, Flags: map[string]string{"seed": "1"}, RepoDir: ".",
+		Suite: "seed", Modes: "passthrough,modsecurity,coraza",
+		Warmup: -1, TrialWarmup: -1, Order: "latin", Scope: "mode-repeat", Seed: 1, Arrival: "uniform",
+		SLO: 10 * time.Millisecond, Upstream: "wafbench", Matrix: "auto", CRSTest: "auto", ResultsDir: "runs",
+		MaxRate: MaxRateRequest{Start: 100, Limit: 100000, Tol: 0.05, Confirm: 3, Window: 2 * time.Second, Method: "search"},
+		Stack:   stack.Flags{CRSDir: "build/crs", Concurrency: 1, WasmStart: time.Minute},
+	}
+}
+
+func loadRepo(t *testing.T) (*profile.Set, *modes.Registry) {
+	t.Helper()
+	set, err := profile.LoadDir("../../profiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := modes.Load("../../filters/builds.yaml", "../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, reg
+}
+
+// TestResolveGolden resolves a table of requests and compares each Plan,
+// as JSON, byte for byte with testdata/<name>.json (-update rewrites them).
+func TestResolveGolden(t *testing.T) {
+	set, reg := loadRepo(t)
+	tests := []struct {
+		name string
+		cpus []int
+		edit func(r *Request)
+	}{
+		{"quick-passthrough", []int{0, 1}, func(r *Request) { r.Suite, r.Modes, r.ModesGiven = "quick", "passthrough", true }},
+		{"seed-defaults", []int{0, 1}, func(r *Request) {}},
+		{"seed-shard", []int{0, 1}, func(r *Request) { r.Shard, r.Repeats, r.Workloads = "1/3", 5, "headers@16" }},
+		{"precision-budget", []int{0, 1}, func(r *Request) {
+			r.Suite, r.Precision, r.Budget, r.BudgetGiven = "precision", "3%", 10*time.Minute, true
+		}},
+		{"lab-suite-modes", []int{0, 1, 2, 3}, func(r *Request) { r.Suite, r.Name, r.Matrix = "lab", "mylab", "auto" }},
+		{"open-loop", []int{0, 1}, func(r *Request) {
+			r.Suite, r.Modes, r.ModesGiven, r.Workloads = "quick", "passthrough,coraza", true, "json_4k@1"
+			r.Rate, r.Arrival, r.ConnMode, r.Order, r.Seed, r.Duration, r.Warmup = 500, "poisson", "per-request", "shuffle", 7, 3*time.Second, 0
+			r.MaxRate.At, r.Matrix, r.Upstream = "p99<=10ms", "none", "go-httpbin"
+		}},
+		{"shared-cpus-allowed", []int{0}, func(r *Request) {
+			r.Suite, r.Modes, r.ModesGiven, r.AllowSharedCPUs = "quick", "passthrough", true, true
+			r.Stack.Concurrency, r.PerfHz, r.PerfDiff = 2, 99, ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := base()
+			tt.edit(&req)
+			p, err := Resolve(req, set, reg, tt.cpus)
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			got, err := json.MarshalIndent(p, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", tt.name+".json")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to write it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("plan differs from %s (go test -update rewrites it); got:\n%s", path, got)
+			}
+		})
+	}
+}
+
+// TestResolveBadInput: every refusal is bad input naming the problem.
+func TestResolveBadInput(t *testing.T) {
+	set, reg := loadRepo(t)
+	tests := []struct {
+		name string
+		cpus []int
+		edit func(r *Request)
+		want string
+	}{
+		{"slo", []int{0, 1}, func(r *Request) { r.SLO = 0 }, "--slo: want a latency > 0"},
+		{"suite", []int{0, 1}, func(r *Request) { r.Suite = "nope" }, `unknown suite "nope"`},
+		{"workload", []int{0, 1}, func(r *Request) { r.Workloads = "nope" }, `unknown workload "nope"`},
+		{"mode", []int{0, 1}, func(r *Request) { r.Modes = "bogus" }, `--modes: unknown mode "bogus"`},
+		{"negative", []int{0, 1}, func(r *Request) { r.Rate = -1 }, "must not be negative"},
+		{"order", []int{0, 1}, func(r *Request) { r.Order = "random" }, "order"},
+		{"shard", []int{0, 1}, func(r *Request) { r.Shard = "7/3" }, "--shard"},
+		{"budget alone", []int{0, 1}, func(r *Request) { r.BudgetGiven = true }, "--budget needs --precision"},
+		{"concurrency", []int{0, 1}, func(r *Request) { r.Stack.Concurrency = 0 }, "--concurrency: want 1..256"},
+		{"shared cpus", []int{0, 1}, func(r *Request) { r.Stack.ClientCPUs = "0" }, "--allow-shared-cpus"},
+		{"perf", []int{0, 1}, func(r *Request) { r.PerfHz = 20000 }, "--perf: want 0 (off) or 1..10000 Hz"},
+		{"perf diff", []int{0, 1}, func(r *Request) { r.PerfHz, r.PerfDiff = 99, "coraza,nope" }, `--perf-diff: mode "nope"`},
+		{"upstream", []int{0, 1}, func(r *Request) { r.Upstream = "httpbin" }, `--upstream: unknown upstream "httpbin"`},
+		{"name", []int{0, 1}, func(r *Request) { r.Name = "a b" }, "--name: want no slashes or spaces"},
+		{"max rate", []int{0, 1}, func(r *Request) { r.MaxRate.At, r.MaxRate.Method = "p99<=10ms", "walk" }, "--max-rate-method"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := base()
+			tt.edit(&req)
+			_, err := Resolve(req, set, reg, tt.cpus)
+			if !usage.Is(err) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want bad input containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParsePct(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want float64
+	}{{"3%", 3}, {"3", 3}, {" 2.5 % ", 2.5}, {"0.5%", 0.5}} {
+		if got, err := parsePct(tt.in); err != nil || got != tt.want {
+			t.Errorf("parsePct(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestSharedCPUsOneCPUExplainsFlag(t *testing.T) {
+	part := cpu.Partition{Envoy: []int{0}, Client: []int{0}, Upstream: []int{0}}
+	_, err := sharedCPUs(part, nil, 1, false)
+	if err != nil {
+		t.Fatalf("no proxied mode: got %v, want no refusal", err)
+	}
+	ms := []modes.Mode{{Name: modes.Name{Base: modes.Passthrough, Host: modes.Envoy}}}
+	_, err = sharedCPUs(part, ms, 1, false)
+	if err == nil || !strings.Contains(err.Error(), "1 online CPU") || !strings.Contains(err.Error(), "--allow-shared-cpus") {
+		t.Errorf("got %v, want the 1-CPU refusal naming --allow-shared-cpus", err)
+	}
+	note, err := sharedCPUs(part, ms, 1, true)
+	if err != nil || !strings.Contains(note, "--allow-shared-cpus") {
+		t.Errorf("allowed: got note %q, err %v; want a note for meta.json", note, err)
+	}
+}

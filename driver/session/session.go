@@ -1,0 +1,122 @@
+// Package session is a benchmark run as a library: Resolve turns a Request
+// (what the command line asks for) into a Plan without touching the machine
+// — the suite's defaults filled in, the trials designed, the shard, the
+// precision targets and the CPU partition chosen — and Execute carries a
+// Plan out: it checks the stack, takes the run lock, writes the run
+// directory and meta.json, runs the trials, the request matrix and the
+// report. 'wafbench run' is flags → Request → Resolve → Execute.
+//
+// Errors that are bad input are marked with driver/internal/usage.
+package session
+
+import (
+	"time"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/modes"
+	"wafbench/driver/plan"
+	"wafbench/driver/profile"
+	"wafbench/driver/result"
+	"wafbench/driver/runner"
+	"wafbench/driver/stack"
+	"wafbench/driver/upstream"
+)
+
+// Request is what a run asks for, as 'wafbench run' takes it. Zero values
+// of the suite's settings mean "the suite's", as the flags document.
+type Request struct {
+	Command []string          // the command line, recorded in meta.json
+	Flags   map[string]string // every flag's value, recorded in meta.json
+	RepoDir string            // the checkout: git revision, default CRS directory, crs-test runs
+
+	Suite      string
+	Modes      string // comma-separated modes
+	ModesGiven bool   // false: the suite's own modes, if it lists any, replace Modes
+	Workloads  string // comma-separated workload@conns; "" = the suite's
+
+	Repeats     int           // 0 = the suite's
+	Warmup      time.Duration // negative = the suite's
+	Duration    time.Duration // 0 = the suite's
+	TrialWarmup time.Duration // negative = the suite's
+	MaxRequests int64
+	Timeout     time.Duration
+	Rate        float64
+	ConnMode    string // "" = the suite's
+	Arrival     string
+	Order       string
+	Scope       string
+	Seed        int64
+	Shard       string // "i/N"; "" = the whole design
+	SLO         time.Duration
+
+	Precision   string        // "3%"; "" = the suite's own targets at the default half-width
+	Budget      time.Duration // with Precision
+	BudgetGiven bool
+	MaxRate     MaxRateRequest
+
+	Stack           stack.Flags
+	AllowSharedCPUs bool
+	PerfHz          int
+	PerfDiff        string // "A,B"
+	Upstream        string
+
+	Matrix     string // corpus name, auto or none
+	CRSTest    string // auto, none or a crs-test run directory
+	Name       string // "" = the suite's name
+	ResultsDir string
+	NoReport   bool
+	Progress   bool // draw the progress line on stderr
+}
+
+// MaxRateRequest is run's --max-rate-* flags.
+type MaxRateRequest struct {
+	At, Method        string
+	Start, Limit, Tol float64
+	Step              float64
+	Confirm           int
+	Window            time.Duration
+}
+
+// Plan is a Request resolved: everything Execute needs, decided.
+type Plan struct {
+	Command []string          `json:"command"`
+	Flags   map[string]string `json:"flags"` // as recorded, the suite's values filled in
+	RepoDir string            `json:"repo_dir"`
+
+	Name      string       `json:"name"`
+	Suite     string       `json:"suite"`
+	Modes     []string     `json:"modes"`
+	Workloads []string     `json:"workloads"`
+	Design    plan.Options `json:"design"` // the whole design, before the shard
+	Trials    []plan.Trial `json:"trials"`
+	Shard     *Shard       `json:"shard,omitempty"`
+
+	Warmup      time.Duration   `json:"warmup"`
+	Duration    time.Duration   `json:"duration"`
+	TrialWarmup time.Duration   `json:"trial_warmup"`
+	MaxRequests int64           `json:"max_requests,omitempty"`
+	Rate        float64         `json:"rate,omitempty"`
+	Timeout     time.Duration   `json:"timeout,omitempty"`
+	ConnMode    string          `json:"conn_mode,omitempty"`
+	Arrival     string          `json:"arrival,omitempty"`
+	MaxRate     *runner.MaxRate `json:"max_rate,omitempty"`
+
+	Precision *result.Precision `json:"precision,omitempty"`
+
+	Stack       stack.Flags   `json:"stack"`
+	CPUs        cpu.Partition `json:"cpus"`
+	SharedNote  string        `json:"shared_note,omitempty"`  // Envoy's CPUs overlap the others' (allowed)
+	WorkersNote string        `json:"workers_note,omitempty"` // more workers than Envoy CPUs
+
+	PerfHz     int           `json:"perf_hz,omitempty"`
+	Upstream   upstream.Kind `json:"upstream"`
+	Matrix     string        `json:"matrix"` // corpus name or "none"
+	CRSTest    string        `json:"crs_test"`
+	ResultsDir string        `json:"results_dir"`
+	NoReport   bool          `json:"no_report,omitempty"`
+	Progress   bool          `json:"progress,omitempty"`
+
+	set       *profile.Set
+	cases     []profile.Case
+	modeSpecs []modes.Mode
+}

@@ -1,0 +1,120 @@
+// Package stack resolves the processes a command runs against: which Envoy
+// binary, where the modules and rules are, how the machine's CPUs are split
+// between Envoy, the load client and the upstream, and which upstream
+// server sits behind every mode. run, serve, matrix and crs-test share it.
+// Every error it returns is bad input (driver/internal/usage).
+package stack
+
+import (
+	"path/filepath"
+	"time"
+
+	"wafbench/driver/cpu"
+	"wafbench/driver/hosts/all"
+	"wafbench/driver/internal/usage"
+	"wafbench/driver/modes"
+	"wafbench/driver/runner"
+	"wafbench/driver/upstream"
+	"wafbench/envoy"
+)
+
+// Flags are the stack's settings as the command line gives them.
+type Flags struct {
+	EnvoyBin     string        `json:"envoy_bin,omitempty"`  // "" = $ENVOY_BIN, else the venv's wheel
+	ModuleDir    string        `json:"module_dir,omitempty"` // every WAF mode's module from here; "" = its build's directory
+	CRSDir       string        `json:"crs_dir"`              // the CRS export the engines load
+	EnvoyCPUs    string        `json:"envoy_cpus,omitempty"` // CPU lists; "" = cpu.Plan's defaults
+	ClientCPUs   string        `json:"client_cpus,omitempty"`
+	UpstreamCPUs string        `json:"upstream_cpus,omitempty"`
+	Concurrency  int           `json:"concurrency"` // Envoy worker threads
+	WasmStart    time.Duration `json:"wasm_start_timeout"`
+}
+
+// Partition checks Concurrency and splits the online CPUs; it reads and
+// runs nothing.
+func (f Flags) Partition(online []int) (cpu.Partition, error) {
+	if f.Concurrency < 1 || f.Concurrency > 256 {
+		return cpu.Partition{}, usage.Errorf("--concurrency: want 1..256, got %d", f.Concurrency)
+	}
+	part, err := cpu.Plan(cpu.PartitionRequest{Online: online, Concurrency: f.Concurrency,
+		Envoy: f.EnvoyCPUs, Client: f.ClientCPUs, Upstream: f.UpstreamCPUs})
+	if err != nil {
+		return cpu.Partition{}, usage.Wrap(err)
+	}
+	return part, nil
+}
+
+// Stack is Flags checked against the machine.
+type Stack struct {
+	Envoy        runner.EnvoySpec // Envoy.CPUs is CPUs.Envoy
+	CPUs         cpu.Partition
+	EnvoyVersion string
+}
+
+// Check finds the Envoy binary and its version and checks that every mode
+// of ms can start: its module is built (or in ModuleDir), a reference
+// host's executables are installed.
+func (f Flags) Check(part cpu.Partition, ms []modes.Mode) (*Stack, error) {
+	bin, err := envoy.FindBinary(f.EnvoyBin)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	ver, err := envoy.Version(bin)
+	if err != nil {
+		return nil, usage.Errorf("envoy %s: %v", bin, err)
+	}
+	s := &Stack{
+		Envoy: runner.EnvoySpec{Binary: bin, Concurrency: f.Concurrency, CPUs: part.Envoy,
+			ModuleDir: f.ModuleDir, RulesFile: filepath.Join(f.CRSDir, "main.conf"), WasmStartTimeout: f.WasmStart},
+		CPUs: part, EnvoyVersion: ver,
+	}
+	for _, m := range ms {
+		if err := all.Of(m).Check(m, s.Envoy); err != nil {
+			return nil, usage.Wrap(err)
+		}
+	}
+	return s, nil
+}
+
+// Resolve is Partition over the machine's online CPUs, then Check.
+func (f Flags) Resolve(ms []modes.Mode) (*Stack, error) {
+	online, err := cpu.Online()
+	if err != nil {
+		return nil, err
+	}
+	part, err := f.Partition(online)
+	if err != nil {
+		return nil, err
+	}
+	return f.Check(part, ms)
+}
+
+// Upstream checks the upstream server k (its executable, for a kind other
+// than wafbench's own; self is the wafbench executable) and describes it
+// for meta.json.
+func Upstream(k upstream.Kind, self string) (string, error) {
+	root := ""
+	if k != upstream.Own {
+		var err error
+		if root, err = envoy.RepoRoot(); err != nil {
+			return "", usage.Errorf("--upstream %s: %v", k, err)
+		}
+	}
+	if err := k.Check(root, self); err != nil {
+		return "", usage.Errorf("--upstream: %v", err)
+	}
+	v, err := k.Version(root, self)
+	if err != nil {
+		return "", usage.Errorf("--upstream: %v", err)
+	}
+	return v, nil
+}
+
+// ParseUpstream parses --upstream.
+func ParseUpstream(s string) (upstream.Kind, error) {
+	k, err := upstream.ParseKind(s)
+	if err != nil {
+		return "", usage.Errorf("--upstream: %v", err)
+	}
+	return k, nil
+}
