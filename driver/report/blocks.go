@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -38,13 +39,13 @@ func writeShards(m *md, meta *result.Meta) {
 		m.p("## Shard")
 		m.nl()
 		m.p("Shard %d/%d of a design of %d repeats: this run holds design repeats %s. Merge it with the other shards (`wafbench merge --blocks`) for the whole design.",
-			s.Index, s.Count, s.DesignRepeats, span(s.Repeats))
+			s.Index, s.Count, s.DesignRepeats, merge.Span(s.Repeats))
 		m.nl()
 	case meta.Shards != nil:
 		s := meta.Shards
 		m.p("## Shards")
 		m.nl()
-		line := fmt.Sprintf("**%d of %d shards** of a design of %d repeats: design repeats %s.", len(s.Present), s.Count, s.DesignRepeats, span(s.Repeats))
+		line := fmt.Sprintf("**%d of %d shards** of a design of %d repeats: design repeats %s.", len(s.Present), s.Count, s.DesignRepeats, merge.Span(s.Repeats))
 		if len(s.Missing) > 0 {
 			var miss []string
 			for _, i := range s.Missing {
@@ -77,7 +78,7 @@ func writeBlocks(m *md, meta *result.Meta, s *stats.Summary) {
 	reps := make([][]int, len(meta.Blocks))
 	for i, b := range meta.Blocks {
 		reps[i] = b.Repeats
-		m.row(blockName(i), "`"+b.Machine+"`", orNone(b.CPUModel), strings.Join(b.Runs, ", "), span(b.Repeats))
+		m.row(blockName(i), "`"+b.Machine+"`", orNone(b.CPUModel), strings.Join(b.Runs, ", "), merge.Span(b.Repeats))
 	}
 	m.nl()
 	bcs := stats.AnalyseBlocks(s, reps)

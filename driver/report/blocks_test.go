@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/plan"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
@@ -149,7 +150,7 @@ func TestBlocksFixtureCommitted(t *testing.T) {
 // effect. The block section is compared with a golden file.
 func TestMergeBlocksFixture(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "merged")
-	if err := MergeWith(fixtureShards(t, 0, 1, 2, 3), out, MergeOptions{Blocks: true}); err != nil {
+	if err := mergeRuns(fixtureShards(t, 0, 1, 2, 3), out, merge.Options{Blocks: true}); err != nil {
 		t.Fatal(err)
 	}
 	meta, err := result.ReadMeta(out)
@@ -256,7 +257,7 @@ func TestMergeShardsRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := MergeWith(tt.dirs(t), filepath.Join(t.TempDir(), "merged"), MergeOptions{Blocks: tt.blocks})
+			err := mergeRuns(tt.dirs(t), filepath.Join(t.TempDir(), "merged"), merge.Options{Blocks: tt.blocks})
 			if err == nil {
 				t.Fatalf("got no error, want a refusal containing %q", tt.want)
 			}
@@ -272,7 +273,7 @@ func TestMergeShardsRefusals(t *testing.T) {
 	}
 	t.Run("missing shard", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := MergeWith(fixtureShards(t, 0, 1, 3), out, MergeOptions{Blocks: true}); err != nil {
+		if err := mergeRuns(fixtureShards(t, 0, 1, 3), out, merge.Options{Blocks: true}); err != nil {
 			t.Fatal(err)
 		}
 		report := string(readFile(t, filepath.Join(out, ReportFile)))
@@ -284,7 +285,7 @@ func TestMergeShardsRefusals(t *testing.T) {
 	})
 	t.Run("one shard alone", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := MergeWith(fixtureShards(t, 2), out, MergeOptions{Blocks: true}); err != nil {
+		if err := mergeRuns(fixtureShards(t, 2), out, merge.Options{Blocks: true}); err != nil {
 			t.Fatal(err)
 		}
 		report := string(readFile(t, filepath.Join(out, ReportFile)))
@@ -292,13 +293,13 @@ func TestMergeShardsRefusals(t *testing.T) {
 			t.Errorf("report of one shard merged alone:\n%s", section(report, "Shards"))
 		}
 		// One directory that is not a shard is not a merge.
-		if err := MergeWith([]string{syntheticRunDir}, filepath.Join(t.TempDir(), "m"), MergeOptions{}); err == nil {
+		if err := mergeRuns([]string{syntheticRunDir}, filepath.Join(t.TempDir(), "m"), merge.Options{}); err == nil {
 			t.Errorf("merge of one unsharded run: got no error")
 		}
 	})
 	t.Run("same machine keeps the pooled analysis", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := MergeWith(fixtureShards(t, 0, 1), out, MergeOptions{}); err != nil {
+		if err := mergeRuns(fixtureShards(t, 0, 1), out, merge.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		meta, _ := result.ReadMeta(out)

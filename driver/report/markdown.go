@@ -9,15 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
-
-// EnvDifferencePrefix starts a meta note that Merge writes when it pooled
-// runs from differing environments with force; the report lists such notes
-// under limitations.
-const EnvDifferencePrefix = "environment difference: "
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
@@ -606,13 +602,13 @@ func writeLimitations(m *md, meta *result.Meta, recs []result.Record, s *stats.S
 		m.p("- The tree was dirty when the run started (git `%s`).", orNone(meta.GitSHA))
 	}
 	for _, n := range meta.Notes {
-		if strings.HasPrefix(n, EnvDifferencePrefix) {
-			m.p("- Pooled despite an environment difference: %s", strings.TrimPrefix(n, EnvDifferencePrefix))
+		if strings.HasPrefix(n, merge.EnvDifferencePrefix) {
+			m.p("- Pooled despite an environment difference: %s", strings.TrimPrefix(n, merge.EnvDifferencePrefix))
 		}
 	}
 	var other []string
 	for _, n := range meta.Notes {
-		if !strings.HasPrefix(n, EnvDifferencePrefix) {
+		if !strings.HasPrefix(n, merge.EnvDifferencePrefix) {
 			other = append(other, n)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/modes"
 	"wafbench/driver/procstat"
 	"wafbench/driver/result"
@@ -234,8 +235,8 @@ func cacheSize(kib int) string {
 func cpuNotes(meta *result.Meta) []string {
 	var out []string
 	for _, n := range meta.Notes {
-		for _, p := range []string{CPUWarningPrefix, "machines as blocks: ", EnvDifferencePrefix} {
-			if rest, ok := strings.CutPrefix(n, p); ok && (p == CPUWarningPrefix || isCPUDiff(rest)) {
+		for _, p := range []string{merge.CPUWarningPrefix, merge.BlocksPrefix, merge.EnvDifferencePrefix} {
+			if rest, ok := strings.CutPrefix(n, p); ok && (p == merge.CPUWarningPrefix || merge.IsCPUDiff(rest)) {
 				out = append(out, rest)
 			}
 		}
