@@ -4,17 +4,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"wafbench/driver/account"
 	"wafbench/driver/modes"
-	"wafbench/driver/perf"
+	"wafbench/driver/perf/flame"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -42,21 +39,6 @@ type accountRow struct {
 
 func (r *accountRow) key() string { return fmt.Sprintf("%s@%d", r.Workload, r.Conns) }
 
-// recordFolded reads the folded stacks of r's profile: .folded beside its
-// perf.data, or .folded.gz in a kept run. It returns nil, nil when there are
-// none.
-func recordFolded(dir string, r *result.Record) (perf.Folded, error) {
-	path := filepath.Join(dir, strings.TrimSuffix(r.PerfFile, ".data")+".folded")
-	st, err := perf.ReadFolded(path)
-	if os.IsNotExist(err) {
-		st, err = perf.ReadFolded(path + ".gz")
-	}
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	return st, err
-}
-
 // readAccount builds the account rows of recs' profiled windows, in record
 // order; nil when no window has a profile.
 func readAccount(dir string, recs []result.Record) ([]*accountRow, error) {
@@ -67,7 +49,7 @@ func readAccount(dir string, recs []result.Record) ([]*accountRow, error) {
 		if r.PerfFile == "" || !stats.Valid(r) || r.CPU.UsPerRequest <= 0 {
 			continue
 		}
-		st, err := recordFolded(dir, r)
+		st, err := flame.Stacks(dir, r)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"wafbench/driver/chart"
+	"wafbench/driver/perf/flame"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 	"wafbench/internal/atomicfile"
@@ -70,7 +71,7 @@ func Build(dir string, warn io.Writer) error {
 	if err := writeGrowthCharts(filepath.Join(dir, ChartsDir), meta, recs); err != nil {
 		return fmt.Errorf("report %s: growth charts: %w", dir, err)
 	}
-	fl, err := writeFlames(dir, meta, recs)
+	fl, err := flame.Draw(dir, meta.Modes, meta.Flags[PerfDiffFlag], recs)
 	if err != nil {
 		return fmt.Errorf("report %s: flame graphs: %w", dir, err)
 	}

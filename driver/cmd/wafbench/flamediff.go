@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"wafbench/driver/perf"
+	"wafbench/driver/perf/flame"
 	"wafbench/driver/report"
 )
 
@@ -32,8 +33,8 @@ func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := perf.FlameAvailable(); err != nil {
 		return usagef("flamediff: %v", err)
 	}
-	files, err := report.FlameDiff(dir, a, b)
-	if errors.Is(err, report.ErrFlameInput) {
+	files, err := flame.Diff(dir, a, b)
+	if errors.Is(err, flame.ErrInput) {
 		return usageError{err.Error()}
 	}
 	if err != nil {
