@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -116,12 +115,11 @@ func pairedByRepeat(ar []int, a []float64, br []int, b []float64, g func(x, y fl
 
 // writeAccountSection writes the cost-account section of report.md;
 // nothing when the run has no profiles.
-func writeAccountSection(w io.Writer, dir string, recs []result.Record) error {
-	rows, err := readAccount(dir, recs)
-	if err != nil || len(rows) == 0 {
-		return err
+func writeAccountSection(m *md, fig *Figures) {
+	rows := fig.Account
+	if len(rows) == 0 {
+		return
 	}
-	m := &md{}
 	m.p("## Cost account (run --perf)")
 	m.nl()
 	m.p("Where each µs of Envoy CPU per request goes (driver/account). Each profiled window's samples are classified by their call stack and each part's share is multiplied by the window's CPU µs/request (schedstat); cells are the mean over repeats ± the half-width of a %.0f%% t interval (n = repeats; none for one). A sample is inside the WAF hooks when a module hook (`envoy_dynamic_module_on_…`) is on its stack, or when its stack was cut short by code without frame pointers (libmodsecurity, libstdc++, PCRE2 from Debian): Envoy keeps frame pointers, so its own stacks unwind to the thread's root. Inside the hooks the sample goes to the component at its leaf, past libc and libstdc++ helpers; frames of the stripped Envoy (`[envoy]`) go by their caller — under Envoy's exported `malloc`/`free` or engine code the allocator (Envoy's tcmalloc), under our module or a named `envoy_dynamic_module_callback_…` an ABI callback. Go module frames, our C++ module and libmodsecurity's dynamic symbols are resolved by perf; libmodsecurity's internal (static) functions and PCRE2's show as their library, PCRE2's JIT code as `[perf-PID.map]`.", 100*stats.Confidence)
@@ -213,6 +211,4 @@ func writeAccountSection(w io.Writer, dir string, recs []result.Record) error {
 		m.row(cells...)
 	}
 	m.nl()
-	_, err = io.WriteString(w, m.b.String())
-	return err
 }

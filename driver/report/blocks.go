@@ -32,7 +32,8 @@ func orderLabels(meta *result.Meta) []int {
 
 // writeShards says which slice of its design a shard ran, or how many of
 // its design's shards a merge holds, naming the missing ones.
-func writeShards(m *md, meta *result.Meta) {
+func writeShards(m *md, fig *Figures) {
+	meta := fig.Meta
 	switch {
 	case meta.Shard != nil:
 		s := meta.Shard
@@ -65,7 +66,8 @@ func blockName(b int) string { return fmt.Sprintf("M%d", b+1) }
 // then per workload every paired ratio pooled over machines with the
 // machine as a random block effect (stats.AnalyseBlocks), each machine's
 // own ratio beside it.
-func writeBlocks(m *md, meta *result.Meta, s *stats.Summary) {
+func writeBlocks(m *md, fig *Figures) {
+	meta, s := fig.Meta, fig.Summary
 	if len(meta.Blocks) == 0 {
 		return
 	}

@@ -196,7 +196,7 @@ func TestMergeBlocksFixture(t *testing.T) {
 		t.Fatalf("no modsecurity/passthrough req/s comparison on headers in %d block comparisons", len(bcs))
 	}
 	report := string(readFile(t, filepath.Join(out, ReportFile)))
-	got := section(report, "Machines as blocks") + section(report, "Shards")
+	got := sectionOf(report, "Machines as blocks") + sectionOf(report, "Shards")
 	golden := filepath.Join(goldenDir, "blocks-section.md")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -279,7 +279,7 @@ func TestMergeShardsRefusals(t *testing.T) {
 		report := string(readFile(t, filepath.Join(out, ReportFile)))
 		for _, w := range []string{"**3 of 4 shards**", "Missing: shard 2/4", "design repeats 1–6, 10–12"} {
 			if !strings.Contains(report, w) {
-				t.Errorf("report lacks %q:\n%s", w, section(report, "Shards"))
+				t.Errorf("report lacks %q:\n%s", w, sectionOf(report, "Shards"))
 			}
 		}
 	})
@@ -290,7 +290,7 @@ func TestMergeShardsRefusals(t *testing.T) {
 		}
 		report := string(readFile(t, filepath.Join(out, ReportFile)))
 		if !strings.Contains(report, "**1 of 4 shards**") || !strings.Contains(report, "Missing: shard 0/4, 1/4, 3/4") {
-			t.Errorf("report of one shard merged alone:\n%s", section(report, "Shards"))
+			t.Errorf("report of one shard merged alone:\n%s", sectionOf(report, "Shards"))
 		}
 		// One directory that is not a shard is not a merge.
 		if err := mergeRuns([]string{syntheticRunDir}, filepath.Join(t.TempDir(), "m"), merge.Options{}); err == nil {

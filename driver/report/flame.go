@@ -2,12 +2,10 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"wafbench/driver/perf"
-	"wafbench/driver/perf/flame"
 )
 
 // The flame-graph section of a run --perf run: what driver/perf/flame drew
@@ -23,11 +21,11 @@ const flameTop = 10
 
 // writeFlameSection writes the flame-graph section of report.md; nothing
 // when the run has no profiles.
-func writeFlameSection(w io.Writer, fl *flame.Set) error {
+func writeFlameSection(m *md, fig *Figures) {
+	fl := fig.Flames
 	if fl == nil {
-		return nil
+		return
 	}
-	m := &md{}
 	m.p("## Flame graphs (run --perf)")
 	m.nl()
 	m.p("Envoy sampled with `perf record -e cpu-clock -g` over each measured window, folded with inferno-collapse-perf (each sample weighs its period, so weights are ns of CPU) and merged per mode × workload over all repeats; drawn with inferno-flamegraph. Widths are shares of Envoy's sampled CPU; Go frames of the Coraza module are symbolised from its unstripped .so.")
@@ -104,8 +102,6 @@ func writeFlameSection(w io.Writer, fl *flame.Set) error {
 		}
 		m.nl()
 	}
-	_, err := io.WriteString(w, m.b.String())
-	return err
 }
 
 // ms formats nanoseconds as milliseconds.

@@ -134,7 +134,8 @@ func (t ticksCheck) line() string {
 // writeProvenance is the section that checks what the run recorded about
 // itself: module hashes against the preflights, /proc ticks against the
 // ns counters, and what could not be measured.
-func writeProvenance(m *md, meta *result.Meta, recs []result.Record) {
+func writeProvenance(m *md, fig *Figures) {
+	meta, recs := fig.Meta, fig.Records
 	checks := moduleChecks(meta, recs)
 	ticks := checkTicks(meta, recs)
 	if len(checks) == 0 && ticks.Checked == 0 && ticks.NoTicks == 0 && len(meta.Unmeasured) == 0 {
