@@ -143,49 +143,59 @@ func writeAccountSection(m *md, fig *Figures) {
 			}
 		}
 		for _, r := range rows {
-			if r.key() != k {
-				continue
+			if r.key() == k {
+				m.row(accountCells(r, base)...)
 			}
-			cells := []string{k, r.Mode, meanCell(r.CPU), meanCell(r.Parts[account.Envoy]), "–"}
-			hooks := make([]float64, len(r.CPU))
-			glue := make([]float64, len(r.CPU))
-			for p := range account.NParts {
-				if account.Part(p).InHooks() {
-					for i, v := range r.Parts[p] {
-						hooks[i] += v
-					}
-				}
-			}
-			for i := range glue {
-				glue[i] = r.Parts[account.Module][i] + r.Parts[account.ABI][i]
-			}
-			gluePct := "–"
-			if base != nil && r != base {
-				cells[4] = meanCell(pairedByRepeat(r.Repeats, r.Parts[account.Envoy], base.Repeats, base.CPU, func(x, y float64) float64 { return x - y }))
-				var pct []float64
-				for i, rep := range r.Repeats {
-					if j := slices.Index(base.Repeats, rep); j >= 0 && r.CPU[i] > base.CPU[j] {
-						pct = append(pct, 100*glue[i]/(r.CPU[i]-base.CPU[j]))
-					}
-				}
-				if m, h := meanT(pct); !math.IsNaN(m) {
-					gluePct = f(m, 1)
-					if !math.IsNaN(h) {
-						gluePct += " ±" + f(h, 1)
-					}
-				}
-			}
-			cells = append(cells, meanCell(hooks))
-			for _, p := range accountParts[1:] {
-				cells = append(cells, meanCell(r.Parts[p]))
-			}
-			cells = append(cells, gluePct)
-			m.row(cells...)
 		}
 	}
 	m.nl()
 	m.p("How the samples were placed (share of each mode's samples, all profiled workloads): **hook** — a hook on the stack; **WAF frame** — a cut stack holding a frame only WAF code runs; **cut** — a cut stack of libc frames only; **Envoy stack** — unwound to a thread's root with no hook; **Envoy I/O** — a socket call whose glibc wrapper cut Envoy's stack (the modules do no socket I/O); **Go thread** — a Go runtime thread. The cut-stack rules err by about passthrough's own share of cut stacks (it has no hooks).")
 	m.nl()
+	writeAccountRules(m, rows)
+}
+
+// accountCells is the account table's row of r; base is passthrough's row
+// of the same workload (nil for none), for the Δ pass. and glue columns.
+func accountCells(r, base *accountRow) []string {
+	cells := []string{r.key(), r.Mode, meanCell(r.CPU), meanCell(r.Parts[account.Envoy]), "–"}
+	hooks := make([]float64, len(r.CPU))
+	glue := make([]float64, len(r.CPU))
+	for p := range account.NParts {
+		if account.Part(p).InHooks() {
+			for i, v := range r.Parts[p] {
+				hooks[i] += v
+			}
+		}
+	}
+	for i := range glue {
+		glue[i] = r.Parts[account.Module][i] + r.Parts[account.ABI][i]
+	}
+	gluePct := "–"
+	if base != nil && r != base {
+		cells[4] = meanCell(pairedByRepeat(r.Repeats, r.Parts[account.Envoy], base.Repeats, base.CPU, func(x, y float64) float64 { return x - y }))
+		var pct []float64
+		for i, rep := range r.Repeats {
+			if j := slices.Index(base.Repeats, rep); j >= 0 && r.CPU[i] > base.CPU[j] {
+				pct = append(pct, 100*glue[i]/(r.CPU[i]-base.CPU[j]))
+			}
+		}
+		if m, h := meanT(pct); !math.IsNaN(m) {
+			gluePct = f(m, 1)
+			if !math.IsNaN(h) {
+				gluePct += " ±" + f(h, 1)
+			}
+		}
+	}
+	cells = append(cells, meanCell(hooks))
+	for _, p := range accountParts[1:] {
+		cells = append(cells, meanCell(r.Parts[p]))
+	}
+	return append(cells, gluePct)
+}
+
+// writeAccountRules is the table of how each mode's samples were placed
+// (account.By…), as shares of its samples over all profiled workloads.
+func writeAccountRules(m *md, rows []*accountRow) {
 	rules := []string{account.ByHook, account.ByWAFFrame, account.ByCutStack, account.ByThreadRoot, account.ByIOWrapper, account.ByGoThread, account.ByNothing}
 	m.head("mode", "hook %", "WAF frame %", "cut %", "Envoy stack %", "Envoy I/O %", "Go thread %", "undecided %")
 	var seen []string

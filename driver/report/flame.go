@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"wafbench/driver/perf"
+	"wafbench/driver/perf/flame"
 )
 
 // The flame-graph section of a run --perf run: what driver/perf/flame drew
@@ -85,6 +86,15 @@ func writeFlameSection(m *md, fig *Figures) {
 		}
 		m.nl()
 	}
+	writeFlameTop(m, fl, modes)
+}
+
+// ms formats nanoseconds as milliseconds.
+func ms(ns int64) string { return f(float64(ns)/1e6, 0) }
+
+// writeFlameTop lists each mode's top functions by self time, all its
+// profiled workloads together.
+func writeFlameTop(m *md, fl *flame.Set, modes []string) {
 	m.p("Top %d functions per mode by self time (the leaf frame), all profiled workloads together:", flameTop)
 	m.nl()
 	for _, mode := range modes {
@@ -103,6 +113,3 @@ func writeFlameSection(m *md, fig *Figures) {
 		m.nl()
 	}
 }
-
-// ms formats nanoseconds as milliseconds.
-func ms(ns int64) string { return f(float64(ns)/1e6, 0) }
