@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"slices"
@@ -118,72 +119,26 @@ func Latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.Workl
 	if err != nil {
 		return fmt.Errorf("latency chart %s: %w", wl, err)
 	}
-	p := newPlot("Latency percentile distribution, "+wl.String(), "latency µs (log scale)")
-	p.X.Label.Text = "percentile (log scale of 1/(1−p))"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	leg := newLegend()
-	type curve struct {
-		mode   string
-		xys    plotter.XYs
-		max    float64
-		points bool // from recorded percentiles, not a histogram
-	}
-	var curves []curve
-	top := 0.0
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var curves []latencyCurve
 	var pooled, fallback []string
 	for _, m := range s.Modes {
 		g := s.Group(stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns})
 		if g == nil {
 			continue
 		}
-		c := curve{mode: m}
+		c := latencyCurve{mode: m}
 		if h := hists[m]; h != nil && h.TotalCount() > 0 {
-			end := math.Log10(float64(h.TotalCount()))
-			for x := nines(0.5); ; x += ninesStep {
-				if x > end {
-					x = end
-				}
-				if x < nines(0.5) {
-					break
-				}
-				q := 100 * (1 - math.Pow(10, -x))
-				c.xys = append(c.xys, plotter.XY{X: x, Y: float64(h.ValueAtQuantile(q))})
-				if x == end {
-					break
-				}
-			}
-			c.max = float64(h.Max())
-			top = math.Max(top, end)
+			c.fromHistogram(h)
 			pooled = append(pooled, fmt.Sprintf("%s %d", m, repeats[m]))
 		} else {
-			for _, pc := range []struct {
-				q float64
-				e stats.Estimate
-			}{{0.5, g.P50Us}, {0.99, g.P99Us}, {0.999, g.P999Us}} {
-				if v := pc.e.Median; v > 0 && !math.IsInf(v, 0) {
-					c.xys = append(c.xys, plotter.XY{X: nines(pc.q), Y: v})
-					top = math.Max(top, nines(pc.q))
-				}
-			}
-			if v := g.MaxUs.Median; v > 0 && !math.IsInf(v, 0) {
-				c.max = v
-			}
-			c.points = true
+			c.fromPercentiles(g)
 			fallback = append(fallback, m)
-		}
-		for _, xy := range c.xys {
-			lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
-		}
-		if c.max > 0 {
-			hi = math.Max(hi, c.max)
-			lo = math.Min(lo, c.max)
 		}
 		if len(c.xys) > 0 || c.max > 0 {
 			curves = append(curves, c)
 		}
 	}
+	top, lo, hi := latencyRange(curves)
 	if len(curves) == 0 || math.IsInf(lo, 0) {
 		return fmt.Errorf("latency chart %s: no positive latency values: %w", wl, ErrNothingToDraw)
 	}
@@ -191,37 +146,15 @@ func Latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.Workl
 	if top > math.Floor(top+1e-9) {
 		maxAt = top + maxGap
 	}
+	p := newPlot("Latency percentile distribution, "+wl.String(), "latency µs (log scale)")
+	p.X.Label.Text = "percentile (log scale of 1/(1−p))"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	leg := newLegend()
 	for _, c := range curves {
-		col := modeColor(s, c.mode)
-		var thumbs []plot.Thumbnailer
-		if len(c.xys) > 0 {
-			if c.points {
-				sc, err := plotter.NewScatter(c.xys)
-				if err != nil {
-					return fmt.Errorf("latency chart %s mode %s: %w", wl, c.mode, err)
-				}
-				sc.Color, sc.Shape, sc.Radius = col, draw.PyramidGlyph{}, vg.Points(3)
-				p.Add(sc)
-				thumbs = append(thumbs, sc)
-			} else {
-				l, err := plotter.NewLine(c.xys)
-				if err != nil {
-					return fmt.Errorf("latency chart %s mode %s: %w", wl, c.mode, err)
-				}
-				l.Color, l.Width = col, vg.Points(1.5)
-				p.Add(l)
-				thumbs = append(thumbs, l)
-			}
+		if err := c.add(p, leg, modeColor(s, c.mode), maxAt); err != nil {
+			return fmt.Errorf("latency chart %s mode %s: %w", wl, c.mode, err)
 		}
-		if c.max > 0 {
-			sc, err := plotter.NewScatter(plotter.XYs{{X: maxAt, Y: c.max}})
-			if err != nil {
-				return fmt.Errorf("latency chart %s mode %s: %w", wl, c.mode, err)
-			}
-			sc.Color, sc.Shape, sc.Radius = col, draw.CircleGlyph{}, vg.Points(3)
-			p.Add(sc)
-		}
-		leg.Add(c.mode, thumbs...)
 	}
 	p.X.Min, p.X.Max = nines(0.5)-0.1, maxAt+0.3
 	p.X.Tick.Marker = ninesTicks{top: top, maxAt: maxAt}
@@ -235,6 +168,106 @@ func Latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.Workl
 		notes = append(notes, "No histograms recorded for "+strings.Join(fallback, ", ")+": triangles are medians over repeats of the recorded p50, p99, p99.9.")
 	}
 	return newFrame(p, leg, wrapNotes(notes, Width)).render(w, Width, Height)
+}
+
+// latencyCurve is one mode's curve of the latency chart.
+type latencyCurve struct {
+	mode   string
+	xys    plotter.XYs // x on the nines scale, y in µs
+	top    float64     // the highest x of the curve
+	max    float64     // the maximum latency, µs; 0 for none
+	points bool        // from recorded percentiles, not a histogram
+}
+
+// fromHistogram fills the curve from a merged histogram, up to its 1/N
+// quantile.
+func (c *latencyCurve) fromHistogram(h *hdrhistogram.Histogram) {
+	end := math.Log10(float64(h.TotalCount()))
+	for x := nines(0.5); ; x += ninesStep {
+		if x > end {
+			x = end
+		}
+		if x < nines(0.5) {
+			break
+		}
+		q := 100 * (1 - math.Pow(10, -x))
+		c.xys = append(c.xys, plotter.XY{X: x, Y: float64(h.ValueAtQuantile(q))})
+		if x == end {
+			break
+		}
+	}
+	c.max = float64(h.Max())
+	c.top = end
+}
+
+// fromPercentiles fills the curve with points at the group's medians of
+// the recorded p50, p99 and p99.9.
+func (c *latencyCurve) fromPercentiles(g *stats.Group) {
+	for _, pc := range []struct {
+		q float64
+		e stats.Estimate
+	}{{0.5, g.P50Us}, {0.99, g.P99Us}, {0.999, g.P999Us}} {
+		if v := pc.e.Median; v > 0 && !math.IsInf(v, 0) {
+			c.xys = append(c.xys, plotter.XY{X: nines(pc.q), Y: v})
+			c.top = math.Max(c.top, nines(pc.q))
+		}
+	}
+	if v := g.MaxUs.Median; v > 0 && !math.IsInf(v, 0) {
+		c.max = v
+	}
+	c.points = true
+}
+
+// latencyRange is the highest x of the curves and their lowest and highest
+// latency, maxima included.
+func latencyRange(curves []latencyCurve) (top, lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		top = math.Max(top, c.top)
+		for _, xy := range c.xys {
+			lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+		}
+		if c.max > 0 {
+			hi = math.Max(hi, c.max)
+			lo = math.Min(lo, c.max)
+		}
+	}
+	return top, lo, hi
+}
+
+// add draws the curve into p (a line, or triangles for recorded
+// percentiles, and its maximum as a dot at maxAt) and names it in leg.
+func (c *latencyCurve) add(p *plot.Plot, leg *plot.Legend, col color.Color, maxAt float64) error {
+	var thumbs []plot.Thumbnailer
+	if len(c.xys) > 0 {
+		if c.points {
+			sc, err := plotter.NewScatter(c.xys)
+			if err != nil {
+				return err
+			}
+			sc.Color, sc.Shape, sc.Radius = col, draw.PyramidGlyph{}, vg.Points(3)
+			p.Add(sc)
+			thumbs = append(thumbs, sc)
+		} else {
+			l, err := plotter.NewLine(c.xys)
+			if err != nil {
+				return err
+			}
+			l.Color, l.Width = col, vg.Points(1.5)
+			p.Add(l)
+			thumbs = append(thumbs, l)
+		}
+	}
+	if c.max > 0 {
+		sc, err := plotter.NewScatter(plotter.XYs{{X: maxAt, Y: c.max}})
+		if err != nil {
+			return err
+		}
+		sc.Color, sc.Shape, sc.Radius = col, draw.CircleGlyph{}, vg.Points(3)
+		p.Add(sc)
+	}
+	leg.Add(c.mode, thumbs...)
+	return nil
 }
 
 // wrapNotes breaks notes into lines that fit a chart of the given width.

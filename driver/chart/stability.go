@@ -153,11 +153,41 @@ func lighten(c color.Color, share float64) color.Color {
 // inside a window and the spread between repeats); trials the drift check
 // flags (stats.CheckDrift) are dashed and the panel says how many.
 func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
-	type cell struct {
-		series []trialSeries
+	cells, maxSec, maxAbs := stabilitySeries(s, recs)
+	if len(cells) == 0 {
+		return fmt.Errorf("stability chart: no per-second data: %w", ErrNothingToDraw)
 	}
-	cells := map[stats.Key]*cell{}
-	maxSec, maxAbs := 0, 0.0
+	rng := niceCeil(math.Max(maxAbs*1.05, 200*stats.DriftLimit))
+	rows, cols := len(s.Workloads), len(s.Modes)
+	plots := make([][]*plot.Plot, rows)
+	flagged, trials := 0, 0
+	for i, wl := range s.Workloads {
+		plots[i] = make([]*plot.Plot, cols)
+		for j, m := range s.Modes {
+			p := stabilityPanel(wl, maxSec, rng, i == rows-1, j == 0)
+			series := cells[stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns}]
+			nf, err := addTrials(p, series, modeColor(s, m))
+			if err != nil {
+				return fmt.Errorf("stability chart %s %s: %w", m, wl, err)
+			}
+			trials += len(series)
+			flagged += nf
+			plots[i][j] = p
+		}
+	}
+	notes := wrapNotes([]string{
+		fmt.Sprintf("Thin: one trial each (%d trials); bold: the median per second over a panel's trials. Dashed, and counted in red over the panel: "+
+			"a trial whose second-half mean differs from its first-half mean by more than %g%% (steady-state check; %d flagged). "+
+			"A trailing partial second is left out.", trials, 100*stats.DriftLimit, flagged),
+	}, max(Width, vg.Length(cols)*panelWidth+vg.Inch))
+	return drawMultiples(w, s, plots, "Per-second completions relative to each group's median req/s over repeats", notes)
+}
+
+// stabilitySeries are the per-second series of recs' valid trials by
+// group, relative to the group's median req/s, with the longest series'
+// length and the largest relative deviation.
+func stabilitySeries(s *stats.Summary, recs []result.Record) (cells map[stats.Key][]trialSeries, maxSec int, maxAbs float64) {
+	cells = map[stats.Key][]trialSeries{}
 	for i := range recs {
 		r := &recs[i]
 		if !stats.Valid(r) || len(r.PerSecond) == 0 {
@@ -172,93 +202,85 @@ func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 		if len(t.rel) == 0 {
 			continue
 		}
-		if cells[k] == nil {
-			cells[k] = &cell{}
-		}
-		cells[k].series = append(cells[k].series, t)
+		cells[k] = append(cells[k], t)
 		maxSec = max(maxSec, len(t.rel))
 		for _, v := range t.rel {
 			maxAbs = math.Max(maxAbs, math.Abs(v))
 		}
 	}
-	if len(cells) == 0 {
-		return fmt.Errorf("stability chart: no per-second data: %w", ErrNothingToDraw)
+	return cells, maxSec, maxAbs
+}
+
+// stabilityPanel is an empty panel of the stability chart: axes over
+// maxSec seconds and ±rng, tick labels only on the bottom row and the left
+// column, the workload named on the left, and the zero line.
+func stabilityPanel(wl stats.WorkloadKey, maxSec int, rng float64, bottom, left bool) *plot.Plot {
+	p := plot.New()
+	p.X.Min, p.X.Max = 1, math.Max(2, float64(maxSec))
+	p.Y.Min, p.Y.Max = -rng, rng
+	p.X.Tick.Marker = secondTicks{blank: !bottom}
+	p.Y.Tick.Marker = pctTicks{blank: !left}
+	p.X.Tick.Label.Font.Size = vg.Points(7)
+	p.Y.Tick.Label.Font.Size = vg.Points(7)
+	p.X.Padding, p.Y.Padding = vg.Points(2), vg.Points(2)
+	p.Title.TextStyle.Font.Size = vg.Points(8)
+	p.Title.Padding = vg.Points(2)
+	if left {
+		p.Y.Label.Text = wl.String()
+		p.Y.Label.TextStyle.Font.Size = vg.Points(8)
 	}
-	rng := niceCeil(math.Max(maxAbs*1.05, 200*stats.DriftLimit))
-	rows, cols := len(s.Workloads), len(s.Modes)
-	plots := make([][]*plot.Plot, rows)
-	flagged, trials := 0, 0
-	for i, wl := range s.Workloads {
-		plots[i] = make([]*plot.Plot, cols)
-		for j, m := range s.Modes {
-			p := plot.New()
-			p.X.Min, p.X.Max = 1, math.Max(2, float64(maxSec))
-			p.Y.Min, p.Y.Max = -rng, rng
-			p.X.Tick.Marker = secondTicks{blank: i != rows-1}
-			p.Y.Tick.Marker = pctTicks{blank: j != 0}
-			p.X.Tick.Label.Font.Size = vg.Points(7)
-			p.Y.Tick.Label.Font.Size = vg.Points(7)
-			p.X.Padding, p.Y.Padding = vg.Points(2), vg.Points(2)
-			p.Title.TextStyle.Font.Size = vg.Points(8)
-			p.Title.Padding = vg.Points(2)
-			if j == 0 {
-				p.Y.Label.Text = wl.String()
-				p.Y.Label.TextStyle.Font.Size = vg.Points(8)
-			}
-			if i == rows-1 {
-				p.X.Label.Text = "second"
-				p.X.Label.TextStyle.Font.Size = vg.Points(8)
-			}
-			p.Add(panelGrid{x: secondTicks{}, y: pctTicks{}})
-			zero, _ := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
-			zero.Color, zero.Width = color.Gray{0x60}, vg.Points(0.5)
-			p.Add(zero)
-			col := modeColor(s, m)
-			c := cells[stats.Key{Mode: m, Workload: wl.Workload, Conns: wl.Conns}]
-			title, titleColor := "", color.Color(nil)
-			switch {
-			case c == nil:
-				title, titleColor = "no per-second data", color.Gray{0x70}
-			default:
-				nf := 0
-				for _, t := range c.series {
-					l, err := plotter.NewLine(xysOf(t.rel))
-					if err != nil {
-						return fmt.Errorf("stability chart %s %s trial %d: %w", m, wl, t.trial, err)
-					}
-					l.Color, l.Width = lighten(col, 0.45), vg.Points(0.6)
-					if t.flagged {
-						l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-						l.Color = lighten(col, 0.2)
-						nf++
-					}
-					p.Add(l)
-				}
-				med, err := plotter.NewLine(medianSeries(c.series))
-				if err != nil {
-					return fmt.Errorf("stability chart %s %s median: %w", m, wl, err)
-				}
-				med.Color, med.Width = col, vg.Points(2)
-				p.Add(med)
-				trials += len(c.series)
-				flagged += nf
-				if nf > 0 {
-					title, titleColor = fmt.Sprintf("drift: %d of %d trials", nf, len(c.series)), driftColor
-				}
-			}
-			p.Title.Text = title
-			if titleColor != nil {
-				p.Title.TextStyle.Color = titleColor
-			}
-			plots[i][j] = p
+	if bottom {
+		p.X.Label.Text = "second"
+		p.X.Label.TextStyle.Font.Size = vg.Points(8)
+	}
+	p.Add(panelGrid{x: secondTicks{}, y: pctTicks{}})
+	zero, _ := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
+	zero.Color, zero.Width = color.Gray{0x60}, vg.Points(0.5)
+	p.Add(zero)
+	return p
+}
+
+// addTrials draws a panel's trials thin (flagged ones dashed) and their
+// per-second median bold in col, and titles the panel with the drift
+// count; it returns how many trials are flagged.
+func addTrials(p *plot.Plot, series []trialSeries, col color.Color) (int, error) {
+	if len(series) == 0 {
+		p.Title.Text = "no per-second data"
+		p.Title.TextStyle.Color = color.Gray{0x70}
+		return 0, nil
+	}
+	nf := 0
+	for _, t := range series {
+		l, err := plotter.NewLine(xysOf(t.rel))
+		if err != nil {
+			return 0, fmt.Errorf("trial %d: %w", t.trial, err)
 		}
+		l.Color, l.Width = lighten(col, 0.45), vg.Points(0.6)
+		if t.flagged {
+			l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+			l.Color = lighten(col, 0.2)
+			nf++
+		}
+		p.Add(l)
 	}
-	title := "Per-second completions relative to each group's median req/s over repeats"
-	notes := wrapNotes([]string{
-		fmt.Sprintf("Thin: one trial each (%d trials); bold: the median per second over a panel's trials. Dashed, and counted in red over the panel: "+
-			"a trial whose second-half mean differs from its first-half mean by more than %g%% (steady-state check; %d flagged). "+
-			"A trailing partial second is left out.", trials, 100*stats.DriftLimit, flagged),
-	}, max(Width, vg.Length(cols)*panelWidth+vg.Inch))
+	med, err := plotter.NewLine(medianSeries(series))
+	if err != nil {
+		return 0, fmt.Errorf("median: %w", err)
+	}
+	med.Color, med.Width = col, vg.Points(2)
+	p.Add(med)
+	if nf > 0 {
+		p.Title.Text = fmt.Sprintf("drift: %d of %d trials", nf, len(series))
+		p.Title.TextStyle.Color = driftColor
+	}
+	return nf, nil
+}
+
+// drawMultiples lays out plots (rows of workloads, columns of s's modes)
+// under title, with each mode named above its column in its colour and
+// notes below, and writes the SVG.
+func drawMultiples(w io.Writer, s *stats.Summary, plots [][]*plot.Plot, title string, notes []string) error {
+	rows, cols := len(plots), len(s.Modes)
 	width := max(Width, vg.Length(cols)*panelWidth+vg.Inch)
 	// A row is at least as tall as its rotated workload label, so long
 	// names (swept points such as headers_curve@load=100%/c16) never run

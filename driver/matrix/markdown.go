@@ -11,40 +11,52 @@ import (
 	"wafbench/driver/modes"
 )
 
+// mdWriter writes Markdown lines and tables to w.
+type mdWriter struct{ w io.Writer }
+
+func (m mdWriter) p(format string, a ...any) { fmt.Fprintf(m.w, format+"\n", a...) }
+func (m mdWriter) row(cells ...string)       { m.p("| %s |", strings.Join(cells, " | ")) }
+func (m mdWriter) head(cells ...string) {
+	m.row(cells...)
+	sep := make([]string, len(cells))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	m.row(sep...)
+}
+
 // WriteMarkdown writes matrix.md: how many verdicts of each mode were as
 // expected, every verdict that was not, and every request on which the WAF
 // modes (or the modes without a WAF) answered differently from each other.
 func (r *Result) WriteMarkdown(w io.Writer) {
-	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
-	row := func(cells ...string) { p("| %s |", strings.Join(cells, " | ")) }
-	head := func(cells ...string) {
-		row(cells...)
-		sep := make([]string, len(cells))
-		for i := range sep {
-			sep[i] = "---"
-		}
-		row(sep...)
-	}
+	m := mdWriter{w}
 	cases := r.cases()
-	p("# Request matrix: corpus `%s`", r.Corpus)
-	p("")
-	p("%d requests × %d modes. Each mode was started as a trial starts it (a fresh, pinned process that passed the preflight) and got every request on a connection of its own; `%s` holds every verdict with its latency (connect to last response byte). Expected statuses come from the corpus: a reference host is held to its engine's verdicts in Envoy.",
+	m.p("# Request matrix: corpus `%s`", r.Corpus)
+	m.p("")
+	m.p("%d requests × %d modes. Each mode was started as a trial starts it (a fresh, pinned process that passed the preflight) and got every request on a connection of its own; `%s` holds every verdict with its latency (connect to last response byte). Expected statuses come from the corpus: a reference host is held to its engine's verdicts in Envoy.",
 		len(cases), len(r.Modes), CSVFile)
-	p("")
+	m.p("")
 	if len(r.Failed) > 0 {
-		p("Modes that could not be started or failed their preflight (no verdicts):")
-		p("")
-		for _, m := range sortedKeys(r.Failed) {
-			p("- `%s`: %s", m, cell(r.Failed[m]))
+		m.p("Modes that could not be started or failed their preflight (no verdicts):")
+		m.p("")
+		for _, mode := range sortedKeys(r.Failed) {
+			m.p("- `%s`: %s", mode, cell(r.Failed[mode]))
 		}
-		p("")
+		m.p("")
 	}
+	r.writeByMode(m)
+	r.writeUnexpected(m)
+	r.writeDiffering(m, cases)
+}
 
-	p("## Verdicts by mode")
-	p("")
-	head("mode", "engine build", "requests", "as expected", "other status", "no response", "median latency µs")
-	for _, m := range r.Modes {
-		rows := r.rowsOf(m)
+// writeByMode is the table of each mode's verdicts: as expected, another
+// status, no response, and the median latency.
+func (r *Result) writeByMode(m mdWriter) {
+	m.p("## Verdicts by mode")
+	m.p("")
+	m.head("mode", "engine build", "requests", "as expected", "other status", "no response", "median latency µs")
+	for _, mode := range r.Modes {
+		rows := r.rowsOf(mode)
 		if len(rows) == 0 {
 			continue
 		}
@@ -63,12 +75,15 @@ func (r *Result) WriteMarkdown(w io.Writer) {
 				lat = append(lat, x.LatencyUs)
 			}
 		}
-		row("`"+m+"`", orDash(rows[0].Build), strconv.Itoa(len(rows)), strconv.Itoa(ok), strconv.Itoa(other), strconv.Itoa(none), medianInt(lat))
+		m.row("`"+mode+"`", orDash(rows[0].Build), strconv.Itoa(len(rows)), strconv.Itoa(ok), strconv.Itoa(other), strconv.Itoa(none), medianInt(lat))
 	}
-	p("")
+	m.p("")
+}
 
-	p("## Verdicts that differ from the expected status")
-	p("")
+// writeUnexpected lists every verdict that differs from the expected status.
+func (r *Result) writeUnexpected(m mdWriter) {
+	m.p("## Verdicts that differ from the expected status")
+	m.p("")
 	var off []Row
 	for _, x := range r.Rows {
 		if x.Observed != x.Expected {
@@ -76,32 +91,36 @@ func (r *Result) WriteMarkdown(w io.Writer) {
 		}
 	}
 	if len(off) == 0 {
-		p("None: every mode answered every request as the corpus expects.")
+		m.p("None: every mode answered every request as the corpus expects.")
 	} else {
-		head("mode", "case", "class", "method", "path", "expected", "observed", "note")
+		m.head("mode", "case", "class", "method", "path", "expected", "observed", "note")
 		for _, x := range off {
 			obs := status(x.Observed)
 			if x.Error != "" {
 				obs += " (" + cell(x.Error) + ")"
 			}
-			row("`"+x.Mode+"`", x.Case, x.Class, x.Method, "`"+cell(x.Path)+"`", status(x.Expected), obs, cell(r.note(x)))
+			m.row("`"+x.Mode+"`", x.Case, x.Class, x.Method, "`"+cell(x.Path)+"`", status(x.Expected), obs, cell(r.note(x)))
 		}
 	}
-	p("")
+	m.p("")
+}
 
-	p("## Requests the modes answer differently")
-	p("")
-	p("A request is listed when the modes that run a WAF do not all answer the same status, or the modes without one do not.")
-	p("")
+// writeDiffering lists the requests on which the WAF modes, or the modes
+// without a WAF, do not all answer the same status.
+func (r *Result) writeDiffering(m mdWriter, cases []caseInfo) {
+	m.p("## Requests the modes answer differently")
+	m.p("")
+	m.p("A request is listed when the modes that run a WAF do not all answer the same status, or the modes without one do not.")
+	m.p("")
 	var waf, plain []string
-	for _, m := range r.Modes {
-		if len(r.rowsOf(m)) == 0 {
+	for _, mode := range r.Modes {
+		if len(r.rowsOf(mode)) == 0 {
 			continue
 		}
-		if modes.Engine(m) != "" {
-			waf = append(waf, m)
+		if modes.Engine(mode) != "" {
+			waf = append(waf, mode)
 		} else {
-			plain = append(plain, m)
+			plain = append(plain, mode)
 		}
 	}
 	cols := append(slices.Clone(plain), waf...)
@@ -114,8 +133,8 @@ func (r *Result) WriteMarkdown(w io.Writer) {
 	}
 	differ := func(ms []string, c string) bool {
 		seen := map[int]bool{}
-		for _, m := range ms {
-			if x, ok := byMode[m][c]; ok {
+		for _, mode := range ms {
+			if x, ok := byMode[mode][c]; ok {
 				seen[x.Observed] = true
 			}
 		}
@@ -128,32 +147,38 @@ func (r *Result) WriteMarkdown(w io.Writer) {
 		}
 		if n == 0 {
 			hc := []string{"case", "class"}
-			for _, m := range cols {
-				hc = append(hc, "`"+m+"`")
+			for _, mode := range cols {
+				hc = append(hc, "`"+mode+"`")
 			}
-			head(append(hc, "note")...)
+			m.head(append(hc, "note")...)
 		}
 		n++
-		cells := []string{c.name, c.class}
-		for _, m := range cols {
-			x, ok := byMode[m][c.name]
-			s := "–"
-			if ok {
-				s = status(x.Observed)
-				if x.Observed != x.Expected {
-					s = "**" + s + "**"
-				}
-			}
-			cells = append(cells, s)
-		}
-		row(append(cells, cell(r.Notes[c.name]))...)
+		m.row(append(statusCells(c, cols, byMode), cell(r.Notes[c.name]))...)
 	}
 	if n == 0 {
-		p("None.")
+		m.p("None.")
 	} else {
-		p("")
-		p("%d of %d requests. A status in bold differs from what the corpus expects of that mode.", n, len(cases))
+		m.p("")
+		m.p("%d of %d requests. A status in bold differs from what the corpus expects of that mode.", n, len(cases))
 	}
+}
+
+// statusCells are case c's name, class and the status each mode in cols
+// answered ("–" for none, bold where not as expected).
+func statusCells(c caseInfo, cols []string, byMode map[string]map[string]Row) []string {
+	cells := []string{c.name, c.class}
+	for _, mode := range cols {
+		x, ok := byMode[mode][c.name]
+		s := "–"
+		if ok {
+			s = status(x.Observed)
+			if x.Observed != x.Expected {
+				s = "**" + s + "**"
+			}
+		}
+		cells = append(cells, s)
+	}
+	return cells
 }
 
 type caseInfo struct{ name, class string }

@@ -2,19 +2,15 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"wafbench/driver/account"
 	"wafbench/driver/modes"
-	"wafbench/driver/perf"
+	"wafbench/driver/perf/flame"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -42,21 +38,6 @@ type accountRow struct {
 
 func (r *accountRow) key() string { return fmt.Sprintf("%s@%d", r.Workload, r.Conns) }
 
-// recordFolded reads the folded stacks of r's profile: .folded beside its
-// perf.data, or .folded.gz in a kept run. It returns nil, nil when there are
-// none.
-func recordFolded(dir string, r *result.Record) (perf.Folded, error) {
-	path := filepath.Join(dir, strings.TrimSuffix(r.PerfFile, ".data")+".folded")
-	st, err := perf.ReadFolded(path)
-	if os.IsNotExist(err) {
-		st, err = perf.ReadFolded(path + ".gz")
-	}
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	return st, err
-}
-
 // readAccount builds the account rows of recs' profiled windows, in record
 // order; nil when no window has a profile.
 func readAccount(dir string, recs []result.Record) ([]*accountRow, error) {
@@ -67,7 +48,7 @@ func readAccount(dir string, recs []result.Record) ([]*accountRow, error) {
 		if r.PerfFile == "" || !stats.Valid(r) || r.CPU.UsPerRequest <= 0 {
 			continue
 		}
-		st, err := recordFolded(dir, r)
+		st, err := flame.Stacks(dir, r)
 		if err != nil {
 			return nil, err
 		}
@@ -134,12 +115,11 @@ func pairedByRepeat(ar []int, a []float64, br []int, b []float64, g func(x, y fl
 
 // writeAccountSection writes the cost-account section of report.md;
 // nothing when the run has no profiles.
-func writeAccountSection(w io.Writer, dir string, recs []result.Record) error {
-	rows, err := readAccount(dir, recs)
-	if err != nil || len(rows) == 0 {
-		return err
+func writeAccountSection(m *md, fig *Figures) {
+	rows := fig.Account
+	if len(rows) == 0 {
+		return
 	}
-	m := &md{}
 	m.p("## Cost account (run --perf)")
 	m.nl()
 	m.p("Where each µs of Envoy CPU per request goes (driver/account). Each profiled window's samples are classified by their call stack and each part's share is multiplied by the window's CPU µs/request (schedstat); cells are the mean over repeats ± the half-width of a %.0f%% t interval (n = repeats; none for one). A sample is inside the WAF hooks when a module hook (`envoy_dynamic_module_on_…`) is on its stack, or when its stack was cut short by code without frame pointers (libmodsecurity, libstdc++, PCRE2 from Debian): Envoy keeps frame pointers, so its own stacks unwind to the thread's root. Inside the hooks the sample goes to the component at its leaf, past libc and libstdc++ helpers; frames of the stripped Envoy (`[envoy]`) go by their caller — under Envoy's exported `malloc`/`free` or engine code the allocator (Envoy's tcmalloc), under our module or a named `envoy_dynamic_module_callback_…` an ABI callback. Go module frames, our C++ module and libmodsecurity's dynamic symbols are resolved by perf; libmodsecurity's internal (static) functions and PCRE2's show as their library, PCRE2's JIT code as `[perf-PID.map]`.", 100*stats.Confidence)
@@ -163,49 +143,59 @@ func writeAccountSection(w io.Writer, dir string, recs []result.Record) error {
 			}
 		}
 		for _, r := range rows {
-			if r.key() != k {
-				continue
+			if r.key() == k {
+				m.row(accountCells(r, base)...)
 			}
-			cells := []string{k, r.Mode, meanCell(r.CPU), meanCell(r.Parts[account.Envoy]), "–"}
-			hooks := make([]float64, len(r.CPU))
-			glue := make([]float64, len(r.CPU))
-			for p := range account.NParts {
-				if account.Part(p).InHooks() {
-					for i, v := range r.Parts[p] {
-						hooks[i] += v
-					}
-				}
-			}
-			for i := range glue {
-				glue[i] = r.Parts[account.Module][i] + r.Parts[account.ABI][i]
-			}
-			gluePct := "–"
-			if base != nil && r != base {
-				cells[4] = meanCell(pairedByRepeat(r.Repeats, r.Parts[account.Envoy], base.Repeats, base.CPU, func(x, y float64) float64 { return x - y }))
-				var pct []float64
-				for i, rep := range r.Repeats {
-					if j := slices.Index(base.Repeats, rep); j >= 0 && r.CPU[i] > base.CPU[j] {
-						pct = append(pct, 100*glue[i]/(r.CPU[i]-base.CPU[j]))
-					}
-				}
-				if m, h := meanT(pct); !math.IsNaN(m) {
-					gluePct = f(m, 1)
-					if !math.IsNaN(h) {
-						gluePct += " ±" + f(h, 1)
-					}
-				}
-			}
-			cells = append(cells, meanCell(hooks))
-			for _, p := range accountParts[1:] {
-				cells = append(cells, meanCell(r.Parts[p]))
-			}
-			cells = append(cells, gluePct)
-			m.row(cells...)
 		}
 	}
 	m.nl()
 	m.p("How the samples were placed (share of each mode's samples, all profiled workloads): **hook** — a hook on the stack; **WAF frame** — a cut stack holding a frame only WAF code runs; **cut** — a cut stack of libc frames only; **Envoy stack** — unwound to a thread's root with no hook; **Envoy I/O** — a socket call whose glibc wrapper cut Envoy's stack (the modules do no socket I/O); **Go thread** — a Go runtime thread. The cut-stack rules err by about passthrough's own share of cut stacks (it has no hooks).")
 	m.nl()
+	writeAccountRules(m, rows)
+}
+
+// accountCells is the account table's row of r; base is passthrough's row
+// of the same workload (nil for none), for the Δ pass. and glue columns.
+func accountCells(r, base *accountRow) []string {
+	cells := []string{r.key(), r.Mode, meanCell(r.CPU), meanCell(r.Parts[account.Envoy]), "–"}
+	hooks := make([]float64, len(r.CPU))
+	glue := make([]float64, len(r.CPU))
+	for p := range account.NParts {
+		if account.Part(p).InHooks() {
+			for i, v := range r.Parts[p] {
+				hooks[i] += v
+			}
+		}
+	}
+	for i := range glue {
+		glue[i] = r.Parts[account.Module][i] + r.Parts[account.ABI][i]
+	}
+	gluePct := "–"
+	if base != nil && r != base {
+		cells[4] = meanCell(pairedByRepeat(r.Repeats, r.Parts[account.Envoy], base.Repeats, base.CPU, func(x, y float64) float64 { return x - y }))
+		var pct []float64
+		for i, rep := range r.Repeats {
+			if j := slices.Index(base.Repeats, rep); j >= 0 && r.CPU[i] > base.CPU[j] {
+				pct = append(pct, 100*glue[i]/(r.CPU[i]-base.CPU[j]))
+			}
+		}
+		if m, h := meanT(pct); !math.IsNaN(m) {
+			gluePct = f(m, 1)
+			if !math.IsNaN(h) {
+				gluePct += " ±" + f(h, 1)
+			}
+		}
+	}
+	cells = append(cells, meanCell(hooks))
+	for _, p := range accountParts[1:] {
+		cells = append(cells, meanCell(r.Parts[p]))
+	}
+	return append(cells, gluePct)
+}
+
+// writeAccountRules is the table of how each mode's samples were placed
+// (account.By…), as shares of its samples over all profiled workloads.
+func writeAccountRules(m *md, rows []*accountRow) {
 	rules := []string{account.ByHook, account.ByWAFFrame, account.ByCutStack, account.ByThreadRoot, account.ByIOWrapper, account.ByGoThread, account.ByNothing}
 	m.head("mode", "hook %", "WAF frame %", "cut %", "Envoy stack %", "Envoy I/O %", "Go thread %", "undecided %")
 	var seen []string
@@ -231,6 +221,4 @@ func writeAccountSection(w io.Writer, dir string, recs []result.Record) error {
 		m.row(cells...)
 	}
 	m.nl()
-	_, err = io.WriteString(w, m.b.String())
-	return err
 }

@@ -93,7 +93,8 @@ func advPoints(recs []result.Record) []advPoint {
 // changed along N (a limit cutting in); then every attack a WAF mode let
 // through; then every point. Nothing is written for a run without
 // measured-verdict records.
-func writeAdversarial(m *md, recs []result.Record) {
+func writeAdversarial(m *md, fig *Figures) {
+	recs := fig.Records
 	pts := advPoints(recs)
 	if len(pts) == 0 {
 		return

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -31,20 +32,21 @@ func orderLabels(meta *result.Meta) []int {
 
 // writeShards says which slice of its design a shard ran, or how many of
 // its design's shards a merge holds, naming the missing ones.
-func writeShards(m *md, meta *result.Meta) {
+func writeShards(m *md, fig *Figures) {
+	meta := fig.Meta
 	switch {
 	case meta.Shard != nil:
 		s := meta.Shard
 		m.p("## Shard")
 		m.nl()
 		m.p("Shard %d/%d of a design of %d repeats: this run holds design repeats %s. Merge it with the other shards (`wafbench merge --blocks`) for the whole design.",
-			s.Index, s.Count, s.DesignRepeats, span(s.Repeats))
+			s.Index, s.Count, s.DesignRepeats, merge.Span(s.Repeats))
 		m.nl()
 	case meta.Shards != nil:
 		s := meta.Shards
 		m.p("## Shards")
 		m.nl()
-		line := fmt.Sprintf("**%d of %d shards** of a design of %d repeats: design repeats %s.", len(s.Present), s.Count, s.DesignRepeats, span(s.Repeats))
+		line := fmt.Sprintf("**%d of %d shards** of a design of %d repeats: design repeats %s.", len(s.Present), s.Count, s.DesignRepeats, merge.Span(s.Repeats))
 		if len(s.Missing) > 0 {
 			var miss []string
 			for _, i := range s.Missing {
@@ -64,7 +66,8 @@ func blockName(b int) string { return fmt.Sprintf("M%d", b+1) }
 // then per workload every paired ratio pooled over machines with the
 // machine as a random block effect (stats.AnalyseBlocks), each machine's
 // own ratio beside it.
-func writeBlocks(m *md, meta *result.Meta, s *stats.Summary) {
+func writeBlocks(m *md, fig *Figures) {
+	meta, s := fig.Meta, fig.Summary
 	if len(meta.Blocks) == 0 {
 		return
 	}
@@ -77,7 +80,7 @@ func writeBlocks(m *md, meta *result.Meta, s *stats.Summary) {
 	reps := make([][]int, len(meta.Blocks))
 	for i, b := range meta.Blocks {
 		reps[i] = b.Repeats
-		m.row(blockName(i), "`"+b.Machine+"`", orNone(b.CPUModel), strings.Join(b.Runs, ", "), span(b.Repeats))
+		m.row(blockName(i), "`"+b.Machine+"`", orNone(b.CPUModel), strings.Join(b.Runs, ", "), merge.Span(b.Repeats))
 	}
 	m.nl()
 	bcs := stats.AnalyseBlocks(s, reps)

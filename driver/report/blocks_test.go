@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/plan"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
@@ -149,7 +150,7 @@ func TestBlocksFixtureCommitted(t *testing.T) {
 // effect. The block section is compared with a golden file.
 func TestMergeBlocksFixture(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "merged")
-	if err := MergeWith(fixtureShards(t, 0, 1, 2, 3), out, MergeOptions{Blocks: true}); err != nil {
+	if err := mergeRuns(fixtureShards(t, 0, 1, 2, 3), out, merge.Options{Blocks: true}); err != nil {
 		t.Fatal(err)
 	}
 	meta, err := result.ReadMeta(out)
@@ -195,7 +196,7 @@ func TestMergeBlocksFixture(t *testing.T) {
 		t.Fatalf("no modsecurity/passthrough req/s comparison on headers in %d block comparisons", len(bcs))
 	}
 	report := string(readFile(t, filepath.Join(out, ReportFile)))
-	got := section(report, "Machines as blocks") + section(report, "Shards")
+	got := sectionOf(report, "Machines as blocks") + sectionOf(report, "Shards")
 	golden := filepath.Join(goldenDir, "blocks-section.md")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -256,7 +257,7 @@ func TestMergeShardsRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := MergeWith(tt.dirs(t), filepath.Join(t.TempDir(), "merged"), MergeOptions{Blocks: tt.blocks})
+			err := mergeRuns(tt.dirs(t), filepath.Join(t.TempDir(), "merged"), merge.Options{Blocks: tt.blocks})
 			if err == nil {
 				t.Fatalf("got no error, want a refusal containing %q", tt.want)
 			}
@@ -272,33 +273,33 @@ func TestMergeShardsRefusals(t *testing.T) {
 	}
 	t.Run("missing shard", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := MergeWith(fixtureShards(t, 0, 1, 3), out, MergeOptions{Blocks: true}); err != nil {
+		if err := mergeRuns(fixtureShards(t, 0, 1, 3), out, merge.Options{Blocks: true}); err != nil {
 			t.Fatal(err)
 		}
 		report := string(readFile(t, filepath.Join(out, ReportFile)))
 		for _, w := range []string{"**3 of 4 shards**", "Missing: shard 2/4", "design repeats 1–6, 10–12"} {
 			if !strings.Contains(report, w) {
-				t.Errorf("report lacks %q:\n%s", w, section(report, "Shards"))
+				t.Errorf("report lacks %q:\n%s", w, sectionOf(report, "Shards"))
 			}
 		}
 	})
 	t.Run("one shard alone", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := MergeWith(fixtureShards(t, 2), out, MergeOptions{Blocks: true}); err != nil {
+		if err := mergeRuns(fixtureShards(t, 2), out, merge.Options{Blocks: true}); err != nil {
 			t.Fatal(err)
 		}
 		report := string(readFile(t, filepath.Join(out, ReportFile)))
 		if !strings.Contains(report, "**1 of 4 shards**") || !strings.Contains(report, "Missing: shard 0/4, 1/4, 3/4") {
-			t.Errorf("report of one shard merged alone:\n%s", section(report, "Shards"))
+			t.Errorf("report of one shard merged alone:\n%s", sectionOf(report, "Shards"))
 		}
 		// One directory that is not a shard is not a merge.
-		if err := MergeWith([]string{syntheticRunDir}, filepath.Join(t.TempDir(), "m"), MergeOptions{}); err == nil {
+		if err := mergeRuns([]string{syntheticRunDir}, filepath.Join(t.TempDir(), "m"), merge.Options{}); err == nil {
 			t.Errorf("merge of one unsharded run: got no error")
 		}
 	})
 	t.Run("same machine keeps the pooled analysis", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := MergeWith(fixtureShards(t, 0, 1), out, MergeOptions{}); err != nil {
+		if err := mergeRuns(fixtureShards(t, 0, 1), out, merge.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		meta, _ := result.ReadMeta(out)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"wafbench/driver/modes"
-	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
 
@@ -15,7 +14,8 @@ import (
 // within repeats), then, per workload, each engine's cheapest build against
 // the other engine's cheapest. It writes nothing when the run measured no
 // build besides the default ones.
-func writeBuilds(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+func writeBuilds(m *md, fig *Figures) {
+	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	var rows []*stats.Comparison
 	for i := range s.Comparisons {
 		c := &s.Comparisons[i]

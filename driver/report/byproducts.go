@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -61,36 +60,42 @@ func Byproduct(rel string) string {
 	return "other files"
 }
 
-// writeByproductsSection says where the run's by-products are: in
-// ByproductsArchive, as ByproductsList lists them. Nothing when the run has
-// no list (a run as `run` left it keeps them beside the report).
-func writeByproductsSection(w io.Writer, dir string) error {
+// byproductsStats is what a kept run's ByproductsList says: files and
+// bytes per kind of by-product, kinds in the list's order.
+type byproductsStats struct {
+	kinds []*byproductKind
+	total int64 // bytes
+}
+
+type byproductKind struct {
+	name  string
+	files int
+	bytes int64
+}
+
+// readByproducts reads dir's ByproductsList; nil when the run has none (a
+// run as `run` left it keeps its by-products beside the report).
+func readByproducts(dir string) (*byproductsStats, error) {
 	file, err := os.Open(filepath.Join(dir, ByproductsList))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer file.Close()
-	type kind struct {
-		name  string
-		files int
-		bytes int64
-	}
-	var kinds []*kind
-	byName := map[string]*kind{}
-	var total int64
+	st := &byproductsStats{}
+	byName := map[string]*byproductKind{}
 	sc := bufio.NewScanner(file)
 	for line := 1; sc.Scan(); line++ {
 		// "<sha256>  <bytes>  <path>"
 		fields := strings.Fields(sc.Text())
 		if len(fields) != 3 {
-			return fmt.Errorf("%s:%d: want \"sha256  bytes  path\", got %q", ByproductsList, line, sc.Text())
+			return nil, fmt.Errorf("%s:%d: want \"sha256  bytes  path\", got %q", ByproductsList, line, sc.Text())
 		}
 		n, err := strconv.ParseInt(fields[1], 10, 64)
 		if err != nil {
-			return fmt.Errorf("%s:%d: bytes: %w", ByproductsList, line, err)
+			return nil, fmt.Errorf("%s:%d: bytes: %w", ByproductsList, line, err)
 		}
 		name := Byproduct(fields[2])
 		if name == "" {
@@ -98,27 +103,35 @@ func writeByproductsSection(w io.Writer, dir string) error {
 		}
 		k := byName[name]
 		if k == nil {
-			k = &kind{name: name}
+			k = &byproductKind{name: name}
 			byName[name] = k
-			kinds = append(kinds, k)
+			st.kinds = append(st.kinds, k)
 		}
 		k.files++
 		k.bytes += n
-		total += n
+		st.total += n
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	m := &md{}
+	return st, nil
+}
+
+// writeByproductsSection says where the run's by-products are: in
+// ByproductsArchive, as ByproductsList lists them. Nothing when the run has
+// no list.
+func writeByproductsSection(m *md, fig *Figures) {
+	st := fig.Byproducts
+	if st == nil {
+		return
+	}
 	m.nl()
 	m.p("## By-products")
 	m.nl()
-	m.p("This run was kept (`wafbench keep`): the files no report needs are in `%s`, %s MB uncompressed, each listed with its size and SHA-256 in `%s`; `tar -xJf %s` in this directory puts them back where the run wrote them.", ByproductsArchive, f(float64(total)/1e6, 1), ByproductsList, ByproductsArchive)
+	m.p("This run was kept (`wafbench keep`): the files no report needs are in `%s`, %s MB uncompressed, each listed with its size and SHA-256 in `%s`; `tar -xJf %s` in this directory puts them back where the run wrote them.", ByproductsArchive, f(float64(st.total)/1e6, 1), ByproductsList, ByproductsArchive)
 	m.nl()
 	m.head("by-product", "files", "MB")
-	for _, k := range kinds {
+	for _, k := range st.kinds {
 		m.row(k.name, itoa(k.files), f(float64(k.bytes)/1e6, 1))
 	}
-	_, err = io.WriteString(w, m.b.String())
-	return err
 }

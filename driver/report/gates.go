@@ -46,7 +46,8 @@ func gateValue(r *result.Record, metric string) (float64, bool) {
 // writeGates judges every gate per mode on the worst repeat (a gate holds
 // only if every repeat holds it). A record with an error fails its gates and
 // says why; a window that completed no request is "no request", never 0.
-func writeGates(m *md, recs []result.Record) {
+func writeGates(m *md, fig *Figures) {
+	recs := fig.Records
 	type key struct{ mode, workload string }
 	byKey := map[key][]*result.Record{}
 	var modeList []string

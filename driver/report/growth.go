@@ -548,8 +548,8 @@ func (s *scaleSet) series() []chart.GrowthSeries {
 }
 
 // writeGrowthCharts renders the growth, latency–throughput and scale
-// charts of recs into dir (charts/), the files writeGrowth links.
-func writeGrowthCharts(dir string, meta *result.Meta, recs []result.Record) error {
+// charts of g into dir (charts/), the files writeGrowth links.
+func writeGrowthCharts(dir string, meta *result.Meta, g *growthFigures) error {
 	write := func(name string, draw func(io.Writer) error) error {
 		var buf bytes.Buffer
 		if err := draw(&buf); err != nil {
@@ -564,13 +564,13 @@ func writeGrowthCharts(dir string, meta *result.Meta, recs []result.Record) erro
 		}
 		return atomicfile.WriteFile(filepath.Join(dir, name), buf.Bytes())
 	}
-	for _, s := range collectSweeps(recs) {
+	for _, s := range g.sweeps {
 		if err := write(s.chartFile(), s.draw); err != nil {
 			return err
 		}
 	}
 	slo := float64(sloOf(meta).Microseconds())
-	for _, c := range collectCurves(recs) {
+	for _, c := range g.curves {
 		title := c.base + ", " + strconv.Itoa(c.conns) + " conn"
 		if err := write(c.fileLatency(), func(w io.Writer) error {
 			return chart.Curve(w, "Latency vs offered load, "+title, c.series(), slo)
@@ -583,7 +583,7 @@ func writeGrowthCharts(dir string, meta *result.Meta, recs []result.Record) erro
 			return err
 		}
 	}
-	for _, s := range collectScale(meta, recs) {
+	for _, s := range g.scale {
 		if len(s.workers) < 2 {
 			continue
 		}
@@ -599,15 +599,36 @@ func writeGrowthCharts(dir string, meta *result.Meta, recs []result.Record) erro
 // drawable reports whether draw has something to draw.
 func drawable(draw func(io.Writer) error) bool { return draw(io.Discard) == nil }
 
+// growthFigures are the growth analyses of a run: its swept curves (with
+// their fitted exponents), latency–throughput curves and worker-scaling
+// sets, and the wall time of one block of repeats (for the repeats a
+// verdict would take).
+type growthFigures struct {
+	sweeps []*sweep
+	curves []*curve
+	scale  []*scaleSet
+	block  float64 // seconds
+}
+
+// analyseGrowth finds the run's sweeps, curves and scaling sets.
+func analyseGrowth(meta *result.Meta, recs []result.Record) *growthFigures {
+	cost := stats.EstimateCost(meta, recs)
+	return &growthFigures{sweeps: collectSweeps(recs), curves: collectCurves(recs),
+		scale: collectScale(meta, recs), block: cost.BlockS(cost.WindowS)}
+}
+
 // writeGrowth writes the growth sections: cost against each swept
 // parameter with fitted exponents and crossovers, the latency–throughput
 // curves with the highest rate holding the p99 objective, and throughput
 // against Envoy workers. Nothing is written for a run without sweeps.
-func writeGrowth(m *md, meta *result.Meta, recs []result.Record) {
-	cost := stats.EstimateCost(meta, recs)
-	writeSweeps(m, collectSweeps(recs), cost.BlockS(cost.WindowS))
-	writeCurves(m, meta, collectCurves(recs))
-	writeScale(m, meta, collectScale(meta, recs))
+func writeGrowth(m *md, fig *Figures) {
+	g := fig.Growth
+	if g == nil {
+		return
+	}
+	writeSweeps(m, g.sweeps, g.block)
+	writeCurves(m, fig.Meta, g.curves)
+	writeScale(m, fig.Meta, g.scale)
 }
 
 func writeSweeps(m *md, sweeps []*sweep, block float64) {

@@ -53,7 +53,7 @@ func TestGrowthSections(t *testing.T) {
 	recs := growthRecords()
 	meta := &result.Meta{Suite: "growth", Flags: map[string]string{"slo": "10ms"}}
 	m := &md{}
-	writeGrowth(m, meta, recs)
+	writeGrowth(m, analyse(meta, recs, 0))
 	out := m.b.String()
 	sweeps := collectSweeps(recs)
 	if len(sweeps) != 1 {
@@ -118,11 +118,11 @@ func TestScaleFromMergedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := writeGrowthCharts(dir, meta, recs); err != nil {
+	if err := writeGrowthCharts(dir, meta, analyseGrowth(meta, recs)); err != nil {
 		t.Fatal(err)
 	}
 	m := &md{}
-	writeGrowth(m, meta, recs)
+	writeGrowth(m, analyse(meta, recs, 0))
 	out := m.b.String()
 	for _, want := range []string{
 		"## Throughput vs Envoy workers", "### headers_conns/c64", "### json_real@size=1k/c16",
@@ -226,7 +226,7 @@ func TestGrowthVerdictsFollowTheData(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &md{}
-			writeGrowth(m, &result.Meta{Suite: "growth"}, argsSweep(tt.a, tt.b))
+			writeGrowth(m, analyse(&result.Meta{Suite: "growth"}, argsSweep(tt.a, tt.b), 0))
 			got := m.b.String()
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {

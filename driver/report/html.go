@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"path"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -26,30 +22,31 @@ import (
 // run directory it sits in.
 const HTMLFile = "report.html"
 
-// WriteHTML renders md, the Markdown report of the run in dir, as one HTML
-// page that needs no network: GitHub-flavoured Markdown (goldmark with its GFM
-// tables), every image that is a local SVG or PNG file inside dir shown from
-// that file by its path relative to dir (not inlined: the run directory holds
-// the charts already, and a committed run would carry each twice), tables
-// sortable by a click on their
-// head (inline script, no network), and a list of the run's files (raw
-// records, metadata, logs, profiles and flame graphs) linked relative to
-// dir. Rendering from report.md keeps the two reports' content identical.
-// The output depends only on md and the files in dir.
-func WriteHTML(w io.Writer, dir string, md []byte) error {
+// writeHTML renders md, the Markdown report of a run, as one HTML page
+// that needs no network: GitHub-flavoured Markdown (goldmark with its GFM
+// tables), every image that is a local SVG or PNG file of the run shown
+// from that file by its path relative to the run directory (not inlined:
+// the run directory holds the charts already, and a committed run would
+// carry each twice), tables sortable by a click on their head (inline
+// script, no network), and a list of the run's files (raw records,
+// metadata, logs, profiles and flame graphs) linked relative to the run
+// directory. files are the run's regular files (Figures.Files). Rendering
+// from report.md keeps the two reports' content identical. The output
+// depends only on md and files.
+func writeHTML(w io.Writer, md []byte, files []string) error {
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+	}
 	gm := goldmark.New(
 		goldmark.WithExtensions(extension.GFM),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
-		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(&inlineImages{dir: dir}, 1))),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(&inlineImages{files: have}, 1))),
 	)
 	doc := gm.Parser().Parse(text.NewReader(md))
 	var body bytes.Buffer
 	if err := gm.Renderer().Render(&body, md, doc); err != nil {
 		return fmt.Errorf("render %s: %w", ReportFile, err)
-	}
-	files, err := runFiles(dir)
-	if err != nil {
-		return err
 	}
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
@@ -57,25 +54,16 @@ func WriteHTML(w io.Writer, dir string, md []byte) error {
 	fmt.Fprintf(&b, "<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", html.EscapeString(firstHeading(doc, md)), pageCSS)
 	b.Write(body.Bytes())
 	b.WriteString("</main>\n")
-	if len(files) > 0 {
+	if listed := footerFiles(files); len(listed) > 0 {
 		b.WriteString("<footer>\n<h2 id=\"files-of-this-run\">Files of this run</h2>\n<ul class=\"files\">\n")
-		for _, f := range files {
+		for _, f := range listed {
 			fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a></li>\n", html.EscapeString(relURL(f)), html.EscapeString(f))
 		}
 		b.WriteString("</ul>\n</footer>\n")
 	}
 	fmt.Fprintf(&b, "<script>%s</script>\n</body>\n</html>\n", sortJS)
-	_, err = w.Write(b.Bytes())
+	_, err := w.Write(b.Bytes())
 	return err
-}
-
-// writeHTMLFrom renders dir/report.md with WriteHTML.
-func writeHTMLFrom(w io.Writer, dir string) error {
-	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil {
-		return err
-	}
-	return WriteHTML(w, dir, md)
 }
 
 // firstHeading is the text of the first level-1 heading, or "wafbench
@@ -109,28 +97,24 @@ func relURL(p string) string {
 	return (&url.URL{Path: p}).EscapedPath()
 }
 
-// localFile resolves dest, an image or link destination in the report, to a
-// regular file inside dir; ok is false for URLs, absolute paths and paths
-// leaving dir.
-func localFile(dir, dest string) (string, bool) {
+// localFile reports whether dest, an image or link destination in the
+// report, names one of files (a regular file of the run); false for URLs,
+// absolute paths and paths leaving the run directory.
+func localFile(files map[string]bool, dest string) bool {
 	u, err := url.Parse(dest)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" || path.IsAbs(u.Path) {
-		return "", false
+		return false
 	}
 	clean := path.Clean(u.Path)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", false
+		return false
 	}
-	p := filepath.Join(dir, filepath.FromSlash(clean))
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	}
-	return p, true
+	return files[clean]
 }
 
 // inlineImages renders images whose destination is a local SVG or PNG file
 // of the run inside a link to the file; other images as plain <img>.
-type inlineImages struct{ dir string }
+type inlineImages struct{ files map[string]bool }
 
 func (r *inlineImages) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindImage, r.render)
@@ -144,7 +128,7 @@ func (r *inlineImages) render(w util.BufWriter, src []byte, node ast.Node, enter
 	dest := string(n.Destination)
 	alt := html.EscapeString(plainText(n, src))
 	mime := map[string]string{".svg": "image/svg+xml", ".png": "image/png"}[strings.ToLower(path.Ext(dest))]
-	if _, ok := localFile(r.dir, dest); ok && mime != "" {
+	if localFile(r.files, dest) && mime != "" {
 		d := html.EscapeString(dest)
 		fmt.Fprintf(w, "<a class=\"chart\" href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>", d, d, alt)
 		return ast.WalkSkipChildren, nil
@@ -158,35 +142,22 @@ func (r *inlineImages) render(w util.BufWriter, src []byte, node ast.Node, enter
 	return ast.WalkSkipChildren, nil
 }
 
-// runFiles lists the files of the run in dir that a reader may want to
-// open, slash-separated and sorted: everything except the reports
-// themselves, the chart SVGs (already inline) and temporary files.
-func runFiles(dir string) ([]string, error) {
+// footerFiles are the files of the run a reader may want to open, from
+// files (slash-separated, sorted): everything except the HTML report
+// itself, the chart SVGs (already inline), files in hidden directories,
+// hidden files and temporary files.
+func footerFiles(files []string) []string {
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
+	for _, rel := range files {
+		dirs, name := path.Split(rel)
 		switch {
-		case d.IsDir():
-			if rel == ChartsDir || strings.HasPrefix(d.Name(), ".") && rel != "." {
-				return fs.SkipDir
-			}
-			return nil
-		case !d.Type().IsRegular(), strings.HasPrefix(d.Name(), "."), strings.HasSuffix(d.Name(), ".tmp"),
-			rel == HTMLFile:
-			return nil
+		case rel == HTMLFile, strings.HasPrefix(rel, ChartsDir+"/"), strings.HasPrefix(name, "."), strings.HasSuffix(name, ".tmp"),
+			strings.HasPrefix(dirs, ".") || strings.Contains(dirs, "/."):
+			continue
 		}
 		out = append(out, rel)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list files of %s: %w", dir, err)
 	}
-	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // pageCSS styles the page: readable width, tables with sticky heads, charts

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-func TestWriteHTML(t *testing.T) {
+func TestHTML(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ChartsDir), 0o755)
 	svg := `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>`
@@ -28,8 +28,12 @@ func TestWriteHTML(t *testing.T) {
 	}
 	md := "# wafbench report: x & y\n\n| mode | req/s |\n| --- | --- |\n| a | 2 |\n\n" +
 		"![a](charts/a.svg)\n\n![missing](charts/none.svg)\n\n[flame graph](perf/flame.svg)\n\n<script>alert(1)</script>\n\n![bad](javascript:alert(1))\n"
+	files, err := listFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
-	if err := WriteHTML(&b, dir, []byte(md)); err != nil {
+	if err := writeHTML(&b, []byte(md), files); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()
@@ -52,7 +56,7 @@ func TestWriteHTML(t *testing.T) {
 		}
 	}
 	var again bytes.Buffer
-	if err := WriteHTML(&again, dir, []byte(md)); err != nil || !bytes.Equal(again.Bytes(), b.Bytes()) {
+	if err := writeHTML(&again, []byte(md), files); err != nil || !bytes.Equal(again.Bytes(), b.Bytes()) {
 		t.Errorf("second rendering differs (err %v)", err)
 	}
 }
@@ -65,8 +69,12 @@ func TestBuildWritesHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := readFile(t, filepath.Join(dir, ReportFile))
+	files, err := listFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want bytes.Buffer
-	if err := WriteHTML(&want, dir, md); err != nil {
+	if err := writeHTML(&want, md, files); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(dir, HTMLFile)); !bytes.Equal(got, want.Bytes()) {

@@ -83,49 +83,66 @@ type labComparison struct {
 	pHolm                            float64
 }
 
-// writeLab is the report's section on the older Docker lab (labReference),
-// written only for the lab suite: per host and path, the median and p95
-// latency over fresh-process trials with bootstrap intervals; the lab's
-// published figures beside ours with the caveats; RSS per host after
-// warmup, at the end and at its peak; and the lab's open questions answered
-// by paired ratios within repeats.
-func writeLab(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+// labRun is the lab suite's pooling of its trials: per host, its
+// fresh-process trials; the hosts (ref-direct first, the lab's control),
+// paths and connection-mode pools present; and the pool closest to the
+// lab's method.
+type labRun struct {
+	trials       map[string][]*labTrial
+	hosts, paths []string
+	pools        []string // the pools present, keep-alive first
+	labPool      string   // "" when no pool
+	upstream     string
+}
+
+// analyseLab pools the lab suite's trials; nil for any other suite.
+func analyseLab(meta *result.Meta, recs []result.Record, s *stats.Summary) *labRun {
 	if meta.Suite != LabSuite {
-		return
+		return nil
 	}
-	trials := labTrials(recs)
-	hosts := make([]string, 0, len(trials))
-	for h := range trials {
-		hosts = append(hosts, h)
+	l := &labRun{trials: labTrials(recs), upstream: meta.Upstream}
+	for h := range l.trials {
+		l.hosts = append(l.hosts, h)
 	}
-	modes.Sort(hosts)
+	modes.Sort(l.hosts)
 	// ref-direct first: it is the lab's control.
-	if i := slices.Index(hosts, modes.RefDirect); i > 0 {
-		hosts = append([]string{modes.RefDirect}, slices.Delete(hosts, i, i+1)...)
+	if i := slices.Index(l.hosts, modes.RefDirect); i > 0 {
+		l.hosts = append([]string{modes.RefDirect}, slices.Delete(l.hosts, i, i+1)...)
 	}
-	var paths []string
 	for _, w := range s.Workloads {
-		paths = append(paths, w.String())
+		l.paths = append(l.paths, w.String())
 	}
-	upstream := meta.Upstream
-	if upstream == "" {
-		upstream = "wafbench" // the harness's own (runs from before the field)
+	if l.upstream == "" {
+		l.upstream = "wafbench" // the harness's own (runs from before the field)
 	}
-	var pools []string // the pools present, keep-alive first
 	for _, c := range []string{keepAlive, perRequest} {
-		for _, ts := range trials {
+		for _, ts := range l.trials {
 			if slices.ContainsFunc(ts, func(t *labTrial) bool { return t.pools[pool(c)] != nil }) {
-				pools = append(pools, pool(c))
+				l.pools = append(l.pools, pool(c))
 				break
 			}
 		}
 	}
 	// The pool closest to the lab's method: curl opened a new connection
 	// per request.
-	labPool := ""
-	if len(pools) > 0 {
-		labPool = pools[len(pools)-1]
+	if len(l.pools) > 0 {
+		l.labPool = l.pools[len(l.pools)-1]
 	}
+	return l
+}
+
+// writeLab is the report's section on the older Docker lab (labReference),
+// written only for the lab suite: per host and path, the median and p95
+// latency over fresh-process trials with bootstrap intervals; the lab's
+// published figures beside ours with the caveats; RSS per host after
+// warmup, at the end and at its peak; and the lab's open questions answered
+// by paired ratios within repeats.
+func writeLab(m *md, fig *Figures) {
+	l := fig.Lab
+	if l == nil {
+		return
+	}
+	trials, hosts, paths, pools, labPool, upstream := l.trials, l.hosts, l.paths, l.pools, l.labPool, l.upstream
 
 	m.p("## The Docker lab, reproduced")
 	m.nl()

@@ -4,13 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 
@@ -79,15 +74,27 @@ func (w *loadgenWindow) netCPUPerReq() float64 {
 	return (w.ClientCPUS - w.StartupCPUS) * 1e6 / float64(n)
 }
 
-// readLoadgen reads dir/LoadgenFile; ok is false when the run has none.
-func readLoadgen(dir string) (h loadgenHeader, ws []loadgenWindow, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, LoadgenFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return h, nil, false, nil
+// loadgenRun is a run's LoadgenFile: its header and windows.
+type loadgenRun struct {
+	header  loadgenHeader
+	windows []loadgenWindow
+}
+
+// readLoadgen reads dir/LoadgenFile; nil when the run has none.
+func readLoadgen(dir string) (*loadgenRun, error) {
+	b, ok, err := readOptional(dir, LoadgenFile)
+	if !ok {
+		return nil, err
 	}
+	h, ws, err := parseLoadgen(b)
 	if err != nil {
-		return h, nil, false, err
+		return nil, err
 	}
+	return &loadgenRun{header: h, windows: ws}, nil
+}
+
+// parseLoadgen parses the records of a LoadgenFile.
+func parseLoadgen(b []byte) (h loadgenHeader, ws []loadgenWindow, err error) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	line := 0
 	for sc.Scan() {
@@ -99,41 +106,40 @@ func readLoadgen(dir string) (h loadgenHeader, ws []loadgenWindow, ok bool, err 
 			Kind string `json:"kind"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &kind); err != nil {
-			return h, nil, false, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
+			return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
 		}
 		switch kind.Kind {
 		case "header":
 			if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
-				return h, nil, false, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
+				return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
 			}
 		case "window":
 			var w loadgenWindow
 			if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
-				return h, nil, false, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
+				return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
 			}
 			if w.Tool != "wrk" && w.Tool != "wafbench" {
-				return h, nil, false, fmt.Errorf("%s:%d: tool: want wrk or wafbench, got %q", LoadgenFile, line, w.Tool)
+				return h, nil, fmt.Errorf("%s:%d: tool: want wrk or wafbench, got %q", LoadgenFile, line, w.Tool)
 			}
 			ws = append(ws, w)
 		default:
-			return h, nil, false, fmt.Errorf("%s:%d: kind: want header or window, got %q", LoadgenFile, line, kind.Kind)
+			return h, nil, fmt.Errorf("%s:%d: kind: want header or window, got %q", LoadgenFile, line, kind.Kind)
 		}
 	}
 	if h.Kind == "" {
-		return h, nil, false, fmt.Errorf("%s: no header record", LoadgenFile)
+		return h, nil, fmt.Errorf("%s: no header record", LoadgenFile)
 	}
-	return h, ws, true, sc.Err()
+	return h, ws, sc.Err()
 }
 
-// writeLoadgenSection appends the "Load engine vs wrk" section when dir
+// writeLoadgenSection appends the "Load engine vs wrk" section when the run
 // holds LoadgenFile: per connection count, one row per pair and the median
 // and geometric mean (paired-t 95% interval) of each ratio over pairs.
-func writeLoadgenSection(w io.Writer, dir string) error {
-	h, ws, ok, err := readLoadgen(dir)
-	if err != nil || !ok {
-		return err
+func writeLoadgenSection(m *md, fig *Figures) {
+	if fig.Loadgen == nil {
+		return
 	}
-	m := &md{}
+	h, ws := fig.Loadgen.header, fig.Loadgen.windows
 	m.p("## Load engine vs wrk")
 	m.nl()
 	m.p("`%s`, started %s: wafbench's load engine (`wafbench load`) and wrk (%s) against one passthrough Envoy (CPU %s), "+
@@ -163,51 +169,54 @@ func writeLoadgenSection(w io.Writer, dir string) error {
 		}
 	}
 	for _, c := range conns {
-		byPair := map[int]map[string]*loadgenWindow{}
-		for i := range ws {
-			x := &ws[i]
-			if x.Conns != c {
-				continue
-			}
-			if byPair[x.Pair] == nil {
-				byPair[x.Pair] = map[string]*loadgenWindow{}
-			}
-			byPair[x.Pair][x.Tool] = x
-		}
-		var pairs []int
-		for p, t := range byPair {
-			if t["wrk"] != nil && t["wafbench"] != nil {
-				pairs = append(pairs, p)
-			}
-		}
-		sort.Ints(pairs)
-		m.p("### %d connection%s", c, map[bool]string{true: "", false: "s"}[c == 1])
-		m.nl()
-		if len(pairs) == 0 {
-			m.p("No complete pair at %d connections.", c)
-			m.nl()
+		writeLoadgenPairs(m, ws, c)
+	}
+}
+
+// writeLoadgenPairs is the table of the pairs at c connections.
+func writeLoadgenPairs(m *md, ws []loadgenWindow, c int) {
+	byPair := map[int]map[string]*loadgenWindow{}
+	for i := range ws {
+		x := &ws[i]
+		if x.Conns != c {
 			continue
 		}
-		m.head("pair", "first", "wrk req/s", "wafbench req/s", "req/s ratio", "wrk CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
-			"wrk start-up ms", "wafbench start-up ms", "CPU ratio net of start-up", "wrk p50 / p99 ms", "wafbench p50 / p99 ms", "errors wrk / wafbench")
-		var rr, cr, nr []float64
-		for _, p := range pairs {
-			a, b := byPair[p]["wrk"], byPair[p]["wafbench"]
-			first := "wrk"
-			if b.Position == 1 {
-				first = "wafbench"
-			}
-			r, cu, ne := b.ReqPerS/a.ReqPerS, b.cpuPerReq()/a.cpuPerReq(), b.netCPUPerReq()/a.netCPUPerReq()
-			rr, cr, nr = append(rr, r), append(cr, cu), append(nr, ne)
-			m.row(itoa(p), first, f(a.ReqPerS, 0), f(b.ReqPerS, 0), f(r, 3), f(a.cpuPerReq(), 2), f(b.cpuPerReq(), 2), f(cu, 3),
-				f(a.StartupCPUS*1e3, 1), f(b.StartupCPUS*1e3, 1), f(ne, 3), latPair(a), latPair(b), itoa(a.Errors)+" / "+itoa(b.Errors))
+		if byPair[x.Pair] == nil {
+			byPair[x.Pair] = map[string]*loadgenWindow{}
 		}
-		m.row("median", "", "", "", f(medianOf64(rr), 3), "", "", f(medianOf64(cr), 3), "", "", f(medianOf64(nr), 3), "", "", "")
-		m.row("geo-mean [95% CI]", "", "", "", geoCI(rr), "", "", geoCI(cr), "", "", geoCI(nr), "", "", "")
-		m.nl()
+		byPair[x.Pair][x.Tool] = x
 	}
-	_, err = io.WriteString(w, m.b.String())
-	return err
+	var pairs []int
+	for p, t := range byPair {
+		if t["wrk"] != nil && t["wafbench"] != nil {
+			pairs = append(pairs, p)
+		}
+	}
+	sort.Ints(pairs)
+	m.p("### %d connection%s", c, map[bool]string{true: "", false: "s"}[c == 1])
+	m.nl()
+	if len(pairs) == 0 {
+		m.p("No complete pair at %d connections.", c)
+		m.nl()
+		return
+	}
+	m.head("pair", "first", "wrk req/s", "wafbench req/s", "req/s ratio", "wrk CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
+		"wrk start-up ms", "wafbench start-up ms", "CPU ratio net of start-up", "wrk p50 / p99 ms", "wafbench p50 / p99 ms", "errors wrk / wafbench")
+	var rr, cr, nr []float64
+	for _, p := range pairs {
+		a, b := byPair[p]["wrk"], byPair[p]["wafbench"]
+		first := "wrk"
+		if b.Position == 1 {
+			first = "wafbench"
+		}
+		r, cu, ne := b.ReqPerS/a.ReqPerS, b.cpuPerReq()/a.cpuPerReq(), b.netCPUPerReq()/a.netCPUPerReq()
+		rr, cr, nr = append(rr, r), append(cr, cu), append(nr, ne)
+		m.row(itoa(p), first, f(a.ReqPerS, 0), f(b.ReqPerS, 0), f(r, 3), f(a.cpuPerReq(), 2), f(b.cpuPerReq(), 2), f(cu, 3),
+			f(a.StartupCPUS*1e3, 1), f(b.StartupCPUS*1e3, 1), f(ne, 3), latPair(a), latPair(b), itoa(a.Errors)+" / "+itoa(b.Errors))
+	}
+	m.row("median", "", "", "", f(medianOf64(rr), 3), "", "", f(medianOf64(cr), 3), "", "", f(medianOf64(nr), 3), "", "", "")
+	m.row("geo-mean [95% CI]", "", "", "", geoCI(rr), "", "", geoCI(cr), "", "", geoCI(nr), "", "", "")
+	m.nl()
 }
 
 // latPair is "p50 / p99" in ms, "–" for a percentile the tool did not give.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,19 +16,29 @@ const loadgenRaw = `{"kind": "header", "command": "scripts/vs-wrk.sh 2 16 4 /saf
 {"kind": "window", "tool": "wrk", "conns": 16, "pair": 2, "position": 2, "seconds": 4, "requests": 40000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.4, "startup_cpu_s": 0.004, "startup_requests": 0, "p50_us": 1500, "p90_us": 2000, "p99_us": null}
 `
 
+// loadgenSection reads the run in dir's LoadgenFile and writes its section.
+func loadgenSection(dir string) (string, error) {
+	lg, err := readLoadgen(dir)
+	if err != nil {
+		return "", err
+	}
+	m := &md{}
+	writeLoadgenSection(m, &Figures{Loadgen: lg})
+	return m.b.String(), nil
+}
+
 func TestLoadgenSection(t *testing.T) {
 	dir := t.TempDir()
-	var buf bytes.Buffer
-	if err := writeLoadgenSection(&buf, dir); err != nil || buf.Len() != 0 {
-		t.Fatalf("a run without %s: got %q, %v; want nothing", LoadgenFile, buf.String(), err)
+	if got, err := loadgenSection(dir); err != nil || got != "" {
+		t.Fatalf("a run without %s: got %q, %v; want nothing", LoadgenFile, got, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(loadgenRaw), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeLoadgenSection(&buf, dir); err != nil {
+	got, err := loadgenSection(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := buf.String()
 	for _, want := range []string{
 		"## Load engine vs wrk", "`scripts/vs-wrk.sh 2 16 4 /safe`", "Note: shared machine", "- Start-up run, wrk: wrk -v.",
 		"### 16 connections",
@@ -51,7 +60,7 @@ func TestLoadgenSection(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(raw), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeLoadgenSection(&bytes.Buffer{}, dir); err == nil || !strings.Contains(err.Error(), LoadgenFile) {
+		if _, err := loadgenSection(dir); err == nil || !strings.Contains(err.Error(), LoadgenFile) {
 			t.Errorf("%s: got %v, want an error naming %s", name, err, LoadgenFile)
 		}
 	}

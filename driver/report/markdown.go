@@ -2,22 +2,17 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
-
-// EnvDifferencePrefix starts a meta note that Merge writes when it pooled
-// runs from differing environments with force; the report lists such notes
-// under limitations.
-const EnvDifferencePrefix = "environment difference: "
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
@@ -107,68 +102,8 @@ func (m *md) head(cells ...string) {
 	m.row(sep...)
 }
 
-// WriteMarkdown writes report.md: method, environment, versions and
-// hashes, results per workload, paired ratios with CIs and verdicts,
-// baseline-adjusted CPU, precision achieved, steady-state flags, excluded
-// trials, limitations and the charts. charts are file names under charts/.
-// The output depends only on its arguments.
-func WriteMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string) error {
-	return writeMarkdown(w, meta, recs, s, charts, nil, &quality{})
-}
-
-func writeMarkdown(w io.Writer, meta *result.Meta, recs []result.Record, s *stats.Summary, charts []string, ov *Overhead, q *quality) error {
-	m := &md{}
-	name := orNone(meta.Name)
-	m.p("# wafbench report: %s", name)
-	m.nl()
-	m.p("Status **%s**; started %s, finished %s; suite `%s`; %d valid records, %d excluded.",
-		orNone(meta.Status), orNone(meta.StartedUTC), orNone(meta.FinishedUTC), orNone(meta.Suite),
-		len(recs)-len(s.Excluded), len(s.Excluded))
-	m.nl()
-
-	writeHeadline(m, s)
-	writeProtection(m, meta, s)
-	writeShards(m, meta)
-	writeBlocks(m, meta, s)
-	writeMethod(m, meta, recs, s)
-	writeEnvironment(m, meta, recs)
-	writeVersions(m, meta)
-	writeProvenance(m, meta, recs)
-	writeResults(m, s)
-	writeRatios(m, s)
-	writeVerdicts(m, meta, recs, s)
-	writeBuilds(m, meta, recs, s)
-	writeStartup(m, recs, s)
-	writeLab(m, meta, recs, s)
-	writeGrowth(m, meta, recs)
-	writeAdversarial(m, recs)
-	writeGates(m, recs)
-	writeOverload(m, recs)
-	writeMix(m, recs)
-	writeMaxRate(m, recs)
-	writeBaseline(m, s)
-	writeOverhead(m, ov)
-	writePrecision(m, s)
-	writePrecisionTargets(m, meta, recs, s)
-	writeVariance(m, meta, recs, s)
-	writeSteady(m, s)
-	writeMemory(m, s)
-	writeBehind(m, q)
-	writeExcluded(m, meta, s)
-	writeLimitations(m, meta, recs, s, q)
-	if len(charts) > 0 {
-		m.p("## Charts")
-		m.nl()
-		for _, c := range charts {
-			m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
-		}
-		m.nl()
-	}
-	_, err := io.WriteString(w, m.b.String())
-	return err
-}
-
-func writeMethod(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+func writeMethod(m *md, fig *Figures) {
+	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	m.p("## Method")
 	m.nl()
 	m.p("- Modes: %s. Workloads: %s. Repeats: %d, mode order `%s` (seed %d), trial scope `%s`.",
@@ -222,7 +157,8 @@ func cpus(v []int) string {
 	return ints(v)
 }
 
-func writeEnvironment(m *md, meta *result.Meta, recs []result.Record) {
+func writeEnvironment(m *md, fig *Figures) {
+	meta, recs := fig.Meta, fig.Records
 	m.p("## Environment")
 	m.nl()
 	m.head("item", "value")
@@ -270,7 +206,8 @@ func writeEnvironment(m *md, meta *result.Meta, recs []result.Record) {
 	m.nl()
 }
 
-func writeVersions(m *md, meta *result.Meta) {
+func writeVersions(m *md, fig *Figures) {
+	meta := fig.Meta
 	m.p("## Versions and hashes")
 	m.nl()
 	m.head("component", "version", "sha256", "build / path")
@@ -298,7 +235,8 @@ func writeVersions(m *md, meta *result.Meta) {
 	}
 }
 
-func writeResults(m *md, s *stats.Summary) {
+func writeResults(m *md, fig *Figures) {
+	s := fig.Summary
 	m.p("## Results")
 	m.nl()
 	m.p("Medians over repeats; ± is the 95%% CI half-width relative to the median (∞: too few repeats for an interval). Latency in µs, RSS at the end of the window in MiB.")
@@ -320,7 +258,8 @@ func writeResults(m *md, s *stats.Summary) {
 	}
 }
 
-func writeRatios(m *md, s *stats.Summary) {
+func writeRatios(m *md, fig *Figures) {
+	s := fig.Summary
 	m.p("## Paired ratios")
 	m.nl()
 	if len(s.Comparisons) == 0 {
@@ -344,7 +283,8 @@ func writeRatios(m *md, s *stats.Summary) {
 	}
 }
 
-func writeBaseline(m *md, s *stats.Summary) {
+func writeBaseline(m *md, fig *Figures) {
+	s := fig.Summary
 	if len(s.Baseline) == 0 {
 		return
 	}
@@ -360,7 +300,8 @@ func writeBaseline(m *md, s *stats.Summary) {
 	m.nl()
 }
 
-func writePrecision(m *md, s *stats.Summary) {
+func writePrecision(m *md, fig *Figures) {
+	s := fig.Summary
 	m.p("## Precision achieved")
 	m.nl()
 	met := func(e stats.Estimate) string {
@@ -431,7 +372,8 @@ func halfWidth(v float64) string {
 	return "±" + f(v, 1) + "%"
 }
 
-func writeSteady(m *md, s *stats.Summary) {
+func writeSteady(m *md, fig *Figures) {
+	s := fig.Summary
 	m.p("## Steady state")
 	m.nl()
 	flagged, short := 0, 0
@@ -461,7 +403,8 @@ func writeSteady(m *md, s *stats.Summary) {
 // writeHeadline is one row per workload: median req/s and Envoy CPU µs per
 // request of every mode side by side, and the modsecurity ÷ coraza CPU
 // ratio (ratioCell).
-func writeHeadline(m *md, s *stats.Summary) {
+func writeHeadline(m *md, fig *Figures) {
+	s := fig.Summary
 	if len(s.Groups) == 0 {
 		return
 	}
@@ -517,7 +460,8 @@ func writeHeadline(m *md, s *stats.Summary) {
 	m.nl()
 }
 
-func writeMemory(m *md, s *stats.Summary) {
+func writeMemory(m *md, fig *Figures) {
+	s := fig.Summary
 	m.p("## Memory")
 	m.nl()
 	var flagged []stats.Growth
@@ -540,7 +484,8 @@ func writeMemory(m *md, s *stats.Summary) {
 	m.nl()
 }
 
-func writeExcluded(m *md, meta *result.Meta, s *stats.Summary) {
+func writeExcluded(m *md, fig *Figures) {
+	meta, s := fig.Meta, fig.Summary
 	m.p("## Interrupted and failed trials")
 	m.nl()
 	if meta.Status != "" && meta.Status != "complete" {
@@ -564,7 +509,8 @@ func writeExcluded(m *md, meta *result.Meta, s *stats.Summary) {
 // writeBehind lists the open-loop windows that fell behind their requested
 // rate (result.FellBehind): their latencies include the queueing of sends
 // that could not go out on time, and their throughput is not the rate asked.
-func writeBehind(m *md, q *quality) {
+func writeBehind(m *md, fig *Figures) {
+	q := fig.Quality
 	if len(q.Behind) == 0 {
 		return
 	}
@@ -580,7 +526,8 @@ func writeBehind(m *md, q *quality) {
 	m.nl()
 }
 
-func writeLimitations(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary, q *quality) {
+func writeLimitations(m *md, fig *Figures) {
+	meta, recs, s, q := fig.Meta, fig.Records, fig.Summary, fig.Quality
 	m.p("## Limitations")
 	m.nl()
 	for _, l := range append(q.lines(), provenanceLimitations(meta, recs)...) {
@@ -606,13 +553,13 @@ func writeLimitations(m *md, meta *result.Meta, recs []result.Record, s *stats.S
 		m.p("- The tree was dirty when the run started (git `%s`).", orNone(meta.GitSHA))
 	}
 	for _, n := range meta.Notes {
-		if strings.HasPrefix(n, EnvDifferencePrefix) {
-			m.p("- Pooled despite an environment difference: %s", strings.TrimPrefix(n, EnvDifferencePrefix))
+		if strings.HasPrefix(n, merge.EnvDifferencePrefix) {
+			m.p("- Pooled despite an environment difference: %s", strings.TrimPrefix(n, merge.EnvDifferencePrefix))
 		}
 	}
 	var other []string
 	for _, n := range meta.Notes {
-		if !strings.HasPrefix(n, EnvDifferencePrefix) {
+		if !strings.HasPrefix(n, merge.EnvDifferencePrefix) {
 			other = append(other, n)
 		}
 	}

@@ -1,38 +1,33 @@
 package report
 
-import (
-	"errors"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-)
+import "strings"
 
 // MatrixFile is the request matrix's Markdown that `run` writes into a run
 // directory after its trials (driver/matrix.MarkdownFile).
 const MatrixFile = "matrix.md"
 
+// readMatrix reads dir's MatrixFile; nil when the run has none.
+func readMatrix(dir string) ([]byte, error) {
+	b, ok, err := readOptional(dir, MatrixFile)
+	if ok && b == nil {
+		b = []byte{}
+	}
+	return b, err
+}
+
 // writeMatrixSection appends the run's request matrix (the verdicts of every
 // mode on a request corpus, written by driver/matrix) to the report, its
 // headings one level down, so the report and its HTML carry the verdicts the
 // run was measured under. Nothing is written when the run has no matrix.
-func writeMatrixSection(w io.Writer, dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, MatrixFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+func writeMatrixSection(m *md, fig *Figures) {
+	if fig.Matrix == nil {
+		return
 	}
-	if err != nil {
-		return err
-	}
-	var out strings.Builder
-	out.WriteString("\n")
-	for _, line := range strings.SplitAfter(string(b), "\n") {
+	m.b.WriteString("\n")
+	for _, line := range strings.SplitAfter(string(fig.Matrix), "\n") {
 		if strings.HasPrefix(line, "#") {
 			line = "#" + line
 		}
-		out.WriteString(line)
+		m.b.WriteString(line)
 	}
-	_, err = io.WriteString(w, out.String())
-	return err
 }

@@ -11,7 +11,8 @@ import (
 // [rate, lowest failing rate), the windows probed and the wall time taken,
 // and, when a trial ran both, whether the search's rate falls inside the
 // sweep's interval and the ratio of their wall times.
-func writeMaxRate(m *md, recs []result.Record) {
+func writeMaxRate(m *md, fig *Figures) {
+	recs := fig.Records
 	var rs []*result.Record
 	for i := range recs {
 		if len(recs[i].MaxRate) > 0 {

@@ -15,7 +15,8 @@ import (
 // repeats, the CPU against passthrough's, then each class's share of the
 // responses, validity against its own expected status, and latency
 // percentiles from its histograms merged over repeats.
-func writeMix(m *md, recs []result.Record) {
+func writeMix(m *md, fig *Figures) {
+	recs := fig.Records
 	type key struct {
 		workload string
 		conns    int

@@ -266,7 +266,8 @@ const overheadScope = "Engine-only is the in-process Go benchmark `BenchmarkEngi
 	"(scripts/overhead.sh runs ModSecurity under glibc malloc and under Debian's tcmalloc_minimal by " +
 	"LD_PRELOAD; Coraza's Go heap does not use malloc, labelled go)."
 
-func writeOverhead(m *md, ov *Overhead) {
+func writeOverhead(m *md, fig *Figures) {
+	ov := fig.Overhead
 	if ov == nil {
 		return
 	}

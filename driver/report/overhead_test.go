@@ -103,7 +103,7 @@ func TestParseEngineBenchErrors(t *testing.T) {
 
 // section returns the "## title" section of a Markdown document, up to the
 // next "## " heading.
-func section(doc, title string) string {
+func sectionOf(doc, title string) string {
 	i := strings.Index(doc, "## "+title+"\n")
 	if i < 0 {
 		return ""
@@ -132,7 +132,7 @@ func TestBuildOverhead(t *testing.T) {
 	}
 
 	md := string(readFile(t, filepath.Join(dir, ReportFile)))
-	sec := section(md, "Integration overhead")
+	sec := sectionOf(md, "Integration overhead")
 	if sec == "" {
 		t.Fatal("report.md has no Integration overhead section")
 	}

@@ -14,7 +14,8 @@ import (
 // RSS growth over it, and every answer the concurrent attack stream got. A
 // WAF mode fails open when any attack was answered 200. Nothing is written
 // without attack-stream records.
-func writeOverload(m *md, recs []result.Record) {
+func writeOverload(m *md, fig *Figures) {
+	recs := fig.Records
 	var rows []*result.Record
 	for i := range recs {
 		if recs[i].AttackWorkload != "" {

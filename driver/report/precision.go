@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
 
@@ -14,7 +13,8 @@ import (
 // half-width, whether it met the target, and for the unmet ones the repeats
 // and wall time the observed spread implies; for run --precision, the
 // budget, the blocks added and why adding stopped.
-func writePrecisionTargets(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+func writePrecisionTargets(m *md, fig *Figures) {
+	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	pr := meta.Precision
 	if pr == nil || len(pr.Targets) == 0 {
 		return

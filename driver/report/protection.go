@@ -13,7 +13,8 @@ import (
 // measured (protection.json, written by wafbench run --crs-test or
 // crs-test --attach) next to the headline's CPU per request. Nothing when
 // the run has no protection record.
-func writeProtection(m *md, meta *result.Meta, s *stats.Summary) {
+func writeProtection(m *md, fig *Figures) {
+	meta, s := fig.Meta, fig.Summary
 	p := meta.Protection
 	if p == nil || len(p.Modes) == 0 {
 		return

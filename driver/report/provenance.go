@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/modes"
 	"wafbench/driver/procstat"
 	"wafbench/driver/result"
@@ -133,7 +134,8 @@ func (t ticksCheck) line() string {
 // writeProvenance is the section that checks what the run recorded about
 // itself: module hashes against the preflights, /proc ticks against the
 // ns counters, and what could not be measured.
-func writeProvenance(m *md, meta *result.Meta, recs []result.Record) {
+func writeProvenance(m *md, fig *Figures) {
+	meta, recs := fig.Meta, fig.Records
 	checks := moduleChecks(meta, recs)
 	ticks := checkTicks(meta, recs)
 	if len(checks) == 0 && ticks.Checked == 0 && ticks.NoTicks == 0 && len(meta.Unmeasured) == 0 {
@@ -234,8 +236,8 @@ func cacheSize(kib int) string {
 func cpuNotes(meta *result.Meta) []string {
 	var out []string
 	for _, n := range meta.Notes {
-		for _, p := range []string{CPUWarningPrefix, "machines as blocks: ", EnvDifferencePrefix} {
-			if rest, ok := strings.CutPrefix(n, p); ok && (p == CPUWarningPrefix || isCPUDiff(rest)) {
+		for _, p := range []string{merge.CPUWarningPrefix, merge.BlocksPrefix, merge.EnvDifferencePrefix} {
+			if rest, ok := strings.CutPrefix(n, p); ok && (p == merge.CPUWarningPrefix || merge.IsCPUDiff(rest)) {
 				out = append(out, rest)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -41,7 +42,7 @@ func TestModuleHashCrossCheck(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := writeMarkdown(&buf, meta, recs, stats.Summarize(recs), nil, nil, &quality{}); err != nil {
+	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -79,7 +80,7 @@ func TestTicksCrossCheck(t *testing.T) {
 		t.Errorf("got %d disagreeing, %d without ticks; want trial %d alone, and 1 without ticks", len(c.Disagree), c.NoTicks, recs[3].Trial)
 	}
 	var buf bytes.Buffer
-	if err := writeMarkdown(&buf, meta, recs, stats.Summarize(recs), nil, nil, &quality{}); err != nil {
+	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -89,7 +90,7 @@ func TestTicksCrossCheck(t *testing.T) {
 	}
 	meta.Unmeasured = []string{"mode coraza: engine version: no build information"}
 	buf.Reset()
-	if err := writeMarkdown(&buf, meta, recs, stats.Summarize(recs), nil, nil, &quality{}); err != nil {
+	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "- Not measured: mode coraza: engine version: no build information.") {
@@ -115,13 +116,13 @@ func TestMergeComparesCPUFingerprints(t *testing.T) {
 	a, b, same := run("zen2-512", zen(23, true)), run("zen3", zen(25, false)), run("zen2-512-again", zen(23, true))
 	oldA, oldB := run("old-a", nil), run("old-b", nil)
 
-	err := MergeWith([]string{a, b}, filepath.Join(dir, "m1"), MergeOptions{})
+	err := mergeRuns([]string{a, b}, filepath.Join(dir, "m1"), merge.Options{})
 	if err == nil || !strings.Contains(err.Error(), "cpu differs (by fingerprint): run zen2-512 AMD EPYC (AuthenticAMD family 23") ||
 		!strings.Contains(err.Error(), "--blocks") {
 		t.Fatalf("merge of two CPUs both named AMD EPYC: got %v, want a refusal naming both fingerprints and --blocks", err)
 	}
 	var warn bytes.Buffer
-	if err := MergeWith([]string{a, b}, filepath.Join(dir, "m2"), MergeOptions{Blocks: true, Warn: &warn}); err != nil {
+	if err := mergeRuns([]string{a, b}, filepath.Join(dir, "m2"), merge.Options{Blocks: true, Warn: &warn}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(warn.String(), "merge: warning: cpu differs (by fingerprint)") || !strings.Contains(warn.String(), "lacks avx512f avx512bw avx512vl") {
@@ -133,12 +134,12 @@ func TestMergeComparesCPUFingerprints(t *testing.T) {
 	}
 
 	warn.Reset()
-	if err := MergeWith([]string{a, same}, filepath.Join(dir, "m3"), MergeOptions{Warn: &warn}); err != nil || warn.Len() != 0 {
+	if err := mergeRuns([]string{a, same}, filepath.Join(dir, "m3"), merge.Options{Warn: &warn}); err != nil || warn.Len() != 0 {
 		t.Errorf("same fingerprint: got %v, stderr %q; want a silent merge", err, warn.String())
 	}
 
 	warn.Reset()
-	if err := MergeWith([]string{oldA, oldB}, filepath.Join(dir, "m4"), MergeOptions{Warn: &warn}); err != nil {
+	if err := mergeRuns([]string{oldA, oldB}, filepath.Join(dir, "m4"), merge.Options{Warn: &warn}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(warn.String(), "merge: warning: CPU compared by model name only (no CPU fingerprint in run old-a, run old-b)") {

@@ -1,7 +1,11 @@
 // Package report rebuilds every derived output of a run directory from its
 // raw files (meta.json, raw.jsonl): summary.json, bench.txt in the Go
-// benchmark format for benchstat, report.md and the SVG charts. It never
-// writes to the raw files. Merge pools several runs into a new directory.
+// benchmark format for benchstat, report.md, report.html and the SVG
+// charts. It never writes to the raw files. Build runs in three steps: one
+// analysis (Figures: every figure the report shows, from meta, records and
+// the run's optional inputs), the pictures (charts, flame graphs), then the
+// outputs, each a pure writer over the Figures: report.md is the list of
+// sections in sections.go, report.html renders it.
 package report
 
 import (
@@ -12,7 +16,6 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"wafbench/driver/chart"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 	"wafbench/internal/atomicfile"
@@ -39,70 +42,43 @@ const (
 // or full disk mid-write), records with impossible values — is stated in
 // report.md and summary.json and, one line each, written to warn (may be nil).
 func Build(dir string, warn io.Writer) error {
-	meta, err := result.ReadMeta(dir)
+	meta, recs, dropped, err := readRun(dir)
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	if meta.Protection, err = result.ReadProtection(dir); err != nil {
-		return fmt.Errorf("report %s: %w", dir, err)
-	}
-	recs, dropped, err := result.ReadRecords(dir)
-	if err != nil {
-		return fmt.Errorf("report %s: %w", dir, err)
-	}
-	q := quality{PartialDropped: dropped}
-	recs = q.check(recs)
+	fig := analyse(meta, recs, dropped)
 	if warn != nil {
-		for _, l := range q.lines() {
+		for _, l := range fig.Quality.lines() {
 			fmt.Fprintf(warn, "wafbench: report %s: %s\n", dir, l)
 		}
 	}
-	sum := stats.Summarize(recs)
-	ov, err := ReadOverhead(dir, sum)
-	if err != nil {
+	if err := readInputs(dir, fig); err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
-
-	charts, err := chart.WriteAll(filepath.Join(dir, ChartsDir), sum, recs)
-	if err != nil {
-		return fmt.Errorf("report %s: charts: %w", dir, err)
+	if err := draw(dir, fig); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	if err := writeGrowthCharts(filepath.Join(dir, ChartsDir), meta, recs); err != nil {
-		return fmt.Errorf("report %s: growth charts: %w", dir, err)
+	if fig.Files, err = listFiles(dir, SummaryFile, BenchFile, ReportFile); err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
 	}
-	fl, err := writeFlames(dir, meta, recs)
-	if err != nil {
-		return fmt.Errorf("report %s: flame graphs: %w", dir, err)
+	var md bytes.Buffer
+	if err := writeReport(&md, fig); err != nil {
+		return fmt.Errorf("report %s: %s: %w", dir, ReportFile, err)
 	}
+	// The outputs, report.md and its HTML page side by side: the page
+	// renders report.md, so the two carry the same content.
 	outs := []struct {
-		name string
-		f    func(io.Writer) error
+		name  string
+		write func(io.Writer) error
 	}{
-		{SummaryFile, func(w io.Writer) error { return writeSummary(w, meta, sum, ov, &q) }},
-		{BenchFile, func(w io.Writer) error { return WriteBench(w, meta, recs) }},
-		{ReportFile, func(w io.Writer) error {
-			if err := writeMarkdown(w, meta, recs, sum, charts, ov, &q); err != nil {
-				return err
-			}
-			if err := writeFlameSection(w, fl); err != nil {
-				return err
-			}
-			if err := writeAccountSection(w, dir, recs); err != nil {
-				return err
-			}
-			if err := writeMatrixSection(w, dir); err != nil {
-				return err
-			}
-			if err := writeLoadgenSection(w, dir); err != nil {
-				return err
-			}
-			return writeByproductsSection(w, dir)
-		}},
-		{HTMLFile, func(w io.Writer) error { return writeHTMLFrom(w, dir) }}, // after report.md: renders it
+		{SummaryFile, func(w io.Writer) error { return writeSummary(w, fig) }},
+		{BenchFile, func(w io.Writer) error { return WriteBench(w, fig.Meta, fig.Records) }},
+		{ReportFile, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }},
+		{HTMLFile, func(w io.Writer) error { return writeHTML(w, md.Bytes(), fig.Files) }},
 	}
 	for _, o := range outs {
 		var buf bytes.Buffer
-		if err := o.f(&buf); err != nil {
+		if err := o.write(&buf); err != nil {
 			return fmt.Errorf("report %s: %s: %w", dir, o.name, err)
 		}
 		if err := atomicfile.WriteFile(filepath.Join(dir, o.name), buf.Bytes()); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"wafbench/driver/merge"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -180,33 +181,6 @@ func TestBuildInterrupted(t *testing.T) {
 	}
 }
 
-func TestMerge(t *testing.T) {
-	a, b := copyRun(t), copyRun(t)
-	mb, _ := result.ReadMeta(b)
-	mb.Name = "second"
-	if err := result.WriteMeta(b, mb); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "merged")
-	if err := Merge([]string{a, b}, out, false); err != nil {
-		t.Fatalf("Merge of compatible runs: %v", err)
-	}
-	recs, _, err := result.ReadRecords(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 60 || recs[59].Repeat != 10 || recs[59].Trial != 30 {
-		t.Fatalf("merged %d records, last repeat %d trial %d; want 60, 10, 30", len(recs), recs[59].Repeat, recs[59].Trial)
-	}
-	s := stats.Summarize(recs)
-	if c := s.Comparisons[0]; c.N() != 10 {
-		t.Errorf("merged comparison n = %d, want 10", c.N())
-	}
-	if err := Merge([]string{a, b}, out, false); err == nil || !strings.Contains(err.Error(), "already holds") {
-		t.Errorf("Merge into an existing run: err = %v, want refusal", err)
-	}
-}
-
 func TestMergeMismatchedEnv(t *testing.T) {
 	a, b := copyRun(t), copyRun(t)
 	mb, _ := result.ReadMeta(b)
@@ -220,7 +194,7 @@ func TestMergeMismatchedEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	err := Merge([]string{a, b}, out, false)
+	err := mergeRuns([]string{a, b}, out, merge.Options{})
 	if err == nil {
 		t.Fatal("Merge of mismatched runs succeeded without force")
 	}
@@ -240,7 +214,7 @@ func TestMergeMismatchedEnv(t *testing.T) {
 	if _, serr := os.Stat(out); serr == nil {
 		t.Error("refused Merge created the output directory")
 	}
-	if err := Merge([]string{a, b}, out, true); err != nil {
+	if err := mergeRuns([]string{a, b}, out, merge.Options{Force: true}); err != nil {
 		t.Fatalf("Merge with force: %v", err)
 	}
 	md := string(readFile(t, filepath.Join(out, ReportFile)))

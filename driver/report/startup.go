@@ -15,7 +15,8 @@ import (
 // to its RSS, and, when the run has both Coraza hosts, the paired ratios
 // coraza-wasm/coraza of CPU per request, RSS and start-up. It writes
 // nothing when no record carries a start-up time.
-func writeStartup(m *md, recs []result.Record, s *stats.Summary) {
+func writeStartup(m *md, fig *Figures) {
+	recs, s := fig.Records, fig.Summary
 	startup := map[string][]float64{} // mode → listener-ready ms per trial
 	for i := range recs {
 		r := &recs[i]

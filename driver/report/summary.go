@@ -183,15 +183,12 @@ type behindJSON struct {
 	Late      int64  `json:"late"`
 }
 
-// WriteSummary writes the normalized summary as indented JSON. Units are in
+// writeSummary writes the normalized summary as indented JSON. Units are in
 // field names; key order follows the struct layout (maps in meta are
 // sorted by encoding/json); floats have 10 significant digits and an
 // unbounded interval is null.
-func WriteSummary(w io.Writer, meta *result.Meta, s *stats.Summary) error {
-	return writeSummary(w, meta, s, nil, &quality{})
-}
-
-func writeSummary(w io.Writer, meta *result.Meta, s *stats.Summary, ov *Overhead, q *quality) error {
+func writeSummary(w io.Writer, fig *Figures) error {
+	meta, s, ov, q := fig.Meta, fig.Summary, fig.Overhead, fig.Quality
 	out := summaryJSON{
 		Schema: SummarySchema,
 		Meta:   meta,

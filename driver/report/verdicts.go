@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"wafbench/driver/modes"
-	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
 
@@ -59,7 +58,8 @@ func verdictCell(c *stats.Comparison) string {
 // (Holm family): the engine comparison on Envoy CPU per workload, every
 // comparison outside [0.9, 1.1] that is not established with the repeats
 // it would need, and the assumption checks that failed.
-func writeVerdicts(m *md, meta *result.Meta, recs []result.Record, s *stats.Summary) {
+func writeVerdicts(m *md, fig *Figures) {
+	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	if len(s.Comparisons) == 0 {
 		return
 	}

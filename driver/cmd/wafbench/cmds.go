@@ -16,6 +16,7 @@ import (
 	"wafbench/driver/export"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/load"
+	"wafbench/driver/merge"
 	"wafbench/driver/report"
 	"wafbench/driver/upstream"
 	"wafbench/filters/crs"
@@ -52,7 +53,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if *out == "" {
 		return usagef("merge: --out is required")
 	}
-	if fs.NArg() < 2 && !(fs.NArg() == 1 && report.IsShard(fs.Arg(0))) {
+	if fs.NArg() < 2 && !(fs.NArg() == 1 && merge.IsShard(fs.Arg(0))) {
 		return usagef("merge: want at least two run directories, got %d", fs.NArg())
 	}
 	if _, err := os.Stat(*out); err == nil {
@@ -63,7 +64,10 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("merge: %s is not a run directory (no raw.jsonl)", d)
 		}
 	}
-	if err := report.MergeWith(fs.Args(), *out, report.MergeOptions{Force: *force, Blocks: *blocks, Warn: stderr}); err != nil {
+	if err := merge.Runs(fs.Args(), *out, merge.Options{Force: *force, Blocks: *blocks, Warn: stderr}); err != nil {
+		return usagef("merge: %v", err)
+	}
+	if err := report.Build(*out, nil); err != nil {
 		return usagef("merge: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", *out)

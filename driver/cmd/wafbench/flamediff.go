@@ -11,6 +11,7 @@ import (
 
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/perf"
+	"wafbench/driver/perf/flame"
 	"wafbench/driver/report"
 )
 
@@ -31,8 +32,8 @@ func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := perf.FlameAvailable(); err != nil {
 		return usagef("flamediff: %v", err)
 	}
-	files, err := report.FlameDiff(dir, a, b)
-	if errors.Is(err, report.ErrFlameInput) {
+	files, err := flame.Diff(dir, a, b)
+	if errors.Is(err, flame.ErrInput) {
 		return usage.Wrap(err)
 	}
 	if err != nil {

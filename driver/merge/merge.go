@@ -1,4 +1,8 @@
-package report
+// Package merge pools several run directories (machines, CI matrix jobs,
+// the shards of one design) into one new run directory: a meta.json and a
+// raw.jsonl that report.Build renders like any run's. The inputs are only
+// read.
+package merge
 
 import (
 	"bytes"
@@ -60,10 +64,19 @@ func EnvDiffs(names []string, metas []*result.Meta) []string {
 	return diffs
 }
 
-// CPUWarningPrefix starts a merged run's note that its runs' CPUs were
-// compared by model name only (CPUWarnings); the report's Environment
-// section repeats such notes and the CPU differences.
-const CPUWarningPrefix = "CPU warning: "
+// Prefixes of the notes a merge writes into the merged meta; the report
+// lists them: CPUWarningPrefix and BlocksPrefix in its Environment
+// section, EnvDifferencePrefix under limitations.
+const (
+	// CPUWarningPrefix starts a note that the runs' CPUs were compared by
+	// model name only (CPUWarnings).
+	CPUWarningPrefix = "CPU warning: "
+	// BlocksPrefix starts a CPU difference pooled with Options.Blocks.
+	BlocksPrefix = "machines as blocks: "
+	// EnvDifferencePrefix starts an environment difference pooled with
+	// Options.Force.
+	EnvDifferencePrefix = "environment difference: "
+)
 
 // cpuDiffPrefix and modelDiffPrefix start the EnvDiffs line of a CPU
 // difference, by fingerprint and by model name: merge --blocks accepts it
@@ -73,8 +86,8 @@ const (
 	modelDiffPrefix = "cpu_model differs"
 )
 
-// isCPUDiff reports whether an EnvDiffs line is a CPU difference.
-func isCPUDiff(d string) bool {
+// IsCPUDiff reports whether an EnvDiffs line is a CPU difference.
+func IsCPUDiff(d string) bool {
 	return strings.HasPrefix(d, cpuDiffPrefix) || strings.HasPrefix(d, modelDiffPrefix)
 }
 
@@ -127,63 +140,51 @@ func CPUWarnings(names []string, metas []*result.Meta) []string {
 	return out
 }
 
-// MergeOptions say what a merge may pool.
-type MergeOptions struct {
+// Options say what a merge may pool.
+type Options struct {
 	// Force pools runs whose environments differ (EnvDiffs); the
 	// differences become limitations of the report.
 	Force bool
 	// Blocks pools runs from different machines (different CPUs
 	// too) with each machine as a block: the merged meta records which
 	// repeats ran on which machine, and the report analyses every paired
-	// ratio with the machine as a random effect (see writeBlocks).
+	// ratio with the machine as a random effect.
 	Blocks bool
 	// Warn, when set, receives one "merge: warning: …" line per CPU
 	// warning (CPUWarnings).
 	Warn io.Writer
 }
 
-// Merge pools the run directories dirs into a new run directory out and
-// builds its report: MergeWith without blocks.
-func Merge(dirs []string, out string, force bool) error {
-	return MergeWith(dirs, out, MergeOptions{Force: force})
+// input is one run directory given to a merge.
+type input struct {
+	dir, name string
+	meta      *result.Meta
+	recs      []result.Record
 }
 
-// MergeWith pools the run directories dirs into a new run directory out and
-// builds its report. It refuses runs whose environments differ (see
-// EnvDiffs), listing every difference, unless o.Force is set; then the
-// differences are recorded in the merged meta's notes and reported as
-// limitations. One directory is enough when it is a shard. With o.Blocks, runs of different CPU models are accepted
-// and each machine becomes a block (MergeOptions.Blocks). Repeats and
-// trials are renumbered run after run, so pairing stays within a run;
-// shards of one design (run --shard) keep the design's repeat numbers, and
-// must agree on everything that defines the design (shardDiffs, refused
-// even with o.Force). out must not already hold raw data, and the input
-// directories are only read.
-func MergeWith(dirs []string, out string, o MergeOptions) error {
+// Runs pools the run directories dirs into a new run directory out: its
+// meta.json and raw.jsonl (report.Build renders it). It refuses runs whose
+// environments differ (see EnvDiffs), listing every difference, unless
+// o.Force is set; then the differences are recorded in the merged meta's
+// notes and reported as limitations. One directory is enough when it is a
+// shard. With o.Blocks, runs of different CPU models are accepted and each
+// machine becomes a block (Options.Blocks). Repeats and trials are
+// renumbered run after run, so pairing stays within a run; shards of one
+// design (run --shard) keep the design's repeat numbers, and must agree on
+// everything that defines the design (checkShards, refused even with
+// o.Force). out must not already hold raw data, and the input directories
+// are only read.
+func Runs(dirs []string, out string, o Options) error {
 	if len(dirs) < 2 && !(len(dirs) == 1 && IsShard(dirs[0])) {
 		return errors.New("merge: need at least two run directories (or one shard)")
 	}
-	absOut, _ := filepath.Abs(out)
-	names := make([]string, len(dirs))
-	metas := make([]*result.Meta, len(dirs))
-	recs := make([][]result.Record, len(dirs))
-	for i, d := range dirs {
-		if a, _ := filepath.Abs(d); a == absOut {
-			return fmt.Errorf("merge: output %s is also an input", out)
-		}
-		m, err := result.ReadMeta(d)
-		if err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-		r, _, err := result.ReadRecords(d)
-		if err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-		metas[i], recs[i] = m, r
-		names[i] = filepath.Base(filepath.Clean(d))
-		if m.Name != "" {
-			names[i] = m.Name
-		}
+	ins, err := readInputs(dirs, out)
+	if err != nil {
+		return err
+	}
+	names, metas := make([]string, len(ins)), make([]*result.Meta, len(ins))
+	for i, in := range ins {
+		names[i], metas[i] = in.name, in.meta
 	}
 	if err := checkDistinct(dirs, names, metas); err != nil {
 		return err
@@ -195,21 +196,8 @@ func MergeWith(dirs []string, out string, o MergeOptions) error {
 		}
 	}
 	diffs := EnvDiffs(names, metas)
-	refused := diffs
-	if o.Blocks {
-		refused = nil
-		for _, d := range diffs {
-			if !isCPUDiff(d) {
-				refused = append(refused, d)
-			}
-		}
-	}
-	if len(refused) > 0 && !o.Force {
-		hint := "pass --force to pool anyway"
-		if !o.Blocks && len(refused) == 1 && isCPUDiff(refused[0]) {
-			hint = "pass --blocks to pool the machines as blocks"
-		}
-		return fmt.Errorf("environments differ (%s): %s", hint, strings.Join(refused, "; "))
+	if err := refuse(diffs, o); err != nil {
+		return err
 	}
 	if _, err := os.Stat(filepath.Join(out, result.RawFile)); err == nil {
 		return fmt.Errorf("merge: %s already holds %s; choose a new directory", out, result.RawFile)
@@ -217,75 +205,98 @@ func MergeWith(dirs []string, out string, o MergeOptions) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
+	merged, raw, err := pool(ins, sharded, o.Blocks)
+	if err != nil {
+		return err
+	}
+	merged.Notes = append(merged.Notes, envNotes(names, metas, diffs, o)...)
+	if err := os.WriteFile(filepath.Join(out, result.RawFile), raw, 0o644); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := result.WriteMeta(out, merged); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	return nil
+}
 
-	merged := *metas[0]
-	merged.Name = "merge of " + strings.Join(names, ", ")
-	merged.Modes, merged.Workloads, merged.ModeOrder, merged.Notes = nil, nil, nil, nil
-	merged.Repeats = 0
-	merged.Status = "complete"
-	merged.RunID, merged.MergedRuns = "", nil
-	merged.Shard, merged.Shards, merged.Blocks = nil, nil, nil
-	for _, m := range metas {
-		merged.MergedRuns = append(merged.MergedRuns, runIDs(m)...)
-		if m.Machine != merged.Machine {
-			merged.Machine = ""
+// readInputs reads each run directory's meta and records; a run is named
+// by its meta's name, else by its directory's. out must not be an input.
+func readInputs(dirs []string, out string) ([]input, error) {
+	absOut, _ := filepath.Abs(out)
+	ins := make([]input, len(dirs))
+	for i, d := range dirs {
+		if a, _ := filepath.Abs(d); a == absOut {
+			return nil, fmt.Errorf("merge: output %s is also an input", out)
+		}
+		m, err := result.ReadMeta(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		r, _, err := result.ReadRecords(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		ins[i] = input{dir: d, name: filepath.Base(filepath.Clean(d)), meta: m, recs: r}
+		if m.Name != "" {
+			ins[i].name = m.Name
 		}
 	}
-	// The same inputs give the same merged ID (and byte-identical outputs).
-	if len(merged.MergedRuns) > 0 {
-		sum := sha256.Sum256([]byte(strings.Join(merged.MergedRuns, "\n")))
-		merged.RunID = hex.EncodeToString(sum[:16])
+	return ins, nil
+}
+
+// refuse returns the error of a merge whose environments differ in what o
+// does not accept.
+func refuse(diffs []string, o Options) error {
+	refused := diffs
+	if o.Blocks {
+		refused = nil
+		for _, d := range diffs {
+			if !IsCPUDiff(d) {
+				refused = append(refused, d)
+			}
+		}
 	}
+	if len(refused) == 0 || o.Force {
+		return nil
+	}
+	hint := "pass --force to pool anyway"
+	if !o.Blocks && len(refused) == 1 && IsCPUDiff(refused[0]) {
+		hint = "pass --blocks to pool the machines as blocks"
+	}
+	return fmt.Errorf("environments differ (%s): %s", hint, strings.Join(refused, "; "))
+}
+
+// pool builds the merged meta and raw.jsonl of the inputs: the first run's
+// meta with the union of modes and workloads, the span of start and finish
+// times, every run's notes, and records renumbered run after run (shards
+// keep their design's repeat numbers).
+func pool(ins []input, sharded, blocks bool) (*result.Meta, []byte, error) {
+	merged := mergedHead(ins)
 	var raw bytes.Buffer
-	var blocks blockSet
+	var bs blockSet
 	orders := map[int][]string{} // shards: mode order by design repeat
 	repOff, trialOff := 0, 0
-	for i, m := range metas {
-		merged.Modes = appendNew(merged.Modes, m.Modes...)
-		merged.Workloads = appendNew(merged.Workloads, m.Workloads...)
-		if sharded {
-			for k, rep := range m.Shard.Repeats {
-				if k < len(m.ModeOrder) {
-					orders[rep] = m.ModeOrder[k]
-				}
-			}
-		} else {
-			merged.ModeOrder = append(merged.ModeOrder, m.ModeOrder...)
-		}
-		if m.StartedUTC < merged.StartedUTC {
-			merged.StartedUTC = m.StartedUTC
-		}
-		if m.FinishedUTC > merged.FinishedUTC {
-			merged.FinishedUTC = m.FinishedUTC
-		}
-		if m.Status != "complete" {
-			merged.Status = m.Status
-		}
-		merged.GitDirty = merged.GitDirty || m.GitDirty
+	for _, in := range ins {
+		m := in.meta
+		mergeFields(merged, m, sharded, orders)
 		maxRep, maxTrial := m.Repeats, 0
 		reps := map[int]bool{}
-		for _, r := range recs[i] {
+		for _, r := range in.recs {
 			maxRep, maxTrial = max(maxRep, r.Repeat), max(maxTrial, r.Trial)
 			r.Repeat += repOff
 			r.Trial += trialOff
 			reps[r.Repeat] = true
 			b, err := json.Marshal(&r)
 			if err != nil {
-				return fmt.Errorf("merge: %w", err)
+				return nil, nil, fmt.Errorf("merge: %w", err)
 			}
 			raw.Write(b)
 			raw.WriteByte('\n')
 		}
-		blocks.add(m, names[i], repOff, reps)
-		if sharded {
-			merged.Notes = append(merged.Notes, fmt.Sprintf("merged: shard %d/%d, run %s (%s, git %s, seed %d): design repeats %s",
-				m.Shard.Index, m.Shard.Count, names[i], dirs[i], orNone(m.GitSHA), m.Seed, span(m.Shard.Repeats)))
-		} else {
-			merged.Notes = append(merged.Notes, fmt.Sprintf("merged: run %s (%s, git %s, seed %d) as repeats %d–%d",
-				names[i], dirs[i], orNone(m.GitSHA), m.Seed, repOff+1, repOff+maxRep))
-		}
+		bs.add(m, in.name, repOff, reps)
+		merged.Notes = append(merged.Notes, runNote(in, sharded, repOff, maxRep))
 		for _, n := range m.Notes {
-			merged.Notes = append(merged.Notes, "run "+names[i]+": "+n)
+			merged.Notes = append(merged.Notes, "run "+in.name+": "+n)
 		}
 		if sharded {
 			merged.Repeats += len(m.Shard.Repeats)
@@ -296,36 +307,109 @@ func MergeWith(dirs []string, out string, o MergeOptions) error {
 		trialOff += maxTrial
 	}
 	if sharded {
+		metas := make([]*result.Meta, len(ins))
+		for i := range ins {
+			metas[i] = ins[i].meta
+		}
 		merged.Shards = shardSet(metas)
 		for _, rep := range merged.Shards.Repeats {
 			merged.ModeOrder = append(merged.ModeOrder, orders[rep])
 		}
 	}
-	if o.Blocks {
-		merged.Blocks = blocks.list()
+	if blocks {
+		merged.Blocks = bs.list()
 	}
+	return merged, raw.Bytes(), nil
+}
+
+// mergedHead is the merged meta before the inputs' fields are pooled into
+// it: the first run's, renamed, with the merged run IDs and an ID of its
+// own derived from them (the same inputs give the same ID and
+// byte-identical outputs).
+func mergedHead(ins []input) *result.Meta {
+	merged := *ins[0].meta
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.name
+	}
+	merged.Name = "merge of " + strings.Join(names, ", ")
+	merged.Modes, merged.Workloads, merged.ModeOrder, merged.Notes = nil, nil, nil, nil
+	merged.Repeats = 0
+	merged.Status = "complete"
+	merged.RunID, merged.MergedRuns = "", nil
+	merged.Shard, merged.Shards, merged.Blocks = nil, nil, nil
+	for _, in := range ins {
+		merged.MergedRuns = append(merged.MergedRuns, runIDs(in.meta)...)
+		if in.meta.Machine != merged.Machine {
+			merged.Machine = ""
+		}
+	}
+	if len(merged.MergedRuns) > 0 {
+		sum := sha256.Sum256([]byte(strings.Join(merged.MergedRuns, "\n")))
+		merged.RunID = hex.EncodeToString(sum[:16])
+	}
+	return &merged
+}
+
+// mergeFields pools m's modes, workloads, mode order, times, status and
+// dirty flag into merged; a shard's mode orders go to orders by design
+// repeat.
+func mergeFields(merged, m *result.Meta, sharded bool, orders map[int][]string) {
+	merged.Modes = appendNew(merged.Modes, m.Modes...)
+	merged.Workloads = appendNew(merged.Workloads, m.Workloads...)
+	if sharded {
+		for k, rep := range m.Shard.Repeats {
+			if k < len(m.ModeOrder) {
+				orders[rep] = m.ModeOrder[k]
+			}
+		}
+	} else {
+		merged.ModeOrder = append(merged.ModeOrder, m.ModeOrder...)
+	}
+	if m.StartedUTC < merged.StartedUTC {
+		merged.StartedUTC = m.StartedUTC
+	}
+	if m.FinishedUTC > merged.FinishedUTC {
+		merged.FinishedUTC = m.FinishedUTC
+	}
+	if m.Status != "complete" {
+		merged.Status = m.Status
+	}
+	merged.GitDirty = merged.GitDirty || m.GitDirty
+}
+
+// runNote is the merged meta's note on where an input's records went.
+func runNote(in input, sharded bool, repOff, maxRep int) string {
+	m := in.meta
+	if sharded {
+		return fmt.Sprintf("merged: shard %d/%d, run %s (%s, git %s, seed %d): design repeats %s",
+			m.Shard.Index, m.Shard.Count, in.name, in.dir, orNone(m.GitSHA), m.Seed, Span(m.Shard.Repeats))
+	}
+	return fmt.Sprintf("merged: run %s (%s, git %s, seed %d) as repeats %d–%d",
+		in.name, in.dir, orNone(m.GitSHA), m.Seed, repOff+1, repOff+maxRep)
+}
+
+// envNotes are the merged meta's notes on its runs' environments: CPU
+// warnings (each also written to o.Warn), then each difference pooled with
+// --blocks (machines) or --force.
+func envNotes(names []string, metas []*result.Meta, diffs []string, o Options) []string {
+	var notes []string
 	for _, w := range CPUWarnings(names, metas) {
 		if o.Warn != nil {
 			fmt.Fprintln(o.Warn, "merge: warning: "+w)
 		}
-		if !isCPUDiff(w) {
-			merged.Notes = append(merged.Notes, CPUWarningPrefix+w)
+		if !IsCPUDiff(w) {
+			notes = append(notes, CPUWarningPrefix+w)
 		}
 	}
 	for _, d := range diffs {
-		if o.Blocks && isCPUDiff(d) {
-			merged.Notes = append(merged.Notes, "machines as blocks: "+d)
+		if o.Blocks && IsCPUDiff(d) {
+			notes = append(notes, BlocksPrefix+d)
 			continue
 		}
-		merged.Notes = append(merged.Notes, EnvDifferencePrefix+d)
+		notes = append(notes, EnvDifferencePrefix+d)
 	}
-	if err := os.WriteFile(filepath.Join(out, result.RawFile), raw.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("merge: %w", err)
-	}
-	if err := result.WriteMeta(out, &merged); err != nil {
-		return fmt.Errorf("merge: %w", err)
-	}
-	return Build(out, nil)
+	return notes
 }
 
 // runIDs is the set of runs m holds: the runs it merged, else its own ID.
@@ -537,9 +621,9 @@ func (b *blockSet) put(machine, cpuModel string, runs []string, reps map[int]boo
 
 func (b *blockSet) list() []result.Block { return b.list_ }
 
-// span lists repeat numbers (ascending) with runs of consecutive numbers
-// joined: "1–6, 10–12", "4".
-func span(reps []int) string {
+// Span lists repeat numbers (ascending) with runs of consecutive numbers
+// joined, as the notes of a merge of shards do: "1–6, 10–12", "4".
+func Span(reps []int) string {
 	if len(reps) == 0 {
 		return "none"
 	}
@@ -557,4 +641,18 @@ func span(reps []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return orNone(h)
 }

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"io"
+	"strings"
+)
+
+// section writes one part of report.md from the run's figures; nothing
+// when the run has nothing for it. A section reads no file and calls no
+// tool: everything it shows is in Figures.
+type section func(m *md, fig *Figures)
+
+// sections are the parts of report.md, in order.
+var sections = []section{
+	writeTitle,
+	writeHeadline,
+	writeProtection,
+	writeShards,
+	writeBlocks,
+	writeMethod,
+	writeEnvironment,
+	writeVersions,
+	writeProvenance,
+	writeResults,
+	writeRatios,
+	writeVerdicts,
+	writeBuilds,
+	writeStartup,
+	writeLab,
+	writeGrowth,
+	writeAdversarial,
+	writeGates,
+	writeOverload,
+	writeMix,
+	writeMaxRate,
+	writeBaseline,
+	writeOverhead,
+	writePrecision,
+	writePrecisionTargets,
+	writeVariance,
+	writeSteady,
+	writeMemory,
+	writeBehind,
+	writeExcluded,
+	writeLimitations,
+	writeCharts,
+	writeFlameSection,
+	writeAccountSection,
+	writeMatrixSection,
+	writeLoadgenSection,
+	writeByproductsSection,
+}
+
+// writeReport writes report.md: every section in order. Its output depends
+// only on fig.
+func writeReport(w io.Writer, fig *Figures) error {
+	m := &md{}
+	for _, s := range sections {
+		s(m, fig)
+	}
+	_, err := io.WriteString(w, m.b.String())
+	return err
+}
+
+// writeTitle is the report's heading and the run's status line.
+func writeTitle(m *md, fig *Figures) {
+	meta, s := fig.Meta, fig.Summary
+	m.p("# wafbench report: %s", orNone(meta.Name))
+	m.nl()
+	m.p("Status **%s**; started %s, finished %s; suite `%s`; %d valid records, %d excluded.",
+		orNone(meta.Status), orNone(meta.StartedUTC), orNone(meta.FinishedUTC), orNone(meta.Suite),
+		len(fig.Records)-len(s.Excluded), len(s.Excluded))
+	m.nl()
+}
+
+// writeCharts links the charts drawn into charts/.
+func writeCharts(m *md, fig *Figures) {
+	if len(fig.Charts) == 0 {
+		return
+	}
+	m.p("## Charts")
+	m.nl()
+	for _, c := range fig.Charts {
+		m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
+	}
+	m.nl()
+}
