@@ -67,10 +67,10 @@ type Side int
 
 // The sides of a sample.
 const (
-	SideEnvoy   Side = iota // Envoy outside the hooks
-	SideHooks               // inside a module hook
-	SideRuntime             // the WAF's runtime threads, off the hooks
-	SideUnknown             // the stack does not say
+	sideEnvoy   Side = iota // Envoy outside the hooks
+	sideHooks               // inside a module hook
+	sideRuntime             // the WAF's runtime threads, off the hooks
+	sideUnknown             // the stack does not say
 )
 
 // Why a sample is on its side, for tests and the report's method note.
@@ -84,9 +84,9 @@ const (
 	ByNothing    = "undecided"
 )
 
-// Classify returns the part of one folded stack ("comm;root;…;leaf", the
+// classify returns the part of one folded stack ("comm;root;…;leaf", the
 // count already removed) and why its side was chosen.
-func Classify(stack string) (Part, string) {
+func classify(stack string) (Part, string) {
 	frames := strings.Split(stack, ";")
 	if len(frames) > 0 {
 		frames = frames[1:] // the thread's name
@@ -98,11 +98,11 @@ func Classify(stack string) (Part, string) {
 	user := frames[:k]
 	side, why := side(user)
 	switch side {
-	case SideEnvoy:
+	case sideEnvoy:
 		return Envoy, why
-	case SideRuntime:
+	case sideRuntime:
 		return Runtime, why
-	case SideUnknown:
+	case sideUnknown:
 		return Unattributed, why
 	}
 	if k < len(frames) {
@@ -116,32 +116,32 @@ func side(user []string) (Side, string) {
 	waf := false
 	for _, f := range user {
 		if isHook(f) {
-			return SideHooks, ByHook
+			return sideHooks, ByHook
 		}
 		if isWAF(f) {
 			waf = true
 		}
 	}
 	if len(user) > 0 && isGoThreadRoot(user[0]) {
-		return SideRuntime, ByGoThread
+		return sideRuntime, ByGoThread
 	}
 	if waf {
-		return SideHooks, ByWAFFrame
+		return sideHooks, ByWAFFrame
 	}
 	if len(user) == 0 {
-		return SideUnknown, ByNothing
+		return sideUnknown, ByNothing
 	}
 	if threadRoots[user[0]] {
-		return SideEnvoy, ByThreadRoot
+		return sideEnvoy, ByThreadRoot
 	}
 	if len(user) == 1 && envoyIO[user[0]] {
-		return SideEnvoy, ByIOWrapper
+		return sideEnvoy, ByIOWrapper
 	}
 	// A stack cut short of a thread's root passed through code without
 	// frame pointers; Envoy keeps them, so its own stacks are complete
 	// (passthrough's unwind to a thread root but for about 0.1%: the
 	// account reports that rate as the rule's error).
-	return SideHooks, ByCutStack
+	return sideHooks, ByCutStack
 }
 
 // inside attributes a sample inside the hooks to the component running at
@@ -377,18 +377,18 @@ var envoyIO = map[string]bool{
 	"__close": true, "__libc_accept4": true, "accept4": true, "__GI___ioctl": true,
 }
 
-// Account is the split of one profile: the weight of its samples (ns of
+// account is the split of one profile: the weight of its samples (ns of
 // CPU with cpu-clock) by part, and by the rule that placed them.
-type Account struct {
+type account struct {
 	Parts [NParts]int64
 	Rules map[string]int64
 }
 
 // Of classifies every stack of f.
-func Of(f perf.Folded) Account {
-	a := Account{Rules: map[string]int64{}}
+func Of(f perf.Folded) account {
+	a := account{Rules: map[string]int64{}}
 	for s, n := range f {
-		p, why := Classify(s)
+		p, why := classify(s)
 		a.Parts[p] += n
 		a.Rules[why] += n
 	}
@@ -396,7 +396,7 @@ func Of(f perf.Folded) Account {
 }
 
 // Total returns the weight of all samples.
-func (a Account) Total() int64 {
+func (a account) Total() int64 {
 	var t int64
 	for _, n := range a.Parts {
 		t += n
@@ -405,7 +405,7 @@ func (a Account) Total() int64 {
 }
 
 // Hooks returns the weight of the samples inside the hooks.
-func (a Account) Hooks() int64 {
+func (a account) Hooks() int64 {
 	var t int64
 	for p, n := range a.Parts {
 		if Part(p).InHooks() {
@@ -416,7 +416,7 @@ func (a Account) Hooks() int64 {
 }
 
 // Share returns part p's fraction of all samples (0 for an empty account).
-func (a Account) Share(p Part) float64 {
+func (a account) Share(p Part) float64 {
 	t := a.Total()
 	if t == 0 {
 		return 0

@@ -45,7 +45,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, why := Classify(tt.stack)
+			got, why := classify(tt.stack)
 			if got != tt.want || why != tt.why {
 				t.Errorf("Classify = %v (%s), want %v (%s)", got, why, tt.want, tt.why)
 			}
@@ -72,7 +72,7 @@ func TestOf(t *testing.T) {
 	if got, want := a.Rules[ByWAFFrame], int64(400); got != want {
 		t.Errorf("Rules[%s] = %d, want %d", ByWAFFrame, got, want)
 	}
-	if (Account{}).Share(Envoy) != 0 {
+	if (account{}).Share(Envoy) != 0 {
 		t.Error("Share of an empty account is not 0")
 	}
 }

@@ -24,12 +24,12 @@ import (
 // 1 MiB body limit (filters/crs RequestBodyLimit) plus a little, so that
 // crossing it is a measured point too.
 const (
-	MaxHeadBytes = 48 << 10  // a query, header or cookie value
-	MaxBodyBytes = 1 << 20   // a body
-	MaxCount     = 4096      // arguments, keys, parts, cookies
-	MaxDepth     = 4096      // JSON nesting
-	MaxHeaders   = 200       // separate header lines
-	MaxLayers    = 8         // nested encodings
+	maxHeadBytes = 48 << 10  // a query, header or cookie value
+	maxBodyBytes = 1 << 20   // a body
+	maxCount     = 4096      // arguments, keys, parts, cookies
+	maxDepth     = 4096      // JSON nesting
+	maxHeaders   = 200       // separate header lines
+	maxLayers    = 8         // nested encodings
 	maxEncoded   = 512 << 10 // an encoded payload after all layers
 )
 
@@ -45,23 +45,23 @@ type Input struct {
 	ContentType string
 }
 
-// Shape is one variant of a family.
-type Shape struct {
+// shape is one variant of a family.
+type shape struct {
 	Name string
 	// Attack is true when the input carries an attack a correct WAF
 	// blocks (403): an answer of 200 to it is a pass through the WAF.
 	Attack bool
 }
 
-// Family is a kind of input swept over N.
-type Family struct {
+// family is a kind of input swept over N.
+type family struct {
 	Name string
 	// Unit is what N counts: "bytes", "depth", "keys", "args", "cookies",
 	// "headers", "parts" or "layers".
 	Unit   string
 	Max    int  // largest N accepted
 	Body   bool // the input has a body: the request method must be POST
-	Shapes []Shape
+	Shapes []shape
 	gen    func(shape string, n int) Input
 }
 
@@ -82,53 +82,53 @@ var rxShapes = map[string]struct{ fill, tail string }{
 	"rce_subst": {";$(a`", ";cat /etc/passwd"},
 }
 
-var families = map[string]*Family{}
+var families = map[string]*family{}
 
 func init() {
-	var rx []Shape
+	var rx []shape
 	for _, n := range sortedKeys(rxShapes) {
-		rx = append(rx, Shape{Name: n, Attack: true})
+		rx = append(rx, shape{Name: n, Attack: true})
 	}
-	add := func(f *Family) { families[f.Name] = f }
-	add(&Family{Name: "rx_args", Unit: "bytes", Max: MaxHeadBytes, Shapes: rx, gen: func(s string, n int) Input {
+	add := func(f *family) { families[f.Name] = f }
+	add(&family{Name: "rx_args", Unit: "bytes", Max: maxHeadBytes, Shapes: rx, gen: func(s string, n int) Input {
 		return Input{Query: "q=" + url.QueryEscape(rxValue(s, n))}
 	}})
-	add(&Family{Name: "rx_body", Unit: "bytes", Max: MaxBodyBytes, Body: true, Shapes: rx, gen: func(s string, n int) Input {
+	add(&family{Name: "rx_body", Unit: "bytes", Max: maxBodyBytes, Body: true, Shapes: rx, gen: func(s string, n int) Input {
 		return Input{Body: []byte("q=" + url.QueryEscape(rxValue(s, n))), ContentType: formType}
 	}})
-	add(&Family{Name: "rx_headers", Unit: "bytes", Max: MaxHeadBytes, Shapes: rx, gen: func(s string, n int) Input {
+	add(&family{Name: "rx_headers", Unit: "bytes", Max: maxHeadBytes, Shapes: rx, gen: func(s string, n int) Input {
 		return Input{Headers: [][2]string{{"Referer", "http://bench.local/?q=" + url.QueryEscape(rxValue(s, n))}}}
 	}})
-	add(&Family{Name: "rx_cookies", Unit: "bytes", Max: MaxHeadBytes, Shapes: rx, gen: func(s string, n int) Input {
+	add(&family{Name: "rx_cookies", Unit: "bytes", Max: maxHeadBytes, Shapes: rx, gen: func(s string, n int) Input {
 		return Input{Headers: [][2]string{{"Cookie", "q=" + url.QueryEscape(rxValue(s, n))}}}
 	}})
-	add(&Family{Name: "json_deep", Unit: "depth", Max: MaxDepth, Body: true,
-		Shapes: []Shape{{Name: "array"}, {Name: "object"}, {Name: "object_attack_leaf", Attack: true}},
+	add(&family{Name: "json_deep", Unit: "depth", Max: maxDepth, Body: true,
+		Shapes: []shape{{Name: "array"}, {Name: "object"}, {Name: "object_attack_leaf", Attack: true}},
 		gen:    func(s string, n int) Input { return Input{Body: jsonDeep(s, n), ContentType: jsonType} }})
-	add(&Family{Name: "json_wide", Unit: "keys", Max: MaxCount, Body: true,
-		Shapes: []Shape{{Name: "keys"}, {Name: "keys_attack_last", Attack: true}},
+	add(&family{Name: "json_wide", Unit: "keys", Max: maxCount, Body: true,
+		Shapes: []shape{{Name: "keys"}, {Name: "keys_attack_last", Attack: true}},
 		gen:    func(s string, n int) Input { return Input{Body: jsonWide(s, n), ContentType: jsonType} }})
-	add(&Family{Name: "many_args", Unit: "args", Max: MaxCount,
-		Shapes: []Shape{{Name: "query"}, {Name: "query_attack_last", Attack: true}},
+	add(&family{Name: "many_args", Unit: "args", Max: maxCount,
+		Shapes: []shape{{Name: "query"}, {Name: "query_attack_last", Attack: true}},
 		gen:    func(s string, n int) Input { return Input{Query: manyArgs(n, s == "query_attack_last")} }})
-	add(&Family{Name: "many_args_form", Unit: "args", Max: MaxCount, Body: true,
-		Shapes: []Shape{{Name: "form"}, {Name: "form_attack_last", Attack: true}},
+	add(&family{Name: "many_args_form", Unit: "args", Max: maxCount, Body: true,
+		Shapes: []shape{{Name: "form"}, {Name: "form_attack_last", Attack: true}},
 		gen: func(s string, n int) Input {
 			return Input{Body: []byte(manyArgs(n, s == "form_attack_last")), ContentType: formType}
 		}})
-	add(&Family{Name: "long_cookie", Unit: "bytes", Max: MaxHeadBytes,
-		Shapes: []Shape{{Name: "one"}, {Name: "many"}},
+	add(&family{Name: "long_cookie", Unit: "bytes", Max: maxHeadBytes,
+		Shapes: []shape{{Name: "one"}, {Name: "many"}},
 		gen:    func(s string, n int) Input { return Input{Headers: [][2]string{{"Cookie", longCookie(s, n)}}} }})
-	add(&Family{Name: "long_header", Unit: "bytes", Max: MaxHeadBytes,
-		Shapes: []Shape{{Name: "one"}, {Name: "many"}},
+	add(&family{Name: "long_header", Unit: "bytes", Max: maxHeadBytes,
+		Shapes: []shape{{Name: "one"}, {Name: "many"}},
 		gen:    func(s string, n int) Input { return Input{Headers: longHeader(s, n)} }})
-	add(&Family{Name: "multipart_parts", Unit: "parts", Max: MaxCount, Body: true,
-		Shapes: []Shape{{Name: "fields"}, {Name: "files"}, {Name: "fields_attack_last", Attack: true}},
+	add(&family{Name: "multipart_parts", Unit: "parts", Max: maxCount, Body: true,
+		Shapes: []shape{{Name: "fields"}, {Name: "files"}, {Name: "fields_attack_last", Attack: true}},
 		gen: func(s string, n int) Input {
-			return Input{Body: multipart(s, n), ContentType: "multipart/form-data; boundary=" + Boundary}
+			return Input{Body: multipart(s, n), ContentType: "multipart/form-data; boundary=" + boundary}
 		}})
-	add(&Family{Name: "encoding_chain", Unit: "layers", Max: MaxLayers, Body: true,
-		Shapes: []Shape{{Name: "url", Attack: true}, {Name: "html", Attack: true}, {Name: "base64", Attack: true}, {Name: "mixed", Attack: true}},
+	add(&family{Name: "encoding_chain", Unit: "layers", Max: maxLayers, Body: true,
+		Shapes: []shape{{Name: "url", Attack: true}, {Name: "html", Attack: true}, {Name: "base64", Attack: true}, {Name: "mixed", Attack: true}},
 		gen: func(s string, n int) Input {
 			return Input{Body: []byte("q=" + url.QueryEscape(encodeChain(s, n))), ContentType: formType}
 		}})
@@ -139,23 +139,23 @@ const (
 	jsonType = "application/json"
 )
 
-// Boundary is the multipart boundary of multipart_parts bodies.
-const Boundary = "wafbenchAdversarialB0undary"
+// boundary is the multipart boundary of multipart_parts bodies.
+const boundary = "wafbenchAdversarialB0undary"
 
 // Families lists the family names, sorted.
 func Families() []string { return sortedKeys(families) }
 
-// Lookup returns the family name, or nil.
-func Lookup(name string) *Family { return families[name] }
+// lookup returns the family name, or nil.
+func lookup(name string) *family { return families[name] }
 
 // ShapeOf returns the family's shape name, or ok false.
-func (f *Family) ShapeOf(name string) (Shape, bool) {
+func (f *family) ShapeOf(name string) (shape, bool) {
 	for _, s := range f.Shapes {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return Shape{}, false
+	return shape{}, false
 }
 
 // Check reports whether family, shape and n name an input that can be
@@ -178,8 +178,8 @@ func Check(family, shape string, n int, method string) error {
 	if f.Body && method != "POST" {
 		return fmt.Errorf("generate: family %s sends a body: want method POST, got %s", family, method)
 	}
-	if family == "long_header" && shape == "many" && n > MaxHeaders {
-		return fmt.Errorf("generate.size: long_header many wants 1..%d headers, got %d", MaxHeaders, n)
+	if family == "long_header" && shape == "many" && n > maxHeaders {
+		return fmt.Errorf("generate.size: long_header many wants 1..%d headers, got %d", maxHeaders, n)
 	}
 	return nil
 }
@@ -297,7 +297,7 @@ func multipart(shape string, n int) []byte {
 	const crlf = "\r\n"
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
-		b.WriteString("--" + Boundary + crlf)
+		b.WriteString("--" + boundary + crlf)
 		name := "f" + strconv.Itoa(i)
 		v := "v" + strconv.Itoa(i)
 		if shape == "files" {
@@ -311,7 +311,7 @@ func multipart(shape string, n int) []byte {
 		}
 		b.WriteString(v + crlf)
 	}
-	b.WriteString("--" + Boundary + "--" + crlf)
+	b.WriteString("--" + boundary + "--" + crlf)
 	return []byte(b.String())
 }
 

@@ -12,15 +12,15 @@ func TestBounds(t *testing.T) {
 		t.Fatalf("%d families, want at least 8", got)
 	}
 	for _, name := range Families() {
-		f := Lookup(name)
+		f := lookup(name)
 		method := "GET"
 		if f.Body {
 			method = "POST"
 		}
 		for _, s := range f.Shapes {
 			for _, n := range []int{1, f.Max} {
-				if name == "long_header" && s.Name == "many" && n > MaxHeaders {
-					n = MaxHeaders
+				if name == "long_header" && s.Name == "many" && n > maxHeaders {
+					n = maxHeaders
 				}
 				if err := Check(name, s.Name, n, method); err != nil {
 					t.Fatalf("%s/%s n=%d: %v", name, s.Name, n, err)
@@ -30,7 +30,7 @@ func TestBounds(t *testing.T) {
 					t.Errorf("%s/%s n=%d: not deterministic", name, s.Name, n)
 				}
 				// A value is N bytes before percent-encoding, at most 3N after.
-				if len(a.Body) > 3*MaxBodyBytes+1024 || len(a.Query) > 3*MaxHeadBytes+1024 {
+				if len(a.Body) > 3*maxBodyBytes+1024 || len(a.Query) > 3*maxHeadBytes+1024 {
 					t.Errorf("%s/%s n=%d: body %d, query %d bytes: over the bounds", name, s.Name, n, len(a.Body), len(a.Query))
 				}
 				if f.Body != (a.ContentType != "") {
@@ -50,10 +50,10 @@ func TestCheckRejects(t *testing.T) {
 		{"nope", "x", 1, "GET"},
 		{"rx_args", "nope", 1, "GET"},
 		{"rx_args", "sqli_select", 0, "GET"},
-		{"rx_args", "sqli_select", MaxHeadBytes + 1, "GET"},
+		{"rx_args", "sqli_select", maxHeadBytes + 1, "GET"},
 		{"json_deep", "array", 10, "GET"},
-		{"long_header", "many", MaxHeaders + 1, "GET"},
-		{"encoding_chain", "url", MaxLayers + 1, "POST"},
+		{"long_header", "many", maxHeaders + 1, "GET"},
+		{"encoding_chain", "url", maxLayers + 1, "POST"},
 	} {
 		if err := Check(c.family, c.shape, c.n, c.method); err == nil {
 			t.Errorf("Check(%q, %q, %d, %s): no error", c.family, c.shape, c.n, c.method)

@@ -20,21 +20,21 @@ import (
 	"wafbench/driver/engine"
 )
 
-// Source kinds.
+// source kinds.
 const (
-	SourceDebianPackage = "debian-package"
-	SourceDebianSource  = "debian-source"
-	SourceGoModule      = "go-module"
+	sourceDebianPackage = "debian-package"
+	sourceDebianSource  = "debian-source"
+	sourceGoModule      = "go-module"
 )
 
 // Link modes.
 const (
-	LinkShared = "shared"
+	linkShared = "shared"
 	LinkStatic = "static"
 )
 
-// Source says where a build's engine comes from.
-type Source struct {
+// source says where a build's engine comes from.
+type source struct {
 	Kind    string `json:"kind"`
 	Package string `json:"package,omitempty"`
 	Suite   string `json:"suite,omitempty"`
@@ -43,10 +43,10 @@ type Source struct {
 	Modfile string `json:"modfile,omitempty"`
 }
 
-// PGO names the profile an optimised build consumes: trained on the
+// pgo names the profile an optimised build consumes: trained on the
 // instrumented build From (same engine; empty for Go, which profiles the
 // default build's code) by the suite Training.
-type PGO struct {
+type pgo struct {
 	From     string `json:"from,omitempty"`
 	Training string `json:"training"`
 }
@@ -57,14 +57,14 @@ type Build struct {
 	Name       string   `json:"name,omitempty"`
 	Default    bool     `json:"default,omitempty"`
 	Version    string   `json:"version"`
-	Source     Source   `json:"source"`
+	Source     source   `json:"source"`
 	Compiler   string   `json:"compiler"`
 	Flags      string   `json:"flags,omitempty"`
 	LTO        string   `json:"lto,omitempty"`
 	Link       string   `json:"link"`
 	Tags       []string `json:"tags,omitempty"`
 	Instrument bool     `json:"instrument,omitempty"`
-	PGO        *PGO     `json:"pgo,omitempty"`
+	PGO        *pgo     `json:"pgo,omitempty"`
 }
 
 // Mode is the build's mode name: "<engine>" for the default build,
@@ -267,7 +267,7 @@ func (b *Build) validate() error {
 		return fmt.Errorf("compiler: required")
 	}
 	switch b.Link {
-	case LinkShared, LinkStatic:
+	case linkShared, LinkStatic:
 	default:
 		return fmt.Errorf("link: unknown link mode %q (want shared or static)", b.Link)
 	}
@@ -290,7 +290,7 @@ func (b *Build) validate() error {
 		if len(b.Tags) > 0 {
 			return fmt.Errorf("tags: Go build tags apply to coraza only")
 		}
-		if b.Source.Kind == SourceDebianPackage && (b.Link != LinkShared || b.LTO != "" || b.Instrument || b.PGO != nil) {
+		if b.Source.Kind == sourceDebianPackage && (b.Link != linkShared || b.LTO != "" || b.Instrument || b.PGO != nil) {
 			return fmt.Errorf("source: a debian-package build links the packaged library shared, without lto, instrument or pgo")
 		}
 		if b.LTO == "thin" && !strings.HasPrefix(b.Compiler, "clang") {
@@ -323,11 +323,11 @@ func (b *Build) validate() error {
 func (b *Build) validateSource() error {
 	src := b.Source
 	switch src.Kind {
-	case SourceDebianPackage:
+	case sourceDebianPackage:
 		if b.Engine != engine.ModSecurity || src.Package == "" {
 			return fmt.Errorf("source.package: a debian-package source needs package (modsecurity only)")
 		}
-	case SourceDebianSource:
+	case sourceDebianSource:
 		if b.Engine != engine.ModSecurity {
 			return fmt.Errorf("source.kind: debian-source is for modsecurity")
 		}
@@ -339,14 +339,14 @@ func (b *Build) validateSource() error {
 		if !sha256RE.MatchString(src.SHA256) {
 			return fmt.Errorf("source.sha256: want 64 lowercase hex digits, got %q", src.SHA256)
 		}
-	case SourceGoModule:
+	case sourceGoModule:
 		if b.Engine != engine.Coraza {
 			return fmt.Errorf("source.kind: go-module is for coraza")
 		}
 	default:
 		return fmt.Errorf("source.kind: unknown source kind %q (want debian-package, debian-source or go-module)", src.Kind)
 	}
-	if src.Modfile != "" && src.Kind != SourceGoModule {
+	if src.Modfile != "" && src.Kind != sourceGoModule {
 		return fmt.Errorf("source.modfile: only for go-module sources")
 	}
 	return nil

@@ -94,7 +94,7 @@ func (r *Runner) TrainAll(ctx context.Context, chosen []*Build, t TrainOptions) 
 		if err != nil {
 			return err
 		}
-		tr := &Trainer{Runner: r, Wafbench: t.Wafbench, Cases: cases, RunArgs: t.RunArgs}
+		tr := &trainer{Runner: r, Wafbench: t.Wafbench, Cases: cases, RunArgs: t.RunArgs}
 		_, err = tr.Train(ctx, b)
 		if err == nil {
 			_, _, err = r.Build(ctx, b)
@@ -105,7 +105,7 @@ func (r *Runner) TrainAll(ctx context.Context, chosen []*Build, t TrainOptions) 
 			}
 			fmt.Fprintf(r.Stderr, "wafbench pgo: %v\n", err)
 			failed = append(failed, b.Mode())
-			if !errors.Is(err, ErrTraining) && !errors.Is(err, ErrBuild) {
+			if !errors.Is(err, errTraining) && !errors.Is(err, errBuild) {
 				return err
 			}
 		}
@@ -117,7 +117,7 @@ func (r *Runner) TrainAll(ctx context.Context, chosen []*Build, t TrainOptions) 
 }
 
 // String is the line 'wafbench pgo --import' prints for p.
-func (p ImportedProfile) String() string {
+func (p importedProfile) String() string {
 	line := fmt.Sprintf("%s: %s imported (trained on %s by suite %s, %s %s, created %s)", p.Build, p.Profile,
 		p.Info.TrainedOn, p.Info.Training, p.Info.Engine, p.Info.SourceVersion, p.Info.CreatedUTC)
 	if p.OtherCommit {
@@ -138,7 +138,7 @@ func (r *Runner) Import(dir string, w io.Writer) error {
 	for _, p := range got {
 		fmt.Fprintln(w, p)
 	}
-	if errors.Is(err, ErrNoProfiles) || errors.Is(err, ErrProfileMisfit) {
+	if errors.Is(err, errNoProfiles) || errors.Is(err, errProfileMisfit) {
 		return usage.Wrap(err)
 	}
 	return err

@@ -16,7 +16,7 @@ import (
 // trained on another engine source (version; archive SHA-256 for
 // debian-source builds), on another instrumented build, or by another
 // training suite. Empty when it fits.
-func profileMisfits(b *Build, info *ProfileInfo, sum string) []string {
+func profileMisfits(b *Build, info *profileInfo, sum string) []string {
 	wantOn := b.Mode()
 	if b.PGO.From != "" {
 		wantOn = b.Engine + "@" + b.PGO.From
@@ -30,7 +30,7 @@ func profileMisfits(b *Build, info *ProfileInfo, sum string) []string {
 	check("profile_sha256", info.ProfileSHA256, sum)
 	check("engine", info.Engine, b.Engine)
 	check("source_version", strings.TrimPrefix(info.SourceVersion, "v"), strings.TrimPrefix(b.Version, "v"))
-	if b.Source.Kind == SourceDebianSource {
+	if b.Source.Kind == sourceDebianSource {
 		check("source_sha256", info.SourceSHA256, b.Source.SHA256)
 	}
 	check("trained_on", info.TrainedOn, wantOn)
@@ -38,11 +38,11 @@ func profileMisfits(b *Build, info *ProfileInfo, sum string) []string {
 	return bad
 }
 
-// ImportedProfile is one profile ImportProfiles installed.
-type ImportedProfile struct {
+// importedProfile is one profile ImportProfiles installed.
+type importedProfile struct {
 	Build   string // mode of the pgo build it serves
 	Profile string // where it now is, relative to the repository root
-	Info    *ProfileInfo
+	Info    *profileInfo
 	// OtherCommit is set when the profile was trained at another commit
 	// than the checkout's: the build script reports module functions that
 	// changed since (a warning, not a misfit).
@@ -52,8 +52,8 @@ type ImportedProfile struct {
 // Errors of ImportProfiles that mean bad input: a directory holding no
 // profile of any pgo build, or a profile that does not fit its build.
 var (
-	ErrNoProfiles    = errors.New("no profile of a pgo build")
-	ErrProfileMisfit = errors.New("nothing imported")
+	errNoProfiles    = errors.New("no profile of a pgo build")
+	errProfileMisfit = errors.New("nothing imported")
 )
 
 // ImportProfiles installs the training profiles held in dir — laid out as
@@ -64,12 +64,12 @@ var (
 // version and archive, instrumented build, training suite); one that does
 // not refuses the whole import, every misfit named in one error, and
 // nothing is copied. Builds whose profile dir lacks are left alone.
-func (s *Set) ImportProfiles(root, dir string) ([]ImportedProfile, error) {
+func (s *Set) ImportProfiles(root, dir string) ([]importedProfile, error) {
 	type pending struct {
 		b                *Build
 		src, info, dst   string
 		infoDst, relPath string
-		parsed           *ProfileInfo
+		parsed           *profileInfo
 	}
 	var todo []pending
 	var misfits []string
@@ -81,7 +81,7 @@ func (s *Set) ImportProfiles(root, dir string) ([]ImportedProfile, error) {
 			continue
 		}
 		infoSrc := filepath.Join(dir, filepath.Base(infoRel))
-		info, err := ReadProfileInfo(infoSrc)
+		info, err := readProfileInfo(infoSrc)
 		if err != nil {
 			misfits = append(misfits, fmt.Sprintf("%s: profile %s without a readable info file %s (%v)", b.Mode(), src, filepath.Base(infoRel), err))
 			continue
@@ -98,7 +98,7 @@ func (s *Set) ImportProfiles(root, dir string) ([]ImportedProfile, error) {
 			infoDst: filepath.Join(root, infoRel), relPath: rel, parsed: info})
 	}
 	if len(misfits) > 0 {
-		return nil, fmt.Errorf("import profiles from %s: %s; %w", dir, strings.Join(misfits, "; "), ErrProfileMisfit)
+		return nil, fmt.Errorf("import profiles from %s: %s; %w", dir, strings.Join(misfits, "; "), errProfileMisfit)
 	}
 	if len(todo) == 0 {
 		var want []string
@@ -106,9 +106,9 @@ func (s *Set) ImportProfiles(root, dir string) ([]ImportedProfile, error) {
 			rel, _ := b.ProfilePath()
 			want = append(want, filepath.Base(rel))
 		}
-		return nil, fmt.Errorf("import profiles from %s: %w (want one of %s)", dir, ErrNoProfiles, strings.Join(want, ", "))
+		return nil, fmt.Errorf("import profiles from %s: %w (want one of %s)", dir, errNoProfiles, strings.Join(want, ", "))
 	}
-	var out []ImportedProfile
+	var out []importedProfile
 	for _, p := range todo {
 		if err := os.MkdirAll(filepath.Dir(p.dst), 0o755); err != nil {
 			return out, err
@@ -124,7 +124,7 @@ func (s *Set) ImportProfiles(root, dir string) ([]ImportedProfile, error) {
 				return out, err
 			}
 		}
-		out = append(out, ImportedProfile{Build: p.b.Mode(), Profile: p.relPath, Info: p.parsed,
+		out = append(out, importedProfile{Build: p.b.Mode(), Profile: p.relPath, Info: p.parsed,
 			OtherCommit: p.parsed.GitSHA != "" && head != "" && p.parsed.GitSHA != head})
 	}
 	return out, nil

@@ -30,7 +30,7 @@ func TestImportProfiles(t *testing.T) {
 	}
 	rel, infoRel := msc.ProfilePath()
 	// write puts a profile and its info into dir; edit changes the info.
-	write := func(t *testing.T, dir string, edit func(*ProfileInfo)) {
+	write := func(t *testing.T, dir string, edit func(*profileInfo)) {
 		t.Helper()
 		prof := filepath.Join(dir, filepath.Base(rel))
 		if err := os.WriteFile(prof, []byte("not really a profdata file"), 0o644); err != nil {
@@ -40,26 +40,26 @@ func TestImportProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := &ProfileInfo{Engine: msc.Engine, Profile: filepath.Base(rel), ProfileSHA256: sum,
+		info := &profileInfo{Engine: msc.Engine, Profile: filepath.Base(rel), ProfileSHA256: sum,
 			TrainedOn: msc.Engine + "@" + msc.PGO.From, Training: msc.PGO.Training, SourceVersion: msc.Version,
 			SourceSHA256: msc.Source.SHA256, GitSHA: "0123456789abcdef0123456789abcdef01234567", CreatedUTC: "2026-11-30T00:00:00Z"}
 		if edit != nil {
 			edit(info)
 		}
-		if err := WriteProfileInfo(filepath.Join(dir, filepath.Base(infoRel)), info); err != nil {
+		if err := writeProfileInfo(filepath.Join(dir, filepath.Base(infoRel)), info); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tests := []struct {
 		name string
-		edit func(*ProfileInfo)
+		edit func(*profileInfo)
 		none bool
 		want []string // parts of the error; nil = imported
 	}{
 		{"fits", nil, false, nil},
-		{"other source version and contents", func(p *ProfileInfo) { p.SourceVersion = "3.0.12"; p.ProfileSHA256 = "00" }, false,
+		{"other source version and contents", func(p *profileInfo) { p.SourceVersion = "3.0.12"; p.ProfileSHA256 = "00" }, false,
 			[]string{"source_version \"3.0.12\", want \"" + msc.Version + "\"", "profile_sha256", "nothing imported"}},
-		{"other training suite", func(p *ProfileInfo) { p.Training = "quick" }, false, []string{"training \"quick\""}},
+		{"other training suite", func(p *profileInfo) { p.Training = "quick" }, false, []string{"training \"quick\""}},
 		{"no profile", nil, true, []string{"no profile of a pgo build", filepath.Base(rel)}},
 	}
 	for _, tt := range tests {

@@ -15,12 +15,12 @@ import (
 // written last: a directory without it holds no finished build.
 const ManifestFile = "manifest.json"
 
-// Manifest records what a finished build is and how it was made.
-type Manifest struct {
+// manifest records what a finished build is and how it was made.
+type manifest struct {
 	Build           string             `json:"build"` // mode name, e.g. modsecurity@3.0.14-pgo
 	Engine          string             `json:"engine"`
 	EngineVersion   string             `json:"engine_version"` // as the build script found it
-	Source          Source             `json:"source"`
+	Source          source             `json:"source"`
 	Compiler        string             `json:"compiler"`         // the recipe's compiler
 	CompilerVersion string             `json:"compiler_version"` // first line of its --version
 	Flags           map[string]string  `json:"flags"`            // exact flags by name (CFLAGS, LDFLAGS, GOFLAGS…)
@@ -34,7 +34,7 @@ type Manifest struct {
 	SharedLibDir    string             `json:"shared_lib_dir,omitempty"` // relative; holds the engine's shared library (nginx)
 	Modfile         string             `json:"modfile,omitempty"`
 	ModfileSHA256   string             `json:"modfile_sha256,omitempty"`
-	Profile         *ProfileRef        `json:"profile,omitempty"`
+	Profile         *profileRef        `json:"profile,omitempty"`
 	Notes           map[string]string  `json:"notes,omitempty"` // evidence from the script, e.g. profile_applied
 	Steps           map[string]float64 `json:"steps_seconds,omitempty"`
 	RecipeHash      string             `json:"recipe_hash"`
@@ -43,8 +43,8 @@ type Manifest struct {
 	BuildSeconds    float64            `json:"build_seconds"`
 }
 
-// ProfileRef names the profile a pgo build consumed.
-type ProfileRef struct {
+// profileRef names the profile a pgo build consumed.
+type profileRef struct {
 	File          string `json:"file"` // relative to the repository root
 	SHA256        string `json:"sha256"`
 	Training      string `json:"training"`                   // suite that trained it
@@ -60,21 +60,21 @@ type ProfileRef struct {
 }
 
 // ReadManifest reads dir/manifest.json.
-func ReadManifest(dir string) (*Manifest, error) {
+func ReadManifest(dir string) (*manifest, error) {
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return nil, err
 	}
-	var m Manifest
+	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), err)
 	}
 	return &m, nil
 }
 
-// WriteManifest writes dir/manifest.json atomically (temporary file, then
+// writeManifest writes dir/manifest.json atomically (temporary file, then
 // rename), so a reader sees either no manifest or a complete one.
-func WriteManifest(dir string, m *Manifest) error {
+func writeManifest(dir string, m *manifest) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -82,10 +82,10 @@ func WriteManifest(dir string, m *Manifest) error {
 	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(data, '\n'))
 }
 
-// UpToDate reports whether dir holds a finished build of recipeHash whose
+// upToDate reports whether dir holds a finished build of recipeHash whose
 // module is intact (its SHA-256 matches the manifest). The reason says why
 // not.
-func UpToDate(dir, recipeHash string) (bool, string) {
+func upToDate(dir, recipeHash string) (bool, string) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		if os.IsNotExist(err) {

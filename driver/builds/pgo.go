@@ -18,10 +18,10 @@ import (
 	"wafbench/driver/result"
 )
 
-// Trainer runs the PGO loop of a pgo build: build the instrumented build,
+// trainer runs the PGO loop of a pgo build: build the instrumented build,
 // run the training suite through it in Envoy, check that every training
 // workload passed, merge the profile, then build the optimised build.
-type Trainer struct {
+type trainer struct {
 	Runner *Runner
 	// Wafbench is the wafbench binary that runs the training suite.
 	Wafbench string
@@ -32,12 +32,12 @@ type Trainer struct {
 	RunArgs []string
 }
 
-// ErrTraining marks a training run that produced no usable profile.
-var ErrTraining = errors.New("training failed")
+// errTraining marks a training run that produced no usable profile.
+var errTraining = errors.New("training failed")
 
 // Train writes b's profile (see Build.ProfilePath) and its info file. Only a
 // complete, error-free training replaces an existing profile.
-func (t *Trainer) Train(ctx context.Context, b *Build) (*ProfileInfo, error) {
+func (t *trainer) Train(ctx context.Context, b *Build) (*profileInfo, error) {
 	if b.PGO == nil {
 		return nil, fmt.Errorf("build %s has no pgo field: nothing to train", b.Mode())
 	}
@@ -47,7 +47,7 @@ func (t *Trainer) Train(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	return t.trainInstrumented(ctx, b)
 }
 
-func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo, error) {
+func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo, error) {
 	r := t.Runner
 	start := time.Now()
 	from, ok := r.Set.Find(b.Engine + "@" + b.PGO.From)
@@ -83,15 +83,15 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 	// Training takes the machine's run lock like any run: it is not a
 	// measurement, but it would load the CPUs a measured run pins.
 	if err := r.run(ctx, label, "training", env, t.Wafbench, args...); err != nil {
-		return nil, fmt.Errorf("%w (kept %s): %w", err, rel(r.Root, work), ErrTraining)
+		return nil, fmt.Errorf("%w (kept %s): %w", err, rel(r.Root, work), errTraining)
 	}
 	runs, _ := filepath.Glob(filepath.Join(results, "*", "raw.jsonl"))
 	if len(runs) != 1 {
-		return nil, fmt.Errorf("%s: want one run directory with raw.jsonl under %s, found %d: %w", label, rel(r.Root, results), len(runs), ErrTraining)
+		return nil, fmt.Errorf("%s: want one run directory with raw.jsonl under %s, found %d: %w", label, rel(r.Root, results), len(runs), errTraining)
 	}
-	tr, err := CheckTraining(runs[0], t.Cases)
+	tr, err := checkTraining(runs[0], t.Cases)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v (kept %s): %w", label, err, rel(r.Root, work), ErrTraining)
+		return nil, fmt.Errorf("%s: %v (kept %s): %w", label, err, rel(r.Root, work), errTraining)
 	}
 	profraws, _ := filepath.Glob(filepath.Join(raw, "*.profraw"))
 	var nonEmpty []string
@@ -102,7 +102,7 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 	}
 	if len(nonEmpty) < tr.Trials {
 		return nil, fmt.Errorf("%s: %d Envoy trial(s) but %d non-empty .profraw file(s) in %s: an Envoy that is killed instead of exiting cleanly writes no profile: %w",
-			label, tr.Trials, len(nonEmpty), rel(r.Root, raw), ErrTraining)
+			label, tr.Trials, len(nonEmpty), rel(r.Root, raw), errTraining)
 	}
 	merged := filepath.Join(work, "merged.profdata")
 	if err := r.run(ctx, label, "merging", os.Environ(), profdata, append([]string{"merge", "-o", merged}, nonEmpty...)...); err != nil {
@@ -110,17 +110,17 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 	}
 	counted, total, err := profileCoverage(ctx, profdata, merged)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v: %w", label, err, ErrTraining)
+		return nil, fmt.Errorf("%s: %v: %w", label, err, errTraining)
 	}
 	if counted == 0 {
-		return nil, fmt.Errorf("%s: the merged profile has no function with a non-zero count: %w", label, ErrTraining)
+		return nil, fmt.Errorf("%s: the merged profile has no function with a non-zero count: %w", label, errTraining)
 	}
 	profRel, infoRel := b.ProfilePath()
 	sum, err := host.FileSHA256(merged)
 	if err != nil {
 		return nil, err
 	}
-	info := &ProfileInfo{
+	info := &profileInfo{
 		Engine: b.Engine, Profile: filepath.Base(profRel), ProfileSHA256: sum, TrainedOn: from.Mode(),
 		Training: b.PGO.Training, SourceVersion: from.Version, SourceSHA256: from.Source.SHA256,
 		Requests: tr.Requests, Workloads: tr.Workloads, FunctionsCounted: counted, FunctionsTotal: total,
@@ -130,7 +130,7 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 	if err := os.Rename(merged, filepath.Join(r.Root, profRel)); err != nil {
 		return nil, err
 	}
-	if err := WriteProfileInfo(filepath.Join(r.Root, infoRel), info); err != nil {
+	if err := writeProfileInfo(filepath.Join(r.Root, infoRel), info); err != nil {
 		return nil, err
 	}
 	keep = false
@@ -140,7 +140,7 @@ func (t *Trainer) trainInstrumented(ctx context.Context, b *Build) (*ProfileInfo
 
 // trainGo asks the coraza script for a Go CPU profile (the contract's
 // profile action) and records its info.
-func (t *Trainer) trainGo(ctx context.Context, b *Build) (*ProfileInfo, error) {
+func (t *trainer) trainGo(ctx context.Context, b *Build) (*profileInfo, error) {
 	r := t.Runner
 	start := time.Now()
 	script := filepath.Join(r.Root, "scripts", "engines", b.Engine+".sh")
@@ -163,17 +163,17 @@ func (t *Trainer) trainGo(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	}
 	defer os.Remove(copied)
 	if err := r.run(ctx, b.Mode()+" training", "profiling", env, "bash", copied); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrTraining)
+		return nil, fmt.Errorf("%w: %w", err, errTraining)
 	}
 	fi, err := os.Stat(out)
 	if err != nil || fi.Size() == 0 {
-		return nil, fmt.Errorf("%s training: the script wrote no profile %s: %w", b.Mode(), out, ErrTraining)
+		return nil, fmt.Errorf("%s training: the script wrote no profile %s: %w", b.Mode(), out, errTraining)
 	}
 	sum, err := host.FileSHA256(out)
 	if err != nil {
 		return nil, err
 	}
-	info := &ProfileInfo{
+	info := &profileInfo{
 		Engine: b.Engine, Profile: filepath.Base(profRel), ProfileSHA256: sum, TrainedOn: b.Mode(),
 		Training: b.PGO.Training, SourceVersion: b.Version, GitSHA: gitSHA(r.Root),
 		CreatedUTC: time.Now().UTC().Format(time.RFC3339), Seconds: time.Since(start).Round(100 * time.Millisecond).Seconds(),
@@ -181,31 +181,31 @@ func (t *Trainer) trainGo(ctx context.Context, b *Build) (*ProfileInfo, error) {
 	if err := os.Rename(out, filepath.Join(r.Root, profRel)); err != nil {
 		return nil, err
 	}
-	if err := WriteProfileInfo(filepath.Join(r.Root, infoRel), info); err != nil {
+	if err := writeProfileInfo(filepath.Join(r.Root, infoRel), info); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(r.Stderr, "%s training: %s written\n", b.Mode(), profRel)
 	return info, nil
 }
 
-// Training is what CheckTraining found in a training run.
-type Training struct {
+// training is what CheckTraining found in a training run.
+type training struct {
 	Trials    int              // distinct Envoy trials
 	Requests  int64            // requests in the measured windows
 	Workloads map[string]int64 // requests per workload@conns
 }
 
-// CheckTraining reads a training run's raw.jsonl and requires every case
+// checkTraining reads a training run's raw.jsonl and requires every case
 // (workload@conns) to be there, each record without a trial error or
 // request errors and with requests. A failed or partial training is an
 // error naming the first problem.
-func CheckTraining(rawPath string, cases []string) (*Training, error) {
+func checkTraining(rawPath string, cases []string) (*training, error) {
 	f, err := os.Open(rawPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	tr := &Training{Workloads: map[string]int64{}}
+	tr := &training{Workloads: map[string]int64{}}
 	trials := map[int]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)

@@ -12,11 +12,11 @@ import (
 	"wafbench/internal/atomicfile"
 )
 
-// ProfileInfo is the JSON file written beside a training profile
+// profileInfo is the JSON file written beside a training profile
 // (build/pgo/<name>.json beside <name>.profdata or <name>.pgo): what was
 // profiled and how. A pgo build refuses a profile whose info names another
 // engine source than its own.
-type ProfileInfo struct {
+type profileInfo struct {
 	Engine           string           `json:"engine"`
 	Profile          string           `json:"profile"` // file name beside this JSON
 	ProfileSHA256    string           `json:"profile_sha256"`
@@ -34,7 +34,7 @@ type ProfileInfo struct {
 }
 
 // Coverage is "counted/total functions (p%)", or "" when unknown.
-func (p *ProfileInfo) Coverage() string {
+func (p *profileInfo) Coverage() string {
 	if p.FunctionsTotal == 0 {
 		return ""
 	}
@@ -60,21 +60,21 @@ func (b *Build) ProfilePath() (profile, info string) {
 	return profile, base + ".json"
 }
 
-// ReadProfileInfo reads a profile's info file.
-func ReadProfileInfo(path string) (*ProfileInfo, error) {
+// readProfileInfo reads a profile's info file.
+func readProfileInfo(path string) (*profileInfo, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var p ProfileInfo
+	var p profileInfo
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return &p, nil
 }
 
-// WriteProfileInfo writes a profile's info file atomically.
-func WriteProfileInfo(path string, p *ProfileInfo) error {
+// writeProfileInfo writes a profile's info file atomically.
+func writeProfileInfo(path string, p *profileInfo) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ var errNoProfile = fmt.Errorf("no usable profile")
 // info file matches its contents, and it was trained on this build's engine
 // source (version, archive SHA-256, instrumented build, training suite). The
 // error says how to train one. It returns the reference for the manifest.
-func (s *Set) CheckProfile(root string, b *Build) (*ProfileRef, error) {
+func (s *Set) CheckProfile(root string, b *Build) (*profileRef, error) {
 	if b.PGO == nil {
 		return nil, nil
 	}
@@ -99,14 +99,14 @@ func (s *Set) CheckProfile(root string, b *Build) (*ProfileRef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: profile %s missing: %s: %w", b.Mode(), rel, train, errNoProfile)
 	}
-	info, err := ReadProfileInfo(filepath.Join(root, infoRel))
+	info, err := readProfileInfo(filepath.Join(root, infoRel))
 	if err != nil {
 		return nil, fmt.Errorf("build %s: profile info %s unreadable (%v): %s: %w", b.Mode(), infoRel, err, train, errNoProfile)
 	}
 	if bad := profileMisfits(b, info, sum); len(bad) > 0 {
 		return nil, fmt.Errorf("build %s: profile %s does not fit (%s): %s: %w", b.Mode(), rel, strings.Join(bad, "; "), train, errNoProfile)
 	}
-	return &ProfileRef{
+	return &profileRef{
 		File: rel, SHA256: sum, Training: info.Training, TrainedOn: info.TrainedOn,
 		SourceVersion: info.SourceVersion, SourceSHA256: info.SourceSHA256, GitSHA: info.GitSHA,
 		CreatedUTC: info.CreatedUTC, Coverage: info.Coverage(), Requests: info.Requests, Info: infoRel,

@@ -76,7 +76,7 @@ func (b *Build) SourceFiles(root string) ([]string, error) {
 			}
 		}
 	}
-	if b.Source.Kind == SourceGoModule {
+	if b.Source.Kind == sourceGoModule {
 		mod := b.Modfile()
 		set[mod] = true
 		set[strings.TrimSuffix(mod, ".mod")+".sum"] = true
@@ -93,7 +93,7 @@ func (b *Build) SourceFiles(root string) ([]string, error) {
 // repository root; empty for other sources.
 func (b *Build) Modfile() string {
 	switch {
-	case b.Source.Kind != SourceGoModule:
+	case b.Source.Kind != sourceGoModule:
 		return ""
 	case b.Source.Modfile != "":
 		return b.Source.Modfile
@@ -102,12 +102,12 @@ func (b *Build) Modfile() string {
 	}
 }
 
-// RecipeHash covers everything a build's result depends on: the recipe
+// recipeHash covers everything a build's result depends on: the recipe
 // fields (which include the source archive's SHA-256), the toolchain's
 // version line, the module's source files and Go module files, and the
 // SHA-256 of the profile a pgo build consumes. An unchanged hash with an
 // intact module means the build is up to date.
-func RecipeHash(root string, b *Build, toolchain, profileSHA string) (string, error) {
+func recipeHash(root string, b *Build, toolchain, profileSHA string) (string, error) {
 	h := sha256.New()
 	recipe, err := json.Marshal(b)
 	if err != nil {

@@ -19,9 +19,9 @@ import (
 	"wafbench/driver/internal/host"
 )
 
-// Facts is what an engine script writes to $WB_OUT/facts.json (see the
+// facts is what an engine script writes to $WB_OUT/facts.json (see the
 // contract at the top of scripts/engines/modsecurity.sh).
-type Facts struct {
+type facts struct {
 	EngineVersion   string             `json:"engine_version"`
 	CompilerVersion string             `json:"compiler_version"`
 	Flags           map[string]string  `json:"flags"`
@@ -42,20 +42,20 @@ type Runner struct {
 	Heartbeat time.Duration
 }
 
-// Status is what Runner.Check finds for one build.
-type Status struct {
+// status is what Runner.Check finds for one build.
+type status struct {
 	Build      *Build
 	RecipeHash string
 	UpToDate   bool
 	Reason     string // "up to date", "not built", "recipe changed", a profile problem …
-	Profile    *ProfileRef
+	Profile    *profileRef
 	ProfileErr error // pgo builds: why the profile cannot be used
 }
 
 // Check computes a build's recipe hash and whether its directory holds that
 // build already. A pgo build without a usable profile has ProfileErr set.
-func (r *Runner) Check(b *Build) (*Status, error) {
-	st := &Status{Build: b}
+func (r *Runner) Check(b *Build) (*status, error) {
+	st := &status{Build: b}
 	profileSHA := ""
 	if b.PGO != nil {
 		ref, err := r.Set.CheckProfile(r.Root, b)
@@ -65,12 +65,12 @@ func (r *Runner) Check(b *Build) (*Status, error) {
 		}
 		st.Profile, profileSHA = ref, ref.SHA256
 	}
-	hash, err := RecipeHash(r.Root, b, toolchainVersion(b), profileSHA)
+	hash, err := recipeHash(r.Root, b, toolchainVersion(b), profileSHA)
 	if err != nil {
 		return nil, err
 	}
 	st.RecipeHash = hash
-	st.UpToDate, st.Reason = UpToDate(b.Dir(r.Root), hash)
+	st.UpToDate, st.Reason = upToDate(b.Dir(r.Root), hash)
 	return st, nil
 }
 
@@ -94,14 +94,14 @@ func toolchainVersion(b *Build) string {
 	return line
 }
 
-// ErrBuild marks a failed build script run; the message carries its last line.
-var ErrBuild = errors.New("build failed")
+// errBuild marks a failed build script run; the message carries its last line.
+var errBuild = errors.New("build failed")
 
 // Build makes b unless it is up to date. The engine script runs into a fresh
 // temporary directory that replaces the build's directory only after the
 // script succeeded, the module is there and the manifest is written. It
 // returns the manifest and whether anything was built.
-func (r *Runner) Build(ctx context.Context, b *Build) (*Manifest, bool, error) {
+func (r *Runner) Build(ctx context.Context, b *Build) (*manifest, bool, error) {
 	st, err := r.Check(b)
 	if err != nil {
 		return nil, false, err
@@ -151,7 +151,7 @@ func (r *Runner) Build(ctx context.Context, b *Build) (*Manifest, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if err := WriteManifest(tmp, m); err != nil {
+	if err := writeManifest(tmp, m); err != nil {
 		return nil, false, err
 	}
 	if err := replaceDir(tmp, dir); err != nil {
@@ -163,7 +163,7 @@ func (r *Runner) Build(ctx context.Context, b *Build) (*Manifest, bool, error) {
 }
 
 // env is the script contract's environment (see scripts/engines/modsecurity.sh).
-func (r *Runner) env(b *Build, out, cache string, prof *ProfileRef) []string {
+func (r *Runner) env(b *Build, out, cache string, prof *profileRef) []string {
 	b01 := func(v bool) string {
 		if v {
 			return "1"
@@ -280,42 +280,42 @@ func (r *Runner) run(ctx context.Context, label, doing string, env []string, nam
 		if l == "" {
 			l = err.Error()
 		}
-		return fmt.Errorf("%s: %s: %w", label, l, ErrBuild)
+		return fmt.Errorf("%s: %s: %w", label, l, errBuild)
 	}
 	return nil
 }
 
 // manifest checks the script's output in out and describes it.
-func (r *Runner) manifest(b *Build, st *Status, out string, start time.Time) (*Manifest, error) {
+func (r *Runner) manifest(b *Build, st *status, out string, start time.Time) (*manifest, error) {
 	module := b.ModuleFile()
 	fi, err := os.Stat(filepath.Join(out, module))
 	if err != nil || fi.Size() == 0 {
-		return nil, fmt.Errorf("build %s: the script succeeded but wrote no %s: %w", b.Mode(), module, ErrBuild)
+		return nil, fmt.Errorf("build %s: the script succeeded but wrote no %s: %w", b.Mode(), module, errBuild)
 	}
 	sum, err := host.FileSHA256(filepath.Join(out, module))
 	if err != nil {
 		return nil, err
 	}
-	var f Facts
+	var f facts
 	data, err := os.ReadFile(filepath.Join(out, "facts.json"))
 	if err != nil {
-		return nil, fmt.Errorf("build %s: the script wrote no facts.json: %w", b.Mode(), ErrBuild)
+		return nil, fmt.Errorf("build %s: the script wrote no facts.json: %w", b.Mode(), errBuild)
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("build %s: facts.json: %v: %w", b.Mode(), err, ErrBuild)
+		return nil, fmt.Errorf("build %s: facts.json: %v: %w", b.Mode(), err, errBuild)
 	}
 	if f.EngineVersion == "" || f.CompilerVersion == "" {
-		return nil, fmt.Errorf("build %s: facts.json lacks engine_version or compiler_version: %w", b.Mode(), ErrBuild)
+		return nil, fmt.Errorf("build %s: facts.json lacks engine_version or compiler_version: %w", b.Mode(), errBuild)
 	}
 	if strings.TrimPrefix(f.EngineVersion, "v") != strings.TrimPrefix(b.Version, "v") {
-		return nil, fmt.Errorf("build %s: built engine version %s, the recipe says %s: %w", b.Mode(), f.EngineVersion, b.Version, ErrBuild)
+		return nil, fmt.Errorf("build %s: built engine version %s, the recipe says %s: %w", b.Mode(), f.EngineVersion, b.Version, errBuild)
 	}
 	if f.SharedLibDir != "" {
 		if _, err := os.Stat(filepath.Join(out, f.SharedLibDir)); err != nil {
-			return nil, fmt.Errorf("build %s: shared_lib_dir %s missing: %w", b.Mode(), f.SharedLibDir, ErrBuild)
+			return nil, fmt.Errorf("build %s: shared_lib_dir %s missing: %w", b.Mode(), f.SharedLibDir, errBuild)
 		}
 	}
-	m := &Manifest{
+	m := &manifest{
 		Build: b.Mode(), Engine: b.Engine, EngineVersion: f.EngineVersion, Source: b.Source,
 		Compiler: b.Compiler, CompilerVersion: f.CompilerVersion, Flags: f.Flags, LTO: b.LTO, Link: b.Link,
 		Tags: b.Tags, Instrument: b.Instrument, Module: module, ModuleSHA256: sum, ModuleBytes: fi.Size(),

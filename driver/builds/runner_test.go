@@ -144,7 +144,7 @@ func TestRunnerFailedBuildLeavesNothing(t *testing.T) {
 	r := &Runner{Root: root, Set: set, Stderr: &log}
 	b, _ := set.Find("modsecurity@broken")
 	_, _, err := r.Build(context.Background(), b)
-	if !errors.Is(err, ErrBuild) {
+	if !errors.Is(err, errBuild) {
 		t.Fatalf("got %v, want ErrBuild", err)
 	}
 	if want := "install the Debian package clang-14"; !strings.Contains(err.Error(), want) {
@@ -158,16 +158,16 @@ func TestRunnerFailedBuildLeavesNothing(t *testing.T) {
 
 func TestManifestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	want := &Manifest{
+	want := &manifest{
 		Build: "modsecurity@3.0.14-pgo", Engine: "modsecurity", EngineVersion: "3.0.14",
-		Source:   Source{Kind: SourceDebianSource, Archive: "a.tar.gz", SHA256: strings.Repeat("a", 64)},
+		Source:   source{Kind: sourceDebianSource, Archive: "a.tar.gz", SHA256: strings.Repeat("a", 64)},
 		Compiler: "clang-14", CompilerVersion: "Debian clang version 14.0.6",
 		Flags: map[string]string{"CXXFLAGS": "-O2 -flto=thin"}, LTO: "thin", Link: LinkStatic,
 		Module: "libwafbench_modsecurity.so", ModuleSHA256: strings.Repeat("b", 64), ModuleBytes: 42,
-		SharedLibDir: "lib", Profile: &ProfileRef{File: "build/pgo/modsecurity-3.0.14.profdata", SHA256: strings.Repeat("c", 64), Training: "train"},
+		SharedLibDir: "lib", Profile: &profileRef{File: "build/pgo/modsecurity-3.0.14.profdata", SHA256: strings.Repeat("c", 64), Training: "train"},
 		Steps: map[string]float64{"make": 400.5}, RecipeHash: "h", BuiltUTC: time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC), BuildSeconds: 451.2,
 	}
-	if err := WriteManifest(dir, want); err != nil {
+	if err := writeManifest(dir, want); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadManifest(dir)
@@ -200,24 +200,24 @@ func TestCheckProfile(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "build/pgo"), 0o755)
 	os.WriteFile(filepath.Join(root, prof), []byte("profile"), 0o644)
 	sum, _ := host.FileSHA256(filepath.Join(root, prof))
-	good := ProfileInfo{Engine: "modsecurity", ProfileSHA256: sum, TrainedOn: "modsecurity@instr", Training: "train",
+	good := profileInfo{Engine: "modsecurity", ProfileSHA256: sum, TrainedOn: "modsecurity@instr", Training: "train",
 		SourceVersion: "3.0.14", SourceSHA256: b.Source.SHA256}
 	tests := []struct {
 		name string
-		edit func(p *ProfileInfo)
+		edit func(p *profileInfo)
 		want string // "" = accepted
 	}{
-		{"fits", func(p *ProfileInfo) {}, ""},
-		{"other version", func(p *ProfileInfo) { p.SourceVersion = "3.0.13" }, `source_version "3.0.13", want "3.0.14"`},
-		{"other archive", func(p *ProfileInfo) { p.SourceSHA256 = "x" }, `source_sha256 "x"`},
-		{"other instrumented build", func(p *ProfileInfo) { p.TrainedOn = "modsecurity@src" }, `trained_on "modsecurity@src"`},
-		{"profile replaced", func(p *ProfileInfo) { p.ProfileSHA256 = "y" }, `profile_sha256 "y"`},
+		{"fits", func(p *profileInfo) {}, ""},
+		{"other version", func(p *profileInfo) { p.SourceVersion = "3.0.13" }, `source_version "3.0.13", want "3.0.14"`},
+		{"other archive", func(p *profileInfo) { p.SourceSHA256 = "x" }, `source_sha256 "x"`},
+		{"other instrumented build", func(p *profileInfo) { p.TrainedOn = "modsecurity@src" }, `trained_on "modsecurity@src"`},
+		{"profile replaced", func(p *profileInfo) { p.ProfileSHA256 = "y" }, `profile_sha256 "y"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := good
 			tt.edit(&p)
-			if err := WriteProfileInfo(filepath.Join(root, info), &p); err != nil {
+			if err := writeProfileInfo(filepath.Join(root, info), &p); err != nil {
 				t.Fatal(err)
 			}
 			ref, err := s.CheckProfile(root, b)
@@ -250,7 +250,7 @@ func TestCheckTraining(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "raw.jsonl")
 			os.WriteFile(p, []byte(tt.raw), 0o644)
-			tr, err := CheckTraining(p, cases)
+			tr, err := checkTraining(p, cases)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("got %v, want no error", err)

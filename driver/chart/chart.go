@@ -1,5 +1,5 @@
 // Package chart draws wafbench's SVG charts with gonum/plot: throughput and
-// CPU per request as grouped bars with confidence-interval whiskers, the
+// cpu per request as grouped bars with confidence-interval whiskers, the
 // latency percentile distribution of each workload from the merged HDR
 // histograms, and the per-second stability of every trial as small
 // multiples.
@@ -44,22 +44,22 @@ import (
 
 // Chart size.
 const (
-	Width  = 8 * vg.Inch
+	width  = 8 * vg.Inch
 	Height = 4.5 * vg.Inch
 )
 
 // File names WriteAll produces inside its directory.
 const (
-	ThroughputFile = "throughput.svg"
-	CPUFile        = "cpu.svg"
-	SeriesFile     = "per_second.svg"
+	throughputFile = "throughput.svg"
+	cpuFile        = "cpu.svg"
+	seriesFile     = "per_second.svg"
 )
 
 // ErrNothingToDraw reports a chart without a single drawable value.
 var ErrNothingToDraw = errors.New("nothing to draw")
 
-// LatencyFile is the file name of the latency chart of one workload.
-func LatencyFile(w stats.WorkloadKey) string {
+// latencyFile is the file name of the latency chart of one workload.
+func latencyFile(w stats.WorkloadKey) string {
 	return "latency_" + w.Workload + "_c" + strconv.Itoa(w.Conns) + ".svg"
 }
 
@@ -162,7 +162,7 @@ func newLegend() *plot.Legend {
 var newCanvas = func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) }
 
 // render draws p on a Width × Height canvas, its legend moved beside it.
-func render(w io.Writer, p *plot.Plot) error { return renderSized(w, p, Width, Height) }
+func render(w io.Writer, p *plot.Plot) error { return renderSized(w, p, width, Height) }
 
 // renderSized draws p on a width × height canvas. A legend p carries is
 // drawn in a column to the right of the plot instead of inside it, so that
@@ -309,16 +309,16 @@ func hasCI(e stats.Estimate) bool {
 	return e.Lo > 0 && !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) && !math.IsNaN(e.Lo) && !math.IsNaN(e.Hi)
 }
 
-// Throughput draws median req/s per workload (rows) and mode (bars) on a log
+// throughput draws median req/s per workload (rows) and mode (bars) on a log
 // scale, with whiskers at the 95 % CI of the median where it is finite.
-func Throughput(w io.Writer, s *stats.Summary) error {
+func throughput(w io.Writer, s *stats.Summary) error {
 	return groupedBars(w, s, "Throughput (median over repeats)", "requests/s",
 		func(g *stats.Group) stats.Estimate { return g.ReqPerS })
 }
 
-// CPU draws median Envoy CPU µs per request per workload and mode on a log
+// cpu draws median Envoy CPU µs per request per workload and mode on a log
 // scale, with whiskers at the 95 % CI of the median where it is finite.
-func CPU(w io.Writer, s *stats.Summary) error {
+func cpu(w io.Writer, s *stats.Summary) error {
 	return groupedBars(w, s, "Envoy CPU per request (median over repeats)", "CPU µs/request",
 		func(g *stats.Group) stats.Estimate { return g.CPUUsPerReq })
 }
@@ -411,8 +411,8 @@ func groupedBars(w io.Writer, s *stats.Summary, title, unit string, f func(*stat
 	}
 	fr := newFrame(p, leg, []string{ciNote(withCI, without, ns)})
 	// Widen the axis until every value label fits inside the data area.
-	p.X.Max = bars.fitMax(fr.dataArea(Width, height), p.X.Min, p.X.Max)
-	return fr.render(w, Width, height)
+	p.X.Max = bars.fitMax(fr.dataArea(width, height), p.X.Min, p.X.Max)
+	return fr.render(w, width, height)
 }
 
 // hbar is one horizontal bar: a value at a row position, with an optional
@@ -539,18 +539,18 @@ func WriteAll(dir string, s *stats.Summary, recs []result.Record) ([]string, err
 	if len(s.Workloads) == 0 {
 		return nil, nil
 	}
-	if err := write(ThroughputFile, func(w io.Writer) error { return Throughput(w, s) }); err != nil {
+	if err := write(throughputFile, func(w io.Writer) error { return throughput(w, s) }); err != nil {
 		return files, err
 	}
-	if err := write(CPUFile, func(w io.Writer) error { return CPU(w, s) }); err != nil {
+	if err := write(cpuFile, func(w io.Writer) error { return cpu(w, s) }); err != nil {
 		return files, err
 	}
 	for _, wl := range s.Workloads {
-		if err := write(LatencyFile(wl), func(w io.Writer) error { return Latency(w, s, recs, wl) }); err != nil {
+		if err := write(latencyFile(wl), func(w io.Writer) error { return latency(w, s, recs, wl) }); err != nil {
 			return files, err
 		}
 	}
-	if err := write(SeriesFile, func(w io.Writer) error { return Stability(w, s, recs) }); err != nil {
+	if err := write(seriesFile, func(w io.Writer) error { return stability(w, s, recs) }); err != nil {
 		return files, err
 	}
 	return files, nil

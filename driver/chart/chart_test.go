@@ -85,11 +85,11 @@ func TestGolden(t *testing.T) {
 		name string
 		draw func(io.Writer) error
 	}{
-		{ThroughputFile, func(w io.Writer) error { return Throughput(w, s) }},
-		{CPUFile, func(w io.Writer) error { return CPU(w, s) }},
-		{LatencyFile(wl), func(w io.Writer) error { return Latency(w, s, recs, wl) }},
-		{"latency_no_histograms.svg", func(w io.Writer) error { return Latency(w, s, noHists, wl) }},
-		{SeriesFile, func(w io.Writer) error { return Stability(w, s, recs) }},
+		{throughputFile, func(w io.Writer) error { return throughput(w, s) }},
+		{cpuFile, func(w io.Writer) error { return cpu(w, s) }},
+		{latencyFile(wl), func(w io.Writer) error { return latency(w, s, recs, wl) }},
+		{"latency_no_histograms.svg", func(w io.Writer) error { return latency(w, s, noHists, wl) }},
+		{seriesFile, func(w io.Writer) error { return stability(w, s, recs) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestWriteAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ThroughputFile, CPUFile, "latency_headers_c16.svg", "latency_json_4k_c1.svg", SeriesFile}
+	want := []string{throughputFile, cpuFile, "latency_headers_c16.svg", "latency_json_4k_c1.svg", seriesFile}
 	if !slices.Equal(files, want) {
 		t.Errorf("WriteAll = %v, want %v", files, want)
 	}

@@ -17,7 +17,7 @@ import (
 // that no empty or partial SVG is left behind.
 func TestWriteAllDiskFullLeavesNoEmptySVG(t *testing.T) {
 	dir := t.TempDir()
-	diskfull.At(t, filepath.Join(dir, ThroughputFile+".tmp"))
+	diskfull.At(t, filepath.Join(dir, throughputFile+".tmp"))
 	_, err := WriteAll(dir, stats.Summarize(records()), records())
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
@@ -33,17 +33,17 @@ func TestWriteAllSkipsEmptyCharts(t *testing.T) {
 		recs[i].CPU.UsPerRequest = 0
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, CPUFile), []byte("stale"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, cpuFile), []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	files, err := WriteAll(dir, stats.Summarize(recs), recs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(files, CPUFile) || !slices.Contains(files, ThroughputFile) {
+	if slices.Contains(files, cpuFile) || !slices.Contains(files, throughputFile) {
 		t.Errorf("got files %v, want throughput and no CPU chart", files)
 	}
-	if _, err := os.Stat(filepath.Join(dir, CPUFile)); !os.IsNotExist(err) {
-		t.Errorf("stale %s kept (stat: %v)", CPUFile, err)
+	if _, err := os.Stat(filepath.Join(dir, cpuFile)); !os.IsNotExist(err) {
+		t.Errorf("stale %s kept (stat: %v)", cpuFile, err)
 	}
 }

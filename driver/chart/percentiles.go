@@ -106,7 +106,7 @@ func loadModel(recs []result.Record, wl stats.WorkloadKey) string {
 	return "Load model: " + strings.Join(parts, "; ") + "."
 }
 
-// Latency draws the latency percentile distribution of one workload, as
+// latency draws the latency percentile distribution of one workload, as
 // HdrHistogram users read it: x is the percentile on a "nines" scale (50 %,
 // 90 %, 99 %, 99.9 %, … spaced by −log₁₀(1−p)), y the latency on a log
 // scale, one curve per mode from the histograms of all its repeats merged,
@@ -114,7 +114,7 @@ func loadModel(recs []result.Record, wl stats.WorkloadKey) string {
 // samples end (the 1/N quantile). A mode whose records carry no histogram
 // is drawn as points at the medians of its recorded p50, p90, p99 and
 // p99.9. The load model is stated under the plot.
-func Latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.WorkloadKey) error {
+func latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.WorkloadKey) error {
 	hists, repeats, err := mergedHists(recs, wl)
 	if err != nil {
 		return fmt.Errorf("latency chart %s: %w", wl, err)
@@ -167,7 +167,7 @@ func Latency(w io.Writer, s *stats.Summary, recs []result.Record, wl stats.Workl
 	if len(fallback) > 0 {
 		notes = append(notes, "No histograms recorded for "+strings.Join(fallback, ", ")+": triangles are medians over repeats of the recorded p50, p99, p99.9.")
 	}
-	return newFrame(p, leg, wrapNotes(notes, Width)).render(w, Width, Height)
+	return newFrame(p, leg, wrapNotes(notes, width)).render(w, width, Height)
 }
 
 // latencyCurve is one mode's curve of the latency chart.

@@ -146,13 +146,13 @@ func lighten(c color.Color, share float64) color.Color {
 	return color.RGBA{mix(r), mix(g), mix(b), 0xff}
 }
 
-// Stability draws the per-second completions of every valid trial as small
+// stability draws the per-second completions of every valid trial as small
 // multiples: one row per workload, one column per mode. Each panel shows
 // every trial thin and the per-second median over trials bold, relative to
 // the group's median req/s over repeats (so a panel shows both the drift
 // inside a window and the spread between repeats); trials the drift check
 // flags (stats.CheckDrift) are dashed and the panel says how many.
-func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
+func stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 	cells, maxSec, maxAbs := stabilitySeries(s, recs)
 	if len(cells) == 0 {
 		return fmt.Errorf("stability chart: no per-second data: %w", ErrNothingToDraw)
@@ -179,7 +179,7 @@ func Stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 		fmt.Sprintf("Thin: one trial each (%d trials); bold: the median per second over a panel's trials. Dashed, and counted in red over the panel: "+
 			"a trial whose second-half mean differs from its first-half mean by more than %g%% (steady-state check; %d flagged). "+
 			"A trailing partial second is left out.", trials, 100*stats.DriftLimit, flagged),
-	}, max(Width, vg.Length(cols)*panelWidth+vg.Inch))
+	}, max(width, vg.Length(cols)*panelWidth+vg.Inch))
 	return drawMultiples(w, s, plots, "Per-second completions relative to each group's median req/s over repeats", notes)
 }
 
@@ -281,7 +281,7 @@ func addTrials(p *plot.Plot, series []trialSeries, col color.Color) (int, error)
 // notes below, and writes the SVG.
 func drawMultiples(w io.Writer, s *stats.Summary, plots [][]*plot.Plot, title string, notes []string) error {
 	rows, cols := len(plots), len(s.Modes)
-	width := max(Width, vg.Length(cols)*panelWidth+vg.Inch)
+	width := max(width, vg.Length(cols)*panelWidth+vg.Inch)
 	// A row is at least as tall as its rotated workload label, so long
 	// names (swept points such as headers_curve@load=100%/c16) never run
 	// into the next row's.

@@ -61,8 +61,8 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // a clean exit); it blocks until the child has exited.
 func (p *Process) ExitErr() error { <-p.done; return p.err }
 
-// ErrExited reports a child that exited while it was awaited.
-var ErrExited = errors.New("exited")
+// errExited reports a child that exited while it was awaited.
+var errExited = errors.New("exited")
 
 // Poll calls ready every interval until it returns true. It fails when the
 // child exits first (wrapping ErrExited and the exit status), when ctx ends,
@@ -75,7 +75,7 @@ func (p *Process) Poll(ctx context.Context, timeout, interval time.Duration, rea
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%w: %v", ErrExited, p.err)
+			return fmt.Errorf("%w: %v", errExited, p.err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(interval):

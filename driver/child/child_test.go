@@ -124,7 +124,7 @@ func TestPollSeesExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = p.Poll(context.Background(), patient, time.Millisecond, func() bool { return false })
-	if !errors.Is(err, ErrExited) {
+	if !errors.Is(err, errExited) {
 		t.Errorf("Poll after exit: got %v, want ErrExited", err)
 	}
 	if !strings.Contains(err.Error(), "exit status 3") {

@@ -34,7 +34,7 @@ func Attach(dir, from, root string) error {
 	}
 	var found []Found
 	if from == "auto" {
-		found = FindRuns([]string{filepath.Join(root, "results"), filepath.Join(root, "runs")}, rel)
+		found = findRuns([]string{filepath.Join(root, "results"), filepath.Join(root, "runs")}, rel)
 	} else {
 		r, err := ReadRunDir(from)
 		if err != nil {
@@ -42,11 +42,11 @@ func Attach(dir, from, root string) error {
 		}
 		found = []Found{{Dir: rel(from), Run: r}}
 	}
-	p := Protect(meta, found)
+	p := protect(meta, found)
 	if len(p.Modes) == 0 {
 		return nil // no WAF mode
 	}
-	return WriteProtection(dir, p)
+	return writeProtection(dir, p)
 }
 
 // AttachTo is crs-test --attach: Attach to an earlier benchmark run, which

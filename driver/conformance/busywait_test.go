@@ -38,14 +38,14 @@ const okResponse = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
 // read. The host is this test process, its CPU read from procfs.
 func TestBusyWait(t *testing.T) {
 	raw := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	o := Options{Timeout: 20 * time.Second, idle: 400 * time.Millisecond}
+	o := options{Timeout: 20 * time.Second, idle: 400 * time.Millisecond}
 	cpu := processCPU(os.Getpid())
 
 	held := holdingHost(t, func(c net.Conn) { time.Sleep(30 * time.Second); c.Close() })
-	tg := Target{Addr: held, CPU: cpu}
+	tg := target{Addr: held, CPU: cpu}
 	begin := time.Now()
 	status, _, err := busyWait(context.Background(), tg, o, func(ctx context.Context) (int, []byte, error) {
-		return Exchange(ctx, held, raw, "GET", o.Timeout)
+		return exchange(ctx, held, raw, "GET", o.Timeout)
 	})
 	if !errors.Is(err, errHostIdle) || status != 0 {
 		t.Fatalf("held request: status %d, err %v; want errHostIdle", status, err)
@@ -60,8 +60,8 @@ func TestBusyWait(t *testing.T) {
 		}
 		c.Write([]byte(okResponse))
 	})
-	status, _, err = busyWait(context.Background(), Target{Addr: working, CPU: cpu}, o, func(ctx context.Context) (int, []byte, error) {
-		return Exchange(ctx, working, raw, "GET", o.Timeout)
+	status, _, err = busyWait(context.Background(), target{Addr: working, CPU: cpu}, o, func(ctx context.Context) (int, []byte, error) {
+		return exchange(ctx, working, raw, "GET", o.Timeout)
 	})
 	if err != nil || status != 200 {
 		t.Fatalf("busy host: status %d, err %v; want its 200 after 4 idle intervals", status, err)

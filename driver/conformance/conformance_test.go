@@ -38,7 +38,7 @@ func TestRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := Request(&tt.in)
+			got, _, err := request(&tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func TestIDs(t *testing.T) {
 		`{"id":\"949110\"} [id \"949110\"]`,
 		`[id "942100"] again`,
 	}
-	got := IDs(lines)
+	got := iDs(lines)
 	want := []uint{942100, 920350, 949110}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -120,7 +120,7 @@ func TestLogTailFindsMarkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := IDs(lines); len(got) != 2 || got[0] != 942100 || got[1] != 920100 {
+	if got := iDs(lines); len(got) != 2 || got[0] != 942100 || got[1] != 920100 {
 		t.Errorf("ids between markers = %v, want [942100 920100]", got)
 	}
 	if _, err := tail.until(context.Background(), "m3", 0); err == nil || !strings.Contains(err.Error(), "marker not logged") {
@@ -129,11 +129,11 @@ func TestLogTailFindsMarkers(t *testing.T) {
 }
 
 func TestLoadOverrides(t *testing.T) {
-	s, err := Load()
+	s, err := load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadOverrides("overrides.yaml", s); err != nil {
+	if _, err := loadOverrides("overrides.yaml", s); err != nil {
 		t.Fatalf("the committed overrides.yaml: %v", err)
 	}
 	tests := []struct{ name, yaml, want string }{
@@ -148,7 +148,7 @@ func TestLoadOverrides(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "o.yaml")
 			os.WriteFile(p, []byte(tt.yaml), 0o644)
-			_, err := LoadOverrides(p, s)
+			_, err := loadOverrides(p, s)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
@@ -157,17 +157,17 @@ func TestLoadOverrides(t *testing.T) {
 }
 
 func TestApplyOverrides(t *testing.T) {
-	ov := &Overrides{Entries: []Override{{Name: "codec", Tests: []string{"a", "b", "c"}, Hosts: []string{"envoy"}, Cause: CauseEnvoy, Status: 400, Reason: "r"}}}
-	mr := ModeResult{Tests: []TestResult{
-		{ID: "a", Outcome: Failed, Stages: []StageResult{{Status: 400}}},
-		{ID: "b", Outcome: Failed, Stages: []StageResult{{Status: 200}}},
-		{ID: "c", Outcome: Passed},
+	ov := &overrides{Entries: []override{{Name: "codec", Tests: []string{"a", "b", "c"}, Hosts: []string{"envoy"}, Cause: causeEnvoy, Status: 400, Reason: "r"}}}
+	mr := modeResult{Tests: []testResult{
+		{ID: "a", Outcome: Failed, Stages: []stageResult{{Status: 400}}},
+		{ID: "b", Outcome: Failed, Stages: []stageResult{{Status: 200}}},
+		{ID: "c", Outcome: passed},
 	}}
 	ov.Apply(&mr, modes.Mode{Name: modes.Name{Base: "coraza", Engine: "coraza", Host: modes.Envoy}})
-	if mr.Tests[0].Outcome != Overridden || mr.Tests[1].Outcome != Failed || len(mr.Stale) != 1 {
+	if mr.Tests[0].Outcome != overridden || mr.Tests[1].Outcome != Failed || len(mr.Stale) != 1 {
 		t.Errorf("got %+v, stale %v", mr.Tests, mr.Stale)
 	}
-	nginx := ModeResult{Tests: []TestResult{{ID: "a", Outcome: Failed, Stages: []StageResult{{Status: 400}}}}}
+	nginx := modeResult{Tests: []testResult{{ID: "a", Outcome: Failed, Stages: []stageResult{{Status: 400}}}}}
 	ov.Apply(&nginx, modes.Mode{Name: modes.Name{Base: modes.RefNginxModSecurity, Engine: "modsecurity", Host: modes.Nginx}})
 	if nginx.Tests[0].Outcome != Failed {
 		t.Errorf("an envoy override applied to nginx: %+v", nginx.Tests[0])
@@ -178,21 +178,21 @@ func TestApplyOverrides(t *testing.T) {
 // that release only (a leading "v" ignored on either side), and a test it
 // names that passes in another release is not stale there.
 func TestOverrideEngineVersions(t *testing.T) {
-	ov := &Overrides{Entries: []Override{{Name: "fixed-later", Tests: []string{"a"}, Engines: []string{"modsecurity"},
-		EngineVersions: []string{"3.0.9"}, Cause: CauseEngine, Reason: "r"}}}
+	ov := &overrides{Entries: []override{{Name: "fixed-later", Tests: []string{"a"}, Engines: []string{"modsecurity"},
+		EngineVersions: []string{"3.0.9"}, Cause: causeEngine, Reason: "r"}}}
 	ms := modes.Mode{Name: modes.Name{Base: "modsecurity", Engine: "modsecurity", Host: modes.Envoy}}
-	old := ModeResult{EngineVersion: "v3.0.9", Tests: []TestResult{{ID: "a", Outcome: Failed}}}
+	old := modeResult{EngineVersion: "v3.0.9", Tests: []testResult{{ID: "a", Outcome: Failed}}}
 	ov.Apply(&old, ms)
-	if old.Tests[0].Outcome != Overridden {
+	if old.Tests[0].Outcome != overridden {
 		t.Errorf("3.0.9: %+v, want overridden", old.Tests[0])
 	}
 	for _, v := range []string{"3.0.14", ""} {
-		mr := ModeResult{EngineVersion: v, Tests: []TestResult{{ID: "a", Outcome: Passed}}}
+		mr := modeResult{EngineVersion: v, Tests: []testResult{{ID: "a", Outcome: passed}}}
 		ov.Apply(&mr, ms)
 		if len(mr.Stale) != 0 {
 			t.Errorf("version %q: stale %v, want none (the entry is for 3.0.9)", v, mr.Stale)
 		}
-		failed := ModeResult{EngineVersion: v, Tests: []TestResult{{ID: "a", Outcome: Failed}}}
+		failed := modeResult{EngineVersion: v, Tests: []testResult{{ID: "a", Outcome: Failed}}}
 		ov.Apply(&failed, ms)
 		if failed.Tests[0].Outcome != Failed {
 			t.Errorf("version %q: %+v, want the failure unexplained", v, failed.Tests[0])
@@ -205,18 +205,18 @@ func TestOverrideEngineVersions(t *testing.T) {
 // under the engine's name (as crs-test records it); hosts of their own and
 // the default itself are not builds.
 func TestBuildDifferences(t *testing.T) {
-	tests := func(outcome string) []TestResult {
-		return []TestResult{{ID: "941310-1", Outcome: outcome}, {ID: "942100-1", Outcome: Passed}}
+	tests := func(outcome string) []testResult {
+		return []testResult{{ID: "941310-1", Outcome: outcome}, {ID: "942100-1", Outcome: passed}}
 	}
 	for _, defBuild := range []string{"", "coraza"} {
-		r := &Run{Modes: []ModeResult{
-			{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: defBuild, Tests: tests(Passed)},
+		r := &run{Modes: []modeResult{
+			{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: defBuild, Tests: tests(passed)},
 			{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", Tests: tests(Failed)},
-			{Mode: "coraza@3.7.0", Engine: "coraza", Host: "envoy", Build: "coraza@3.7.0", Tests: tests(Passed)},
+			{Mode: "coraza@3.7.0", Engine: "coraza", Host: "envoy", Build: "coraza@3.7.0", Tests: tests(passed)},
 			{Mode: "ref-caddy-coraza", Engine: "coraza", Host: "caddy", Tests: tests(Failed)},
 		}}
 		got := r.BuildDifferences()
-		if len(got) != 1 || got[0].Test != "941310-1" || got[0].Outcomes["coraza@re2"] != Failed || got[0].Outcomes["coraza"] != Passed {
+		if len(got) != 1 || got[0].Test != "941310-1" || got[0].Outcomes["coraza@re2"] != Failed || got[0].Outcomes["coraza"] != passed {
 			t.Errorf("default build %q: got %+v, want 941310-1 passed by coraza, failed by coraza@re2", defBuild, got)
 		}
 	}

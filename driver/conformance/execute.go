@@ -34,7 +34,7 @@ type RunRequest struct {
 	Notes     []string          // ResolveModes's notes, recorded in meta.json
 	Stack     stack.Flags
 	Overrides string // the override file
-	Options   Options
+	Options   options
 	Progress  bool // draw a progress line on stderr
 
 	Name, ResultsDir string
@@ -46,11 +46,11 @@ type RunRequest struct {
 // .md and meta.json; it prints the Markdown file's path on stdout. The
 // error names each mode with an unexplained failure or that did not finish.
 func Execute(ctx context.Context, req RunRequest, stdout, stderr io.Writer) error {
-	suite, err := Load()
+	suite, err := load()
 	if err != nil {
 		return usage.Wrap(err)
 	}
-	ov, err := LoadOverrides(req.Overrides, suite)
+	ov, err := loadOverrides(req.Overrides, suite)
 	if err != nil {
 		return usage.Wrap(err)
 	}
@@ -95,7 +95,7 @@ func Execute(ctx context.Context, req RunRequest, stdout, stderr io.Writer) erro
 		return runErr
 	}
 	rel, _ := repoRel(req.RepoDir, req.Overrides)
-	run := &Run{Suite: SuiteSource, Files: suite.Files, Tests: len(suite.Tests), Stages: suite.Stages,
+	run := &run{Suite: suiteSource, Files: suite.Files, Tests: len(suite.Tests), Stages: suite.Stages,
 		Configuration: man.Conformance.Settings, OverridesFile: rel, Backend: meta.Upstream, Modes: res, Overrides: ov.Entries}
 	if req.Options.Only != nil {
 		run.Only = req.Options.Only.String()
@@ -114,7 +114,7 @@ func Execute(ctx context.Context, req RunRequest, stdout, stderr io.Writer) erro
 	if runErr != nil {
 		return runErr
 	}
-	return Failures(res)
+	return failures(res)
 }
 
 // newMeta is meta.json as the run starts, with the manifest of the CRS
@@ -149,7 +149,7 @@ func (req *RunRequest) newMeta(st *stack.Stack, self string) (*result.Meta, *crs
 // runModes opens the hosts' session and runs the suite through every mode.
 // opened is false when the session did not open (meta.json then says
 // failed).
-func (req *RunRequest) runModes(ctx context.Context, dir, self string, st *stack.Stack, suite *Suite, ov *Overrides, meta *result.Meta, stderr io.Writer) (res []ModeResult, opened bool, err error) {
+func (req *RunRequest) runModes(ctx context.Context, dir, self string, st *stack.Stack, suite *suite, ov *overrides, meta *result.Meta, stderr io.Writer) (res []modeResult, opened bool, err error) {
 	spec := st.Envoy
 	spec.RulesFile = filepath.Join(req.Stack.CRSDir, crs.ConformanceFile)
 	byName := map[string]modes.Mode{}
@@ -160,7 +160,7 @@ func (req *RunRequest) runModes(ctx context.Context, dir, self string, st *stack
 		Upstream: upstream.Albedo, Modes: byName, Conformance: true}
 	opts := req.Options
 	if req.Progress {
-		opts.Progress = func(done, total int, r *TestResult) {
+		opts.Progress = func(done, total int, r *testResult) {
 			if done%25 == 0 || done == total {
 				fmt.Fprintf(stderr, "\rcrs-test: %d/%d tests (%s)   ", done, total, r.ID)
 				if done == total {
@@ -175,7 +175,7 @@ func (req *RunRequest) runModes(ctx context.Context, dir, self string, st *stack
 		result.WriteMeta(dir, meta)
 		return nil, false, err
 	}
-	res, err = RunModes(ctx, sess, req.Modes, suite, ov, opts, func(line string) { fmt.Fprintln(stderr, "wafbench: "+line) })
+	res, err = runModes(ctx, sess, req.Modes, suite, ov, opts, func(line string) { fmt.Fprintln(stderr, "wafbench: "+line) })
 	sess.Close()
 	for i := range res {
 		res[i].EngineVersion = meta.Modules[res[i].Mode].EngineVersion
@@ -191,9 +191,9 @@ func repoRel(root, path string) (string, bool) {
 	return path, false
 }
 
-// Failures is crs-test's verdict on its modes: an error naming each mode
+// failures is crs-test's verdict on its modes: an error naming each mode
 // with an unexplained failure or that did not finish.
-func Failures(res []ModeResult) error {
+func failures(res []modeResult) error {
 	var bad []string
 	for _, m := range res {
 		if m.Counts.Failed > 0 || m.Error != "" {
@@ -273,11 +273,11 @@ func RejudgeDir(dir, overridesPath, root string, reg *modes.Registry, stdout io.
 	if err != nil {
 		return usage.Wrap(err)
 	}
-	suite, err := Load()
+	suite, err := load()
 	if err != nil {
 		return usage.Wrap(err)
 	}
-	ov, err := LoadOverrides(overridesPath, suite)
+	ov, err := loadOverrides(overridesPath, suite)
 	if err != nil {
 		return usage.Wrap(err)
 	}
@@ -298,5 +298,5 @@ func RejudgeDir(dir, overridesPath, root string, reg *modes.Registry, stdout io.
 		return err
 	}
 	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, MarkdownFile))
-	return Failures(run.Modes)
+	return failures(run.Modes)
 }

@@ -19,8 +19,8 @@ import (
 // (go-ftw's expression, which also accepts the escaped quotes of a JSON log).
 var idPattern = regexp.MustCompile(`\[id \\?"(\d+)\\?"\]`)
 
-// IDs returns the rule IDs of lines, in order of first appearance.
-func IDs(lines []string) []uint {
+// iDs returns the rule IDs of lines, in order of first appearance.
+func iDs(lines []string) []uint {
 	var out []uint
 	seen := map[uint]bool{}
 	for _, l := range lines {

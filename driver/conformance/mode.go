@@ -12,8 +12,8 @@ import (
 	"wafbench/driver/runner"
 )
 
-// ModeResult is the suite through one mode.
-type ModeResult struct {
+// modeResult is the suite through one mode.
+type modeResult struct {
 	Mode   string `json:"mode"`
 	Engine string `json:"engine"`
 	Host   string `json:"host"`
@@ -27,14 +27,14 @@ type ModeResult struct {
 	// the mode (how a host without a module file of its own is matched).
 	EngineVersion string       `json:"engine_version,omitempty"`
 	WallSeconds   float64      `json:"wall_seconds"`
-	Counts        Counts       `json:"counts"`
-	ByRuleFile    []FileCounts `json:"by_rule_file"`
+	Counts        counts       `json:"counts"`
+	ByRuleFile    []fileCounts `json:"by_rule_file"`
 	Stale         []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
-	Tests         []TestResult `json:"tests"`
+	Tests         []testResult `json:"tests"`
 }
 
-// Counts are a mode's outcomes.
-type Counts struct {
+// counts are a mode's outcomes.
+type counts struct {
 	Passed     int `json:"passed"`
 	Failed     int `json:"failed"`
 	Overridden int `json:"overridden"`
@@ -44,12 +44,12 @@ type Counts struct {
 }
 
 // Total is every test counted.
-func (c Counts) Total() int { return c.Passed + c.Failed + c.Overridden + c.NotRun }
+func (c counts) Total() int { return c.Passed + c.Failed + c.Overridden + c.NotRun }
 
-// FileCounts are the outcomes of one rule file's tests.
-type FileCounts struct {
+// fileCounts are the outcomes of one rule file's tests.
+type fileCounts struct {
 	RuleFile string `json:"rule_file"`
-	Counts
+	counts
 }
 
 // Proof is the request pair that shows a crs-test host logs what it
@@ -61,7 +61,7 @@ var proofAttack = []byte("GET /wafbench-crs-test-proof?id=1%27%20OR%20%271%27%3D
 // proveLogging sends a marker, the canary attack and a marker, and wants
 // 942100 between them: the host is in DetectionOnly (the attack is
 // forwarded, 200) and logs matches.
-func proveLogging(ctx context.Context, t Target, o Options) error {
+func proveLogging(ctx context.Context, t target, o options) error {
 	tail, err := openTail(t.LogPath)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func proveLogging(ctx context.Context, t Target, o Options) error {
 	if err := mark(ctx, tail, t, o, "wafbench-proof-start"); err != nil {
 		return fmt.Errorf("the marker rule 999999 is not logged (is match_log on?): %v", err)
 	}
-	st, _, err := Exchange(ctx, t.Addr, proofAttack, "GET", o.Timeout)
+	st, _, err := exchange(ctx, t.Addr, proofAttack, "GET", o.Timeout)
 	if err != nil {
 		return fmt.Errorf("canary attack: %v", err)
 	}
@@ -80,26 +80,26 @@ func proveLogging(ctx context.Context, t Target, o Options) error {
 	if err := mark(ctx, tail, t, o, "wafbench-proof-end"); err != nil {
 		return err
 	}
-	if ids := IDs(tail.last); !slices.Contains(ids, 942100) {
+	if ids := iDs(tail.last); !slices.Contains(ids, 942100) {
 		return fmt.Errorf("canary attack: rule 942100 not logged (logged %v)", ids)
 	}
 	return nil
 }
 
-// RunModes runs the suite through each mode of ms, one fresh host per mode
+// runModes runs the suite through each mode of ms, one fresh host per mode
 // started by sess (whose Config has Conformance set). A mode that cannot
 // start, fails its preflight or dies mid-suite is recorded in its
 // ModeResult; the others still run. progress, when set, gets one line per
 // finished mode and is called per test.
-func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Suite, ov *Overrides, o Options, status func(string)) ([]ModeResult, error) {
+func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *suite, ov *overrides, o options, status func(string)) ([]modeResult, error) {
 	o = o.withDefaults()
-	var out []ModeResult
+	var out []modeResult
 	for _, m := range ms {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 		name := m.String()
-		mr := ModeResult{Mode: name, Engine: m.Engine, Host: string(m.Host)}
+		mr := modeResult{Mode: name, Engine: m.Engine, Host: string(m.Host)}
 		if m.Build != nil {
 			mr.Build = m.Build.Mode()
 		}
@@ -109,7 +109,7 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 			if h.Preflight != nil {
 				mr.ModuleSHA256, mr.EngineLib = h.Preflight.ModuleSHA256, h.Preflight.EngineLib
 			}
-			t := Target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID)}
+			t := target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID)}
 			o := o
 			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
 				o.idle, o.Timeout = o.Timeout, o.WasmTimeout
@@ -117,8 +117,8 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 			if err = proveLogging(ctx, t, o); err != nil {
 				err = fmt.Errorf("%s: preflight: %v", name, err)
 			} else {
-				var res []TestResult
-				res, err = RunSuite(ctx, s, t, o)
+				var res []testResult
+				res, err = runSuite(ctx, s, t, o)
 				mr.Tests = res
 			}
 			h.Stop()
@@ -144,11 +144,11 @@ func RunModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *Sui
 }
 
 // judge applies ov to mr's observed outcomes and counts them.
-func (mr *ModeResult) judge(ov *Overrides, m modes.Mode) {
+func (mr *modeResult) judge(ov *overrides, m modes.Mode) {
 	ov.Apply(mr, m)
 	mr.count()
 	for _, r := range mr.Tests {
-		if e := ov.Entry(r.Override); r.Outcome == Overridden && e != nil {
+		if e := ov.Entry(r.Override); r.Outcome == overridden && e != nil {
 			if mr.Counts.ByCause == nil {
 				mr.Counts.ByCause = map[string]int{}
 			}
@@ -158,36 +158,36 @@ func (mr *ModeResult) judge(ov *Overrides, m modes.Mode) {
 }
 
 // fillNotRun adds every selected test the mode did not reach as NotRun.
-func fillNotRun(mr *ModeResult, s *Suite, o Options) {
+func fillNotRun(mr *modeResult, s *suite, o options) {
 	have := map[string]bool{}
 	for _, r := range mr.Tests {
 		have[r.ID] = true
 	}
 	for _, tt := range s.Tests {
 		if (o.Only == nil || o.Only.MatchString(tt.ID)) && !have[tt.ID] {
-			mr.Tests = append(mr.Tests, TestResult{ID: tt.ID, RuleFile: tt.RuleFile, Outcome: NotRun, Why: mr.Error})
+			mr.Tests = append(mr.Tests, testResult{ID: tt.ID, RuleFile: tt.RuleFile, Outcome: notRun, Why: mr.Error})
 		}
 	}
 }
 
-func (mr *ModeResult) count() {
-	mr.Counts = Counts{}
-	files := map[string]*FileCounts{}
+func (mr *modeResult) count() {
+	mr.Counts = counts{}
+	files := map[string]*fileCounts{}
 	var order []string
 	for _, r := range mr.Tests {
 		fc := files[r.RuleFile]
 		if fc == nil {
-			fc = &FileCounts{RuleFile: r.RuleFile}
+			fc = &fileCounts{RuleFile: r.RuleFile}
 			files[r.RuleFile] = fc
 			order = append(order, r.RuleFile)
 		}
-		for _, c := range []*Counts{&mr.Counts, &fc.Counts} {
+		for _, c := range []*counts{&mr.Counts, &fc.counts} {
 			switch r.Outcome {
-			case Passed:
+			case passed:
 				c.Passed++
 			case Failed:
 				c.Failed++
-			case Overridden:
+			case overridden:
 				c.Overridden++
 			default:
 				c.NotRun++
@@ -201,7 +201,7 @@ func (mr *ModeResult) count() {
 	}
 }
 
-func summaryLine(mr *ModeResult) string {
+func summaryLine(mr *modeResult) string {
 	s := fmt.Sprintf("crs-test %s: %d passed, %d failed, %d overridden", mr.Mode, mr.Counts.Passed, mr.Counts.Failed, mr.Counts.Overridden)
 	if mr.Counts.NotRun > 0 {
 		s += fmt.Sprintf(", %d not run", mr.Counts.NotRun)

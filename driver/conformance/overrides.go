@@ -17,14 +17,14 @@ const OverridesFile = "driver/conformance/overrides.yaml"
 
 // Causes of an override: what makes the test fail in the modes it names.
 const (
-	CauseEngine = "engine" // the WAF engine (a known bug or a behaviour of its own, with its upstream issue)
-	CauseEnvoy  = "envoy"  // Envoy's HTTP codec changes or answers the request before the WAF sees it
-	CauseHost   = "host"   // another host (nginx, Caddy) answers or changes the request before the WAF
+	causeEngine = "engine" // the WAF engine (a known bug or a behaviour of its own, with its upstream issue)
+	causeEnvoy  = "envoy"  // Envoy's HTTP codec changes or answers the request before the WAF sees it
+	causeHost   = "host"   // another host (nginx, Caddy) answers or changes the request before the WAF
 )
 
-// Override is one reasoned entry: the tests it covers fail in the modes it
+// override is one reasoned entry: the tests it covers fail in the modes it
 // names, for the reason it gives.
-type Override struct {
+type override struct {
 	Name  string   `json:"name"`
 	Tests []string `json:"tests"`
 	// Modes, Hosts and Engines select where the entry applies; an empty
@@ -47,9 +47,9 @@ type Override struct {
 	Upstream string `json:"upstream,omitempty"`
 }
 
-// Overrides is the parsed override file.
-type Overrides struct {
-	Entries []Override `json:"overrides"`
+// overrides is the parsed override file.
+type overrides struct {
+	Entries []override `json:"overrides"`
 	// Path is where the entries were read.
 	Path string `json:"-"`
 }
@@ -66,14 +66,14 @@ var knownHosts = func() []string {
 	return out
 }()
 
-// LoadOverrides reads and checks an override file against suite s: every
+// loadOverrides reads and checks an override file against suite s: every
 // entry needs a name, tests the suite holds, a cause and a reason.
-func LoadOverrides(path string, s *Suite) (*Overrides, error) {
+func loadOverrides(path string, s *suite) (*overrides, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("overrides: %w", err)
 	}
-	var ov Overrides
+	var ov overrides
 	if err := yaml.UnmarshalStrict(data, &ov); err != nil {
 		return nil, fmt.Errorf("overrides %s: %w", path, err)
 	}
@@ -90,8 +90,8 @@ func LoadOverrides(path string, s *Suite) (*Overrides, error) {
 			return nil, fmt.Errorf("%s: tests missing", where)
 		case strings.TrimSpace(e.Reason) == "":
 			return nil, fmt.Errorf("%s: reason missing", where)
-		case e.Cause != CauseEngine && e.Cause != CauseEnvoy && e.Cause != CauseHost:
-			return nil, fmt.Errorf("%s: cause: want %s, %s or %s, got %q", where, CauseEngine, CauseEnvoy, CauseHost, e.Cause)
+		case e.Cause != causeEngine && e.Cause != causeEnvoy && e.Cause != causeHost:
+			return nil, fmt.Errorf("%s: cause: want %s, %s or %s, got %q", where, causeEngine, causeEnvoy, causeHost, e.Cause)
 		}
 		names[e.Name] = true
 		for _, id := range e.Tests {
@@ -125,7 +125,7 @@ func LoadOverrides(path string, s *Suite) (*Overrides, error) {
 
 // AppliesTo reports whether e selects mode m running engine version
 // version ("" when unknown: a version-narrowed entry then does not apply).
-func (e *Override) AppliesTo(m modes.Mode, version string) bool {
+func (e *override) AppliesTo(m modes.Mode, version string) bool {
 	if len(e.EngineVersions) > 0 && !slices.ContainsFunc(e.EngineVersions, func(v string) bool {
 		return strings.TrimPrefix(v, "v") == strings.TrimPrefix(version, "v")
 	}) {
@@ -151,9 +151,9 @@ func (e *Override) AppliesTo(m modes.Mode, version string) bool {
 }
 
 // Apply turns each failed test of mr that an entry explains into
-// Overridden and records the entries' tests that pass in mr as stale.
+// overridden and records the entries' tests that pass in mr as stale.
 // A nil Overrides applies nothing.
-func (ov *Overrides) Apply(mr *ModeResult, m modes.Mode) {
+func (ov *overrides) Apply(mr *modeResult, m modes.Mode) {
 	if ov == nil {
 		return
 	}
@@ -173,20 +173,20 @@ func (ov *Overrides) Apply(mr *ModeResult, m modes.Mode) {
 			}
 			r := &mr.Tests[i]
 			switch r.Outcome {
-			case Passed:
+			case passed:
 				mr.Stale = append(mr.Stale, e.Name+": "+id)
 			case Failed:
 				if e.Status != 0 && !failedWithStatus(r, e.Status) {
 					r.Why += fmt.Sprintf(" (override %s predicts status %d)", e.Name, e.Status)
 					continue
 				}
-				r.Outcome, r.Override = Overridden, e.Name
+				r.Outcome, r.Override = overridden, e.Name
 			}
 		}
 	}
 }
 
-func failedWithStatus(r *TestResult, status int) bool {
+func failedWithStatus(r *testResult, status int) bool {
 	for _, s := range r.Stages {
 		if !s.Pass {
 			return s.Status == status
@@ -196,7 +196,7 @@ func failedWithStatus(r *TestResult, status int) bool {
 }
 
 // Entry returns the entry called name.
-func (ov *Overrides) Entry(name string) *Override {
+func (ov *overrides) Entry(name string) *override {
 	if ov == nil {
 		return nil
 	}

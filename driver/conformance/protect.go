@@ -14,14 +14,14 @@ import (
 // names it, repository-relative) and its results.
 type Found struct {
 	Dir string
-	Run *Run
+	Run *run
 }
 
-// FindRuns returns the crs-test runs under the given parent directories
+// findRuns returns the crs-test runs under the given parent directories
 // (results/, runs/), newest first (run directories start with their UTC
 // start). rel names a directory as the record should; runs that cannot be
 // read are skipped, as are runs of only some tests (--tests).
-func FindRuns(parents []string, rel func(string) string) []Found {
+func findRuns(parents []string, rel func(string) string) []Found {
 	var dirs []string
 	for _, p := range parents {
 		m, _ := filepath.Glob(filepath.Join(p, "*"))
@@ -43,12 +43,12 @@ func FindRuns(parents []string, rel func(string) string) []Found {
 	return out
 }
 
-// Protect is the protection record of a run measured with the modules
+// protect is the protection record of a run measured with the modules
 // meta names: for each of its WAF modes, the newest crs-test result (of
 // found, newest first) that tested the very module (same SHA-256), or for
 // a mode whose module has no hash of its own, the same mode with the same
 // engine version. A mode no run matches is listed unmatched.
-func Protect(meta *result.Meta, found []Found) *result.Protection {
+func protect(meta *result.Meta, found []Found) *result.Protection {
 	p := &result.Protection{}
 	for _, mode := range meta.Modes {
 		mod, ok := meta.Modules[mode]
@@ -80,7 +80,7 @@ func Protect(meta *result.Meta, found []Found) *result.Protection {
 					f.Dir, c.Passed, c.Failed, c.Overridden, c.NotRun, mr.PassRate()
 				if mr.IsBuild() {
 					if def := f.Run.defaultOf(*mr); def != nil {
-						ds := f.Run.disagreeAmong([]ModeResult{*def, *mr})
+						ds := f.Run.disagreeAmong([]modeResult{*def, *mr})
 						mp.VsDefault = len(ds)
 						for _, d := range ds[:min(len(ds), 20)] {
 							mp.Differs = append(mp.Differs, d.Test)
@@ -97,8 +97,8 @@ func Protect(meta *result.Meta, found []Found) *result.Protection {
 	return p
 }
 
-// WriteProtection writes p as dir's protection.json.
-func WriteProtection(dir string, p *result.Protection) error {
+// writeProtection writes p as dir's protection.json.
+func writeProtection(dir string, p *result.Protection) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err

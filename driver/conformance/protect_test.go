@@ -10,12 +10,12 @@ import (
 
 func TestRejudge(t *testing.T) {
 	coraza := modes.Mode{Name: modes.Name{Base: "coraza", Engine: "coraza", Host: modes.Envoy}}
-	run := &Run{Modes: []ModeResult{{Mode: "coraza", Tests: []TestResult{
-		{ID: "a", Outcome: Overridden, Override: "old", Why: "stage 1: status 400, want 200 (x)", Stages: []StageResult{{Status: 400, Why: "status 400, want 200"}}},
-		{ID: "b", Outcome: Failed, Why: "stage 1: no", Stages: []StageResult{{Status: 200, Why: "no"}}},
-		{ID: "c", Outcome: Passed, Stages: []StageResult{{Status: 200, Pass: true}}},
+	run := &run{Modes: []modeResult{{Mode: "coraza", Tests: []testResult{
+		{ID: "a", Outcome: overridden, Override: "old", Why: "stage 1: status 400, want 200 (x)", Stages: []stageResult{{Status: 400, Why: "status 400, want 200"}}},
+		{ID: "b", Outcome: Failed, Why: "stage 1: no", Stages: []stageResult{{Status: 200, Why: "no"}}},
+		{ID: "c", Outcome: passed, Stages: []stageResult{{Status: 200, Pass: true}}},
 	}}}}
-	ov := &Overrides{Entries: []Override{{Name: "new", Tests: []string{"b", "c"}, Cause: CauseEngine, Reason: "r"}}}
+	ov := &overrides{Entries: []override{{Name: "new", Tests: []string{"b", "c"}, Cause: causeEngine, Reason: "r"}}}
 	if err := run.Rejudge(ov, func(string) (modes.Mode, error) { return coraza, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -23,24 +23,24 @@ func TestRejudge(t *testing.T) {
 	if got.Tests[0].Outcome != Failed || got.Tests[0].Override != "" || got.Tests[0].Why != "stage 1: status 400, want 200" {
 		t.Errorf("a no longer overridden: got %+v", got.Tests[0])
 	}
-	if got.Tests[1].Outcome != Overridden || got.Tests[1].Override != "new" {
+	if got.Tests[1].Outcome != overridden || got.Tests[1].Override != "new" {
 		t.Errorf("b newly overridden: got %+v", got.Tests[1])
 	}
-	if len(got.Stale) != 1 || got.Counts.Failed != 1 || got.Counts.Overridden != 1 || got.Counts.ByCause[CauseEngine] != 1 || run.Unexplained() != 1 {
+	if len(got.Stale) != 1 || got.Counts.Failed != 1 || got.Counts.Overridden != 1 || got.Counts.ByCause[causeEngine] != 1 || run.Unexplained() != 1 {
 		t.Errorf("stale %v, counts %+v", got.Stale, got.Counts)
 	}
 }
 
 func TestProtect(t *testing.T) {
-	pass := func(id string) TestResult { return TestResult{ID: id, Outcome: Passed} }
-	fail := func(id string) TestResult { return TestResult{ID: id, Outcome: Failed} }
-	older := Found{Dir: "results/1-crs-test", Run: &Run{Suite: "CRS", Tests: 2, Modes: []ModeResult{
-		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "aaa", Tests: []TestResult{pass("t1"), pass("t2")}},
+	pass := func(id string) testResult { return testResult{ID: id, Outcome: passed} }
+	fail := func(id string) testResult { return testResult{ID: id, Outcome: Failed} }
+	older := Found{Dir: "results/1-crs-test", Run: &run{Suite: "CRS", Tests: 2, Modes: []modeResult{
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "aaa", Tests: []testResult{pass("t1"), pass("t2")}},
 	}}}
-	newer := Found{Dir: "runs/2-crs-test", Run: &Run{Suite: "CRS", Tests: 2, Modes: []ModeResult{
-		{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: "coraza", ModuleSHA256: "bbb", Tests: []TestResult{pass("t1"), pass("t2")}},
-		{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", ModuleSHA256: "ccc", Tests: []TestResult{pass("t1"), fail("t2")}},
-		{Mode: "ref-nginx-modsecurity", Engine: "modsecurity", Host: "nginx", EngineVersion: "3.0.9", Tests: []TestResult{pass("t1"), fail("t2")}},
+	newer := Found{Dir: "runs/2-crs-test", Run: &run{Suite: "CRS", Tests: 2, Modes: []modeResult{
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: "coraza", ModuleSHA256: "bbb", Tests: []testResult{pass("t1"), pass("t2")}},
+		{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", ModuleSHA256: "ccc", Tests: []testResult{pass("t1"), fail("t2")}},
+		{Mode: "ref-nginx-modsecurity", Engine: "modsecurity", Host: "nginx", EngineVersion: "3.0.9", Tests: []testResult{pass("t1"), fail("t2")}},
 	}}}
 	for _, f := range []Found{older, newer} {
 		for i := range f.Run.Modes {
@@ -52,7 +52,7 @@ func TestProtect(t *testing.T) {
 		"coraza@re2":            {SHA256: "ccc", Engine: "coraza"},
 		"ref-nginx-modsecurity": {Engine: "modsecurity", EngineVersion: "3.0.9"},
 	}}
-	p := Protect(meta, []Found{newer, older})
+	p := protect(meta, []Found{newer, older})
 	if len(p.Modes) != 3 {
 		t.Fatalf("got %+v, want the three WAF modes", p.Modes)
 	}

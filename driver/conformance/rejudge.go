@@ -12,7 +12,7 @@ import (
 // observed changes (statuses, IDs, stage verdicts): an override file only
 // explains failures, so a run's judgement can follow a corrected override
 // file without sending the suite again. resolve names each mode's Mode.
-func (r *Run) Rejudge(ov *Overrides, resolve func(string) (modes.Mode, error)) error {
+func (r *run) Rejudge(ov *overrides, resolve func(string) (modes.Mode, error)) error {
 	for i := range r.Modes {
 		mr := &r.Modes[i]
 		m, err := resolve(mr.Mode)
@@ -22,7 +22,7 @@ func (r *Run) Rejudge(ov *Overrides, resolve func(string) (modes.Mode, error)) e
 		mr.Stale = nil
 		for j := range mr.Tests {
 			t := &mr.Tests[j]
-			if t.Outcome != Overridden && t.Outcome != Failed {
+			if t.Outcome != overridden && t.Outcome != Failed {
 				continue
 			}
 			t.Outcome, t.Override = Failed, ""
@@ -40,7 +40,7 @@ func (r *Run) Rejudge(ov *Overrides, resolve func(string) (modes.Mode, error)) e
 }
 
 // Unexplained counts the failed tests no override explains, over every mode.
-func (r *Run) Unexplained() int {
+func (r *run) Unexplained() int {
 	n := 0
 	for _, m := range r.Modes {
 		n += m.Counts.Failed

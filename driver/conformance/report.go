@@ -23,13 +23,13 @@ import (
 // by-products archive; crs-test.md is rebuilt from the JSON byte for byte.
 const (
 	JSONFile     = "crs-test.json"
-	CSVFile      = "crs-test.csv"
+	csvFile      = "crs-test.csv"
 	MarkdownFile = "crs-test.md"
 )
 
 // ReadRunDir reads the crs-test run in dir: crs-test.json, or the
 // crs-test.json.gz of a kept run.
-func ReadRunDir(dir string) (*Run, error) {
+func ReadRunDir(dir string) (*run, error) {
 	data, err := os.ReadFile(filepath.Join(dir, JSONFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		var gz []byte
@@ -43,7 +43,7 @@ func ReadRunDir(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crs-test run %s: %w", dir, err)
 	}
-	return ReadRun(data)
+	return readRun(data)
 }
 
 // IsRunDir reports whether dir holds a crs-test run.
@@ -56,8 +56,8 @@ func IsRunDir(dir string) bool {
 	return false
 }
 
-// Run is a finished crs-test run, as crs-test.json holds it.
-type Run struct {
+// run is a finished crs-test run, as crs-test.json holds it.
+type run struct {
 	Suite         string       `json:"suite"`
 	Files         int          `json:"files"`
 	Tests         int          `json:"tests"`
@@ -66,13 +66,13 @@ type Run struct {
 	OverridesFile string       `json:"overrides_file"`
 	Only          string       `json:"only,omitempty"`
 	Backend       string       `json:"backend"`
-	Modes         []ModeResult `json:"modes"`
-	Overrides     []Override   `json:"overrides"`
+	Modes         []modeResult `json:"modes"`
+	Overrides     []override   `json:"overrides"`
 }
 
-// ReadRun parses crs-test.json.
-func ReadRun(data []byte) (*Run, error) {
-	var r Run
+// readRun parses crs-test.json.
+func readRun(data []byte) (*run, error) {
+	var r run
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", JSONFile, err)
 	}
@@ -81,7 +81,7 @@ func ReadRun(data []byte) (*Run, error) {
 
 // PassRate is the share of a mode's tests that passed or failed only as
 // an override explains, over every test run.
-func (mr *ModeResult) PassRate() float64 {
+func (mr *modeResult) PassRate() float64 {
 	n := mr.Counts.Total() - mr.Counts.NotRun
 	if n == 0 {
 		return 0
@@ -90,7 +90,7 @@ func (mr *ModeResult) PassRate() float64 {
 }
 
 // WriteFiles writes crs-test.json, crs-test.csv and crs-test.md into dir.
-func (r *Run) WriteFiles(dir string) error {
+func (r *run) WriteFiles(dir string) error {
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (r *Run) WriteFiles(dir string) error {
 		}
 	}
 	cw.Flush()
-	if err := atomicfile.WriteFile(filepath.Join(dir, CSVFile), []byte(b.String())); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, csvFile), []byte(b.String())); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, MarkdownFile), []byte(r.Markdown()))
@@ -127,22 +127,22 @@ func joinIDs(ids []uint) string {
 	return strings.Join(s, " ")
 }
 
-// Disagreement is a test on which modes' outcomes differ.
-type Disagreement struct {
+// disagreement is a test on which modes' outcomes differ.
+type disagreement struct {
 	Test     string
 	Outcomes map[string]string // mode → outcome (with the override name)
 }
 
 // Disagreements lists every test on which two modes that ran it have
 // different outcomes (passed versus failed or overridden), in suite order.
-func (r *Run) Disagreements() []Disagreement {
-	return r.disagree(func(a, b ModeResult) bool { return true })
+func (r *run) Disagreements() []disagreement {
+	return r.disagree(func(a, b modeResult) bool { return true })
 }
 
 // BuildDifferences lists every test on which a build's outcome differs
 // from its engine's default build in the same host (when that ran).
-func (r *Run) BuildDifferences() []Disagreement {
-	var out []Disagreement
+func (r *run) BuildDifferences() []disagreement {
+	var out []disagreement
 	for _, m := range r.Modes {
 		if !m.IsBuild() {
 			continue
@@ -151,7 +151,7 @@ func (r *Run) BuildDifferences() []Disagreement {
 		if def == nil {
 			continue
 		}
-		d := r.disagreeAmong([]ModeResult{*def, m})
+		d := r.disagreeAmong([]modeResult{*def, m})
 		out = append(out, d...)
 	}
 	return out
@@ -159,9 +159,9 @@ func (r *Run) BuildDifferences() []Disagreement {
 
 // IsBuild reports whether mr is a named build (coraza@re2), not an
 // engine's default build (whose Build field names the engine itself).
-func (mr *ModeResult) IsBuild() bool { return strings.Contains(mr.Mode, "@") }
+func (mr *modeResult) IsBuild() bool { return strings.Contains(mr.Mode, "@") }
 
-func (r *Run) defaultOf(m ModeResult) *ModeResult {
+func (r *run) defaultOf(m modeResult) *modeResult {
 	for i := range r.Modes {
 		o := &r.Modes[i]
 		if !o.IsBuild() && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
@@ -173,35 +173,35 @@ func (r *Run) defaultOf(m ModeResult) *ModeResult {
 	return nil
 }
 
-func (r *Run) disagree(func(a, b ModeResult) bool) []Disagreement {
+func (r *run) disagree(func(a, b modeResult) bool) []disagreement {
 	return r.disagreeAmong(r.Modes)
 }
 
-func verdict(t TestResult) string {
-	if t.Outcome == Passed {
-		return Passed
+func verdict(t testResult) string {
+	if t.Outcome == passed {
+		return passed
 	}
 	return "not passed"
 }
 
-func (r *Run) disagreeAmong(ms []ModeResult) []Disagreement {
-	var out []Disagreement
+func (r *run) disagreeAmong(ms []modeResult) []disagreement {
+	var out []disagreement
 	if len(ms) < 2 {
 		return nil
 	}
-	byMode := make([]map[string]TestResult, len(ms))
+	byMode := make([]map[string]testResult, len(ms))
 	for i, m := range ms {
-		byMode[i] = map[string]TestResult{}
+		byMode[i] = map[string]testResult{}
 		for _, t := range m.Tests {
 			byMode[i][t.ID] = t
 		}
 	}
 	for _, t := range ms[0].Tests {
 		seen := map[string]bool{}
-		d := Disagreement{Test: t.ID, Outcomes: map[string]string{}}
+		d := disagreement{Test: t.ID, Outcomes: map[string]string{}}
 		for i, m := range ms {
 			tr, ok := byMode[i][t.ID]
-			if !ok || tr.Outcome == NotRun {
+			if !ok || tr.Outcome == notRun {
 				continue
 			}
 			seen[verdict(tr)] = true
@@ -220,7 +220,7 @@ func (r *Run) disagreeAmong(ms []ModeResult) []Disagreement {
 
 // Markdown is crs-test.md: the outcome table, the per-rule-file counts,
 // the disagreements and the builds' differences, and stale overrides.
-func (r *Run) Markdown() string {
+func (r *run) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# CRS regression suite (crs-test)\n\n%s: %d files, %d tests, %d stages", r.Suite, r.Files, r.Tests, r.Stages)
 	if r.Only != "" {
@@ -231,7 +231,7 @@ func (r *Run) Markdown() string {
 	for _, m := range r.Modes {
 		c := m.Counts
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d (%d / %d / %d) | %d | %.1f%% | %.0f s |\n", m.Mode, m.Host, m.Engine,
-			c.Passed, c.Failed, c.Overridden, c.ByCause[CauseEngine], c.ByCause[CauseEnvoy], c.ByCause[CauseHost], c.NotRun, 100*m.PassRate(), m.WallSeconds)
+			c.Passed, c.Failed, c.Overridden, c.ByCause[causeEngine], c.ByCause[causeEnvoy], c.ByCause[causeHost], c.NotRun, 100*m.PassRate(), m.WallSeconds)
 	}
 	for _, m := range r.Modes {
 		if m.Error != "" {
@@ -268,7 +268,7 @@ func (r *Run) Markdown() string {
 		b.WriteString("\n")
 	}
 
-	writeDiff := func(title string, ds []Disagreement) {
+	writeDiff := func(title string, ds []disagreement) {
 		fmt.Fprintf(&b, "\n## %s (%d tests)\n\n", title, len(ds))
 		if len(ds) == 0 {
 			b.WriteString("None.\n")

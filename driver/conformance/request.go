@@ -20,14 +20,14 @@ import (
 // a Content-Length.
 var methodsWithBody = regexp.MustCompile(`^POST|PUT|PATCH|DELETE$`)
 
-// Request returns the bytes a stage sends and its method (for reading the
+// request returns the bytes a stage sends and its method (for reading the
 // response): a test's encoded_request verbatim, else its request line,
 // ordered headers and data with go-ftw's autocompletion (on unless the test
 // turns it off: a Content-Type for data without one, form data
 // URL-encoded when it is not yet, LF turned into CRLF in multipart data,
 // Connection: close and Content-Length when missing), serialized by
 // internal/http1 without any other change.
-func Request(in *schema.Input) (raw []byte, method string, err error) {
+func request(in *schema.Input) (raw []byte, method string, err error) {
 	if in.EncodedRequest != "" {
 		raw, err := base64.StdEncoding.DecodeString(in.EncodedRequest)
 		if err != nil {

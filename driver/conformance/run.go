@@ -19,14 +19,14 @@ import (
 
 // Outcomes of a test in one mode.
 const (
-	Passed     = "passed"
+	passed     = "passed"
 	Failed     = "failed"     // no override explains it
-	Overridden = "overridden" // failed as an override of overrides.yaml says, with its reason
-	NotRun     = "not-run"    // the host died or the run was cut short before the test
+	overridden = "overridden" // failed as an override of overrides.yaml says, with its reason
+	notRun     = "not-run"    // the host died or the run was cut short before the test
 )
 
-// StageResult is what one stage of a test observed.
-type StageResult struct {
+// stageResult is what one stage of a test observed.
+type stageResult struct {
 	Status  int    `json:"status"`          // 0: no response
 	Error   string `json:"error,omitempty"` // the exchange's error (no response, connection closed)
 	IDs     []uint `json:"ids"`             // rule IDs logged between the markers
@@ -35,19 +35,19 @@ type StageResult struct {
 	Retried bool   `json:"retried,omitempty"`
 }
 
-// TestResult is one test in one mode.
-type TestResult struct {
+// testResult is one test in one mode.
+type testResult struct {
 	ID       string        `json:"id"`
 	RuleFile string        `json:"rule_file"`
 	Outcome  string        `json:"outcome"`
 	Why      string        `json:"why,omitempty"`      // the first failing stage's reason
 	Override string        `json:"override,omitempty"` // the override entry's name, when one applies
 	Stale    bool          `json:"stale,omitempty"`    // an override expects a failure, but the test passed
-	Stages   []StageResult `json:"stages,omitempty"`
+	Stages   []stageResult `json:"stages,omitempty"`
 }
 
-// Target is a host in the crs-test configuration.
-type Target struct {
+// target is a host in the crs-test configuration.
+type target struct {
 	Addr    string
 	LogPath string
 	// Exited reports whether the host's process has ended (nil: unknown).
@@ -57,8 +57,8 @@ type Target struct {
 	CPU func() (time.Duration, error)
 }
 
-// Options tunes a suite run.
-type Options struct {
+// options tunes a suite run.
+type options struct {
 	// Only, when set, runs only the tests whose ID it matches.
 	Only *regexp.Regexp
 	// MarkerWait bounds the wait for a marker's log line; 0 means 10s.
@@ -75,10 +75,10 @@ type Options struct {
 	// interval idle (busyWait).
 	idle time.Duration
 	// Progress, when set, is called after each test.
-	Progress func(done, total int, r *TestResult)
+	Progress func(done, total int, r *testResult)
 }
 
-func (o Options) withDefaults() Options {
+func (o options) withDefaults() options {
 	if o.MarkerWait == 0 {
 		o.MarkerWait = 10 * time.Second
 	}
@@ -88,26 +88,26 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// ErrHostDied reports a host that stopped answering mid-suite.
-var ErrHostDied = errors.New("host died mid-suite")
+// errHostDied reports a host that stopped answering mid-suite.
+var errHostDied = errors.New("host died mid-suite")
 
-// RunSuite sends every selected test of s to t and judges it. It returns
+// runSuite sends every selected test of s to t and judges it. It returns
 // the results so far and an ErrHostDied-wrapped error when the host stops
 // answering (the remaining tests are NotRun), or ctx's error.
-func RunSuite(ctx context.Context, s *Suite, t Target, o Options) ([]TestResult, error) {
+func runSuite(ctx context.Context, s *suite, t target, o options) ([]testResult, error) {
 	o = o.withDefaults()
 	tail, err := openTail(t.LogPath)
 	if err != nil {
 		return nil, err
 	}
 	defer tail.Close()
-	var sel []Test
+	var sel []test
 	for _, tt := range s.Tests {
 		if o.Only == nil || o.Only.MatchString(tt.ID) {
 			sel = append(sel, tt)
 		}
 	}
-	out := make([]TestResult, 0, len(sel))
+	out := make([]testResult, 0, len(sel))
 	var fatal error
 	// marked: the last exchange was a marker whose line has been read, so it
 	// is the next stage's start marker too. The suite is sent one request at
@@ -120,13 +120,13 @@ func RunSuite(ctx context.Context, s *Suite, t Target, o Options) ([]TestResult,
 	// the engine off for the marker request itself, filters/crs.)
 	marked := false
 	for i, tt := range sel {
-		r := TestResult{ID: tt.ID, RuleFile: tt.RuleFile}
+		r := testResult{ID: tt.ID, RuleFile: tt.RuleFile}
 		if fatal != nil {
-			r.Outcome, r.Why = NotRun, fatal.Error()
+			r.Outcome, r.Why = notRun, fatal.Error()
 			out = append(out, r)
 			continue
 		}
-		r.Outcome = Passed
+		r.Outcome = passed
 		for si := range tt.Stages {
 			st := &tt.Stages[si]
 			sr, err := runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d", tt.ID, si+1), st, marked)
@@ -140,11 +140,11 @@ func RunSuite(ctx context.Context, s *Suite, t Target, o Options) ([]TestResult,
 					return out, ctx.Err() // the finished tests are kept; this one is NotRun
 				}
 				fatal = err
-				r.Outcome, r.Why = NotRun, err.Error()
+				r.Outcome, r.Why = notRun, err.Error()
 				break
 			}
 			r.Stages = append(r.Stages, sr)
-			if !sr.Pass && r.Outcome == Passed {
+			if !sr.Pass && r.Outcome == passed {
 				r.Outcome, r.Why = Failed, fmt.Sprintf("stage %d: %s", si+1, sr.Why)
 			}
 		}
@@ -164,9 +164,9 @@ func RunSuite(ctx context.Context, s *Suite, t Target, o Options) ([]TestResult,
 // judges the stage from the response and the lines logged between the
 // markers. Its error means the host itself failed (a marker went
 // unanswered or unlogged): the suite cannot go on.
-func runStage(ctx context.Context, tail *logTail, t Target, o Options, stageID string, st *schema.Stage, marked bool) (StageResult, error) {
-	var sr StageResult
-	raw, method, err := Request(&st.Input)
+func runStage(ctx context.Context, tail *logTail, t target, o options, stageID string, st *schema.Stage, marked bool) (stageResult, error) {
+	var sr stageResult
+	raw, method, err := request(&st.Input)
 	if err != nil {
 		sr.Why = "the test's request cannot be built: " + err.Error()
 		return sr, nil
@@ -178,7 +178,7 @@ func runStage(ctx context.Context, tail *logTail, t Target, o Options, stageID s
 		}
 	}
 	status, full, xerr := busyWait(ctx, t, o, func(ctx context.Context) (int, []byte, error) {
-		return Exchange(ctx, t.Addr, raw, method, o.Timeout)
+		return exchange(ctx, t.Addr, raw, method, o.Timeout)
 	})
 	sr.Status = status
 	if xerr != nil {
@@ -187,30 +187,30 @@ func runStage(ctx context.Context, tail *logTail, t Target, o Options, stageID s
 	if err := mark(ctx, tail, t, o, end); err != nil {
 		return sr, err
 	}
-	sr.IDs = IDs(tail.last)
+	sr.IDs = iDs(tail.last)
 	sr.Pass, sr.Why = judge(&st.Output, status, full, xerr, tail.last, sr.IDs)
 	return sr, nil
 }
 
 // mark sends a marker request and waits for its log line; tail.last holds
 // the lines logged before it since the previous marker.
-func mark(ctx context.Context, tail *logTail, t Target, o Options, marker string) error {
+func mark(ctx context.Context, tail *logTail, t target, o options, marker string) error {
 	// A marker waits for the host to finish what it was evaluating (a stage
 	// whose exchange timed out may still be running): MarkerWait, not the
 	// stage timeout, bounds it.
-	status, _, err := Exchange(ctx, t.Addr, markerRequest(marker), "GET", max(o.Timeout, o.MarkerWait))
+	status, _, err := exchange(ctx, t.Addr, markerRequest(marker), "GET", max(o.Timeout, o.MarkerWait))
 	if err != nil {
 		if t.Exited != nil && t.Exited() {
-			return fmt.Errorf("%w: the process exited (marker %s: %v)", ErrHostDied, marker, err)
+			return fmt.Errorf("%w: the process exited (marker %s: %v)", errHostDied, marker, err)
 		}
-		return fmt.Errorf("%w: marker request %s: %v", ErrHostDied, marker, err)
+		return fmt.Errorf("%w: marker request %s: %v", errHostDied, marker, err)
 	}
 	if status == 0 {
-		return fmt.Errorf("%w: marker request %s answered nothing", ErrHostDied, marker)
+		return fmt.Errorf("%w: marker request %s answered nothing", errHostDied, marker)
 	}
 	lines, err := tail.until(ctx, marker, o.MarkerWait)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrHostDied, err)
+		return fmt.Errorf("%w: %v", errHostDied, err)
 	}
 	tail.last = lines
 	return nil
@@ -297,7 +297,7 @@ var errHostIdle = errors.New("host idle")
 // whole raised timeout; a request the host holds without evaluating it (a
 // CONNECT Envoy's codec neither forwards nor answers) costs o.idle, not
 // the raised timeout. Without o.idle or t.CPU it is exchange itself.
-func busyWait(ctx context.Context, t Target, o Options, exchange func(context.Context) (int, []byte, error)) (int, []byte, error) {
+func busyWait(ctx context.Context, t target, o options, exchange func(context.Context) (int, []byte, error)) (int, []byte, error) {
 	if o.idle <= 0 || o.idle >= o.Timeout || t.CPU == nil {
 		return exchange(ctx)
 	}
@@ -334,12 +334,12 @@ func busyWait(ctx context.Context, t Target, o Options, exchange func(context.Co
 	return status, full, err
 }
 
-// Exchange writes raw on a fresh connection to addr while reading the
+// exchange writes raw on a fresh connection to addr while reading the
 // response (a host may answer before it has read the body), and returns the
 // status and the whole response as received. A host that closes the
 // connection without a status line is an error (an outcome of the stage,
 // not of the harness).
-func Exchange(ctx context.Context, addr string, raw []byte, method string, timeout time.Duration) (int, []byte, error) {
+func exchange(ctx context.Context, addr string, raw []byte, method string, timeout time.Duration) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer

@@ -28,16 +28,16 @@ import (
 
 // The suite's size for CRS 4.25.0 (design.md §10); Load refuses another.
 const (
-	WantFiles  = 318
-	WantTests  = 4674
-	WantStages = 4680
+	wantFiles  = 318
+	wantTests  = 4674
+	wantStages = 4680
 )
 
-// SuiteSource names where the tests come from.
-const SuiteSource = "github.com/corazawaf/coraza-coreruleset/v4@v4.25.0/tests (go-ftw v2.1.0 test types, ftw-tests-schema v2.3.0)"
+// suiteSource names where the tests come from.
+const suiteSource = "github.com/corazawaf/coraza-coreruleset/v4@v4.25.0/tests (go-ftw v2.1.0 test types, ftw-tests-schema v2.3.0)"
 
-// Test is one test of the suite.
-type Test struct {
+// test is one test of the suite.
+type test struct {
 	ID       string // "920100-1", go-ftw's IdString
 	RuleID   uint
 	File     string // path inside the tests FS, e.g. REQUEST-920-PROTOCOL-ENFORCEMENT/920100.yaml
@@ -46,30 +46,30 @@ type Test struct {
 	Stages   []schema.Stage
 }
 
-// Suite is the whole regression suite in file order.
-type Suite struct {
-	Tests  []Test
+// suite is the whole regression suite in file order.
+type suite struct {
+	Tests  []test
 	Files  int
 	Stages int
 	byID   map[string]int
 }
 
-// Load reads the CRS 4.25.0 regression suite embedded in the
+// load reads the CRS 4.25.0 regression suite embedded in the
 // coraza-coreruleset module and checks its size.
-func Load() (*Suite, error) {
-	s, err := LoadFS(crstests.FS)
+func load() (*suite, error) {
+	s, err := loadFS(crstests.FS)
 	if err != nil {
 		return nil, err
 	}
-	if s.Files != WantFiles || len(s.Tests) != WantTests || s.Stages != WantStages {
-		return nil, fmt.Errorf("crs suite: want %d files, %d tests, %d stages, got %d, %d, %d", WantFiles, WantTests, WantStages, s.Files, len(s.Tests), s.Stages)
+	if s.Files != wantFiles || len(s.Tests) != wantTests || s.Stages != wantStages {
+		return nil, fmt.Errorf("crs suite: want %d files, %d tests, %d stages, got %d, %d, %d", wantFiles, wantTests, wantStages, s.Files, len(s.Tests), s.Stages)
 	}
 	return s, nil
 }
 
-// LoadFS reads every */*.yaml test file of fsys with go-ftw's parser
+// loadFS reads every */*.yaml test file of fsys with go-ftw's parser
 // (which fills in test IDs, ordered headers and autocomplete defaults).
-func LoadFS(fsys fs.FS) (*Suite, error) {
+func loadFS(fsys fs.FS) (*suite, error) {
 	names, err := fs.Glob(fsys, "*/*.yaml")
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func LoadFS(fsys fs.FS) (*Suite, error) {
 		return nil, fmt.Errorf("crs suite: no test files (*/*.yaml)")
 	}
 	sort.Strings(names)
-	s := &Suite{byID: map[string]int{}}
+	s := &suite{byID: map[string]int{}}
 	for _, n := range names {
 		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
@@ -95,7 +95,7 @@ func LoadFS(fsys fs.FS) (*Suite, error) {
 				return nil, fmt.Errorf("crs suite: %s: duplicate test %s", n, id)
 			}
 			s.byID[id] = len(s.Tests)
-			s.Tests = append(s.Tests, Test{ID: id, RuleID: t.RuleId, File: n, RuleFile: strings.Split(n, "/")[0],
+			s.Tests = append(s.Tests, test{ID: id, RuleID: t.RuleId, File: n, RuleFile: strings.Split(n, "/")[0],
 				Title: t.TestTitle, Stages: t.Stages})
 			s.Stages += len(t.Stages)
 		}
@@ -104,13 +104,13 @@ func LoadFS(fsys fs.FS) (*Suite, error) {
 }
 
 // Has reports whether the suite holds test id.
-func (s *Suite) Has(id string) bool { _, ok := s.byID[id]; return ok }
+func (s *suite) Has(id string) bool { _, ok := s.byID[id]; return ok }
 
-// Test returns test id.
-func (s *Suite) Test(id string) (Test, bool) {
+// test returns test id.
+func (s *suite) Test(id string) (test, bool) {
 	i, ok := s.byID[id]
 	if !ok {
-		return Test{}, false
+		return test{}, false
 	}
 	return s.Tests[i], true
 }

@@ -3,11 +3,11 @@ package conformance
 import "testing"
 
 func TestLoadCountsTheSuite(t *testing.T) {
-	s, err := Load()
+	s, err := load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Files != WantFiles || len(s.Tests) != WantTests || s.Stages != WantStages {
+	if s.Files != wantFiles || len(s.Tests) != wantTests || s.Stages != wantStages {
 		t.Fatalf("got %d files, %d tests, %d stages", s.Files, len(s.Tests), s.Stages)
 	}
 	tt, ok := s.Test("920100-1")

@@ -63,11 +63,11 @@ func TrimLog(data []byte, keep func(test string) bool) []byte {
 
 // NotPassed is the set of tests that failed or were overridden in some
 // mode of r (a test not run has no log lines).
-func (r *Run) NotPassed() map[string]bool {
+func (r *run) NotPassed() map[string]bool {
 	out := map[string]bool{}
 	for _, m := range r.Modes {
 		for _, t := range m.Tests {
-			if t.Outcome == Failed || t.Outcome == Overridden {
+			if t.Outcome == Failed || t.Outcome == overridden {
 				out[t.ID] = true
 			}
 		}

@@ -21,9 +21,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ParseList parses a Linux CPU list such as "0,2-3" into ascending CPU
+// parseList parses a Linux CPU list such as "0,2-3" into ascending CPU
 // numbers. Empty lists, reversed ranges and CPUs named twice are errors.
-func ParseList(s string) ([]int, error) {
+func parseList(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("cpu list: empty")
 	}
@@ -96,7 +96,7 @@ func Format(cpus []int) string {
 // narrower than the online set; those surface as EINVAL when pinning.
 func Online() ([]int, error) {
 	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
-		if cpus, err := ParseList(strings.TrimSpace(string(b))); err == nil {
+		if cpus, err := parseList(strings.TrimSpace(string(b))); err == nil {
 			return cpus, nil
 		}
 	}
@@ -110,9 +110,9 @@ func Online() ([]int, error) {
 // ParseOnline parses the CPU list s (ParseList) and checks that every CPU
 // it names is online (Check).
 func ParseOnline(s string) ([]int, error) {
-	l, err := ParseList(s)
+	l, err := parseList(s)
 	if err == nil {
-		err = Check(l)
+		err = check(l)
 	}
 	if err != nil {
 		return nil, err
@@ -120,8 +120,8 @@ func ParseOnline(s string) ([]int, error) {
 	return l, nil
 }
 
-// Check returns an error naming the first CPU of cpus that is not online.
-func Check(cpus []int) error {
+// check returns an error naming the first CPU of cpus that is not online.
+func check(cpus []int) error {
 	if len(cpus) == 0 {
 		return errors.New("no CPUs given")
 	}
@@ -255,8 +255,8 @@ func PinSelf(cpus []int) error {
 	return errors.New("pin self: threads kept appearing")
 }
 
-// Thread is one thread of a process and the CPUs it may run on.
-type Thread struct {
+// thread is one thread of a process and the CPUs it may run on.
+type thread struct {
 	TID  int
 	Name string // comm, e.g. "wrk:worker_0"
 	CPUs []int
@@ -279,12 +279,12 @@ func taskIDs(pid int) ([]int, error) {
 
 // Threads returns every thread of pid with its name and affinity, sorted by
 // TID. Threads that exit while being read are left out.
-func Threads(pid int) ([]Thread, error) {
+func Threads(pid int) ([]thread, error) {
 	tids, err := taskIDs(pid)
 	if err != nil {
 		return nil, fmt.Errorf("threads of %d: %w", pid, err)
 	}
-	var out []Thread
+	var out []thread
 	for _, tid := range tids {
 		comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(tid), "comm"))
 		if err != nil {
@@ -297,7 +297,7 @@ func Threads(pid int) ([]Thread, error) {
 			}
 			return nil, fmt.Errorf("affinity of thread %d: %w", tid, err)
 		}
-		out = append(out, Thread{TID: tid, Name: strings.TrimSpace(string(comm)), CPUs: fromSet(&set)})
+		out = append(out, thread{TID: tid, Name: strings.TrimSpace(string(comm)), CPUs: fromSet(&set)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("threads of %d: none found", pid)
@@ -309,7 +309,7 @@ func Threads(pid int) ([]Thread, error) {
 // CPUs in want. It returns all threads read, and an error naming the first
 // thread allowed outside want, prefixed with the process name, e.g.
 // "envoy thread 1234 (wrk:worker_0) on CPUs 0-1, want 0".
-func Verify(pid int, want []int) ([]Thread, error) {
+func Verify(pid int, want []int) ([]thread, error) {
 	threads, err := Threads(pid)
 	if err != nil {
 		return nil, err

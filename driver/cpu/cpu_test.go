@@ -30,7 +30,7 @@ func TestParseList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseList(tt.in)
+			got, err := parseList(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParseList(%q) = %v, %v; want error containing %q", tt.in, got, err, tt.wantErr)
@@ -68,16 +68,16 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(online); err != nil {
+	if err := check(online); err != nil {
 		t.Errorf("Check(online %v) = %v", online, err)
 	}
 	bad := online[len(online)-1] + 1
-	err = Check([]int{bad})
+	err = check([]int{bad})
 	want := "is not available (online: " + Format(online) + ")"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Check([%d]) = %v, want error containing %q", bad, err, want)
 	}
-	if err := Check(nil); err == nil {
+	if err := check(nil); err == nil {
 		t.Error("Check(nil) = nil, want error")
 	}
 }
@@ -163,7 +163,7 @@ const unixMaxCPUForTest = 1023
 // tests of this process.
 func TestPinSelf(t *testing.T) {
 	if cpus := os.Getenv("CPU_TEST_PIN_SELF"); cpus != "" {
-		want, err := ParseList(cpus)
+		want, err := parseList(cpus)
 		if err != nil {
 			t.Fatal(err)
 		}

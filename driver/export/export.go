@@ -35,10 +35,10 @@ const Dir = "export"
 // customary 5.
 const ticksPerHalf = 5
 
-// WriteHGRM writes h, a histogram of microseconds, as an HdrHistogram
+// writeHGRM writes h, a histogram of microseconds, as an HdrHistogram
 // percentile distribution with values in milliseconds (the unit .hgrm
 // plotters assume).
-func WriteHGRM(w io.Writer, h *hdrhistogram.Histogram) error {
+func writeHGRM(w io.Writer, h *hdrhistogram.Histogram) error {
 	_, err := h.PercentilesPrint(w, ticksPerHalf, 1000)
 	return err
 }
@@ -55,7 +55,7 @@ type Fortio struct {
 	ActualDuration    int64             `json:"ActualDuration"` // ns
 	NumThreads        int               `json:"NumThreads"`
 	Version           string            `json:"Version"`
-	DurationHistogram FortioHistogram   `json:"DurationHistogram"`
+	DurationHistogram fortioHistogram   `json:"DurationHistogram"`
 	Exactly           int64             `json:"Exactly"`
 	RetCodes          map[string]int64  `json:"RetCodes"`
 	URL               string            `json:"URL"`
@@ -64,40 +64,40 @@ type Fortio struct {
 	Extra             map[string]string `json:"WafbenchRecord,omitempty"` // what names the record in raw.jsonl
 }
 
-// FortioHistogram is fortio's stats.HistogramData.
-type FortioHistogram struct {
+// fortioHistogram is fortio's stats.HistogramData.
+type fortioHistogram struct {
 	Count       int64              `json:"Count"`
 	Min         float64            `json:"Min"`
 	Max         float64            `json:"Max"`
 	Sum         float64            `json:"Sum"`
 	Avg         float64            `json:"Avg"`
 	StdDev      float64            `json:"StdDev"`
-	Data        []FortioBucket     `json:"Data"`
-	Percentiles []FortioPercentile `json:"Percentiles"`
+	Data        []fortioBucket     `json:"Data"`
+	Percentiles []fortioPercentile `json:"Percentiles"`
 }
 
-// FortioBucket is one histogram interval [Start, End) in seconds with the
+// fortioBucket is one histogram interval [Start, End) in seconds with the
 // cumulative percent of values up to its end.
-type FortioBucket struct {
+type fortioBucket struct {
 	Start   float64 `json:"Start"`
 	End     float64 `json:"End"`
 	Percent float64 `json:"Percent"`
 	Count   int64   `json:"Count"`
 }
 
-// FortioPercentile is one requested percentile and its value in seconds.
-type FortioPercentile struct {
+// fortioPercentile is one requested percentile and its value in seconds.
+type fortioPercentile struct {
 	Percentile float64 `json:"Percentile"`
 	Value      float64 `json:"Value"`
 }
 
-// Percentiles are the percentiles a fortio result lists (fortio's -p).
-var Percentiles = []float64{50, 75, 90, 99, 99.9}
+// percentiles are the percentiles a fortio result lists (fortio's -p).
+var percentiles = []float64{50, 75, 90, 99, 99.9}
 
-// FortioOf converts a histogram of microseconds and its window into a
+// fortioOf converts a histogram of microseconds and its window into a
 // fortio result. conns is fortio's NumThreads and SocketCount; rate 0 is
 // closed loop ("max").
-func FortioOf(h *hdrhistogram.Histogram, labels, url string, conns int, rate float64, window time.Duration, statuses map[string]int64) Fortio {
+func fortioOf(h *hdrhistogram.Histogram, labels, url string, conns int, rate float64, window time.Duration, statuses map[string]int64) Fortio {
 	f := Fortio{RunType: "HTTP", Labels: labels, RequestedQPS: "max", RequestedDuration: window.String(),
 		ActualDuration: window.Nanoseconds(), NumThreads: conns, SocketCount: conns, Version: "wafbench",
 		URL: url, RetCodes: map[string]int64{}}
@@ -113,7 +113,7 @@ func FortioOf(h *hdrhistogram.Histogram, labels, url string, conns int, rate flo
 		f.ActualQPS = float64(n) / window.Seconds()
 	}
 	d := &f.DurationHistogram
-	d.Data, d.Percentiles = []FortioBucket{}, []FortioPercentile{}
+	d.Data, d.Percentiles = []fortioBucket{}, []fortioPercentile{}
 	if h == nil || h.TotalCount() == 0 {
 		return f
 	}
@@ -128,23 +128,23 @@ func FortioOf(h *hdrhistogram.Histogram, labels, url string, conns int, rate flo
 			continue
 		}
 		cum += b.Count
-		d.Data = append(d.Data, FortioBucket{Start: float64(b.From) / us, End: float64(b.To+1) / us,
+		d.Data = append(d.Data, fortioBucket{Start: float64(b.From) / us, End: float64(b.To+1) / us,
 			Percent: 100 * float64(cum) / float64(d.Count), Count: b.Count})
 	}
-	for _, p := range Percentiles {
-		d.Percentiles = append(d.Percentiles, FortioPercentile{Percentile: p, Value: float64(h.ValueAtQuantile(p)) / us})
+	for _, p := range percentiles {
+		d.Percentiles = append(d.Percentiles, fortioPercentile{Percentile: p, Value: float64(h.ValueAtQuantile(p)) / us})
 	}
 	return f
 }
 
-// Group is the records of one mode × workload@conns (every repeat).
-type Group struct {
+// group is the records of one mode × workload@conns (every repeat).
+type group struct {
 	Mode, Workload string
 	Conns          int
 }
 
 // Name is the group's file name stem, e.g. "coraza_json_4k_c16".
-func (g Group) Name() string {
+func (g group) Name() string {
 	return safe(g.Mode) + "_" + safe(g.Workload) + "_c" + strconv.Itoa(g.Conns)
 }
 
@@ -160,8 +160,8 @@ func safe(s string) string {
 	}, s)
 }
 
-// Files lists what WriteRun writes, relative to the run directory.
-type Files struct {
+// files lists what WriteRun writes, relative to the run directory.
+type files struct {
 	HGRM   []string
 	Fortio []string
 }
@@ -171,9 +171,9 @@ type Files struct {
 // named <mode>_<mix>.<class>_c<conns>.hgrm) and fortio/<record>.json per
 // measured record. Records without a histogram (failed, interrupted) are
 // skipped. The files of a group or record are replaced, never appended to.
-func WriteRun(dir string, recs []result.Record) (Files, error) {
-	var files Files
-	groups := map[Group]*hdrhistogram.Histogram{}
+func WriteRun(dir string, recs []result.Record) (files, error) {
+	var files files
+	groups := map[group]*hdrhistogram.Histogram{}
 	type one struct {
 		rec  *result.Record
 		hist *hdrhistogram.Histogram
@@ -188,7 +188,7 @@ func WriteRun(dir string, recs []result.Record) (Files, error) {
 		if err != nil {
 			return files, fmt.Errorf("export: record trial %d %s %s@%d: %w", r.Trial, r.Mode, r.Workload, r.Conns, err)
 		}
-		g := Group{r.Mode, r.Workload, r.Conns}
+		g := group{r.Mode, r.Workload, r.Conns}
 		if groups[g] == nil {
 			groups[g] = load.NewHistogram()
 		}
@@ -202,7 +202,7 @@ func WriteRun(dir string, recs []result.Record) (Files, error) {
 			if err != nil {
 				return files, fmt.Errorf("export: record trial %d %s %s@%d class %s: %w", r.Trial, r.Mode, r.Workload, r.Conns, c.Workload, err)
 			}
-			cg := Group{r.Mode, r.Workload + "." + c.Workload, r.Conns}
+			cg := group{r.Mode, r.Workload + "." + c.Workload, r.Conns}
 			if groups[cg] == nil {
 				groups[cg] = load.NewHistogram()
 			}
@@ -215,14 +215,14 @@ func WriteRun(dir string, recs []result.Record) (Files, error) {
 	if err := os.MkdirAll(filepath.Join(dir, Dir, "fortio"), 0o755); err != nil {
 		return files, err
 	}
-	keys := make([]Group, 0, len(groups))
+	keys := make([]group, 0, len(groups))
 	for g := range groups {
 		keys = append(keys, g)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Name() < keys[j].Name() })
 	for _, g := range keys {
 		var buf bytes.Buffer
-		if err := WriteHGRM(&buf, groups[g]); err != nil {
+		if err := writeHGRM(&buf, groups[g]); err != nil {
 			return files, err
 		}
 		rel := filepath.Join(Dir, g.Name()+".hgrm")
@@ -233,9 +233,9 @@ func WriteRun(dir string, recs []result.Record) (Files, error) {
 	}
 	for _, o := range each {
 		r := o.rec
-		g := Group{r.Mode, r.Workload, r.Conns}
+		g := group{r.Mode, r.Workload, r.Conns}
 		labels := fmt.Sprintf("wafbench %s %s@%d trial %d repeat %d", r.Mode, r.Workload, r.Conns, r.Trial, r.Repeat)
-		f := FortioOf(o.hist, labels, "", r.Conns, r.RateRequestedPerS, time.Duration(r.DurationS*float64(time.Second)), r.Statuses)
+		f := fortioOf(o.hist, labels, "", r.Conns, r.RateRequestedPerS, time.Duration(r.DurationS*float64(time.Second)), r.Statuses)
 		f.Errors = r.Errors
 		f.Extra = map[string]string{"trial": strconv.Itoa(r.Trial), "repeat": strconv.Itoa(r.Repeat),
 			"mode": r.Mode, "workload": r.Workload, "conns": strconv.Itoa(r.Conns)}

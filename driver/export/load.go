@@ -16,7 +16,7 @@ import (
 func WriteLoad(res *load.Result, hgrmPath, fortioPath, target string, conns int) error {
 	if hgrmPath != "" {
 		var buf bytes.Buffer
-		if err := WriteHGRM(&buf, res.Hist); err != nil {
+		if err := writeHGRM(&buf, res.Hist); err != nil {
 			return fmt.Errorf("load: --hgrm: %w", err)
 		}
 		if err := atomicfile.WriteFile(hgrmPath, buf.Bytes()); err != nil {
@@ -28,7 +28,7 @@ func WriteLoad(res *load.Result, hgrmPath, fortioPath, target string, conns int)
 		for k, v := range res.Statuses {
 			st[strconv.Itoa(k)] = v
 		}
-		f := FortioOf(res.Hist, "wafbench load", target, conns, res.RateRequested, res.Elapsed, st)
+		f := fortioOf(res.Hist, "wafbench load", target, conns, res.RateRequested, res.Elapsed, st)
 		if len(res.Errors) > 0 {
 			f.Errors = res.Errors
 		}

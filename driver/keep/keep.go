@@ -98,7 +98,7 @@ func Keep(src string, o Options) (string, error) {
 		return "", fmt.Errorf("keep %s: %w", src, err)
 	}
 	if o.Rerender { // outputs today's report no longer writes go
-		outs, err := Outputs(stage)
+		outs, err := outputs(stage)
 		if err != nil {
 			return "", err
 		}
@@ -114,7 +114,7 @@ func Keep(src string, o Options) (string, error) {
 	if err := Rebuilds(stage); err != nil {
 		return "", fmt.Errorf("keep %s: the lean copy: %w", src, err)
 	}
-	if err := CheckPaths(stage); err != nil {
+	if err := checkPaths(stage); err != nil {
 		return "", fmt.Errorf("keep %s: %w", src, err)
 	}
 	if inPlace {
@@ -156,11 +156,11 @@ func Rebuilds(dir string) error {
 	if err := build(tmp); err != nil {
 		return err
 	}
-	outs, err := Outputs(tmp)
+	outs, err := outputs(tmp)
 	if err != nil {
 		return err
 	}
-	have, err := Outputs(dir)
+	have, err := outputs(dir)
 	if err != nil {
 		return err
 	}
@@ -185,9 +185,9 @@ func Rebuilds(dir string) error {
 	return nil
 }
 
-// Outputs lists the report outputs present in dir, slash-separated and
+// outputs lists the report outputs present in dir, slash-separated and
 // sorted: what Rebuilds compares.
-func Outputs(dir string) ([]string, error) {
+func outputs(dir string) ([]string, error) {
 	var out []string
 	for _, f := range []string{report.ReportFile, report.HTMLFile, report.SummaryFile, report.BenchFile, conformance.MarkdownFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
@@ -341,10 +341,10 @@ func archive(dir string, rels []string) error {
 	return nil
 }
 
-// CheckPaths fails when a text file of the run in dir (not the archive)
+// checkPaths fails when a text file of the run in dir (not the archive)
 // holds an absolute path of this machine: the checkout, the temporary or
 // the home directory.
-func CheckPaths(dir string) error {
+func checkPaths(dir string) error {
 	files, err := list(dir)
 	if err != nil {
 		return err

@@ -23,21 +23,21 @@ const (
 	Parity = "parity"
 	// Lab is the older Docker lab's kinds of requests (safe GET, SQL
 	// injection, XSS, …) on paths go-httpbin answers (lab.yaml, built in).
-	Lab = "lab"
+	lab = "lab"
 )
 
 // Names lists the corpora Load knows.
-var Names = []string{Parity, Lab}
+var Names = []string{Parity, lab}
 
-// ParityDir is where the parity corpus lives, relative to the repository root.
-const ParityDir = "filters/e2e/testdata"
+// parityDir is where the parity corpus lives, relative to the repository root.
+const parityDir = "filters/e2e/testdata"
 
 //go:embed lab.yaml
 var labYAML []byte
 
-// BaseHeaders are the headers of a benign client that CRS does not score;
+// baseHeaders are the headers of a benign client that CRS does not score;
 // every entry sends them first unless it sets no_base.
-var BaseHeaders = [][2]string{{"Host", "bench.local"}, {"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}}
+var baseHeaders = [][2]string{{"Host", "bench.local"}, {"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}}
 
 // Entry is one request of a corpus file (parity.yaml and lab.yaml share the
 // format; parity.yaml's header comment documents every field).
@@ -50,17 +50,17 @@ type Entry struct {
 	Headers []string       `json:"headers,omitempty"`
 	NoBase  bool           `json:"no_base,omitempty"`
 	Body    *string        `json:"body,omitempty"`
-	Pad     *Pad           `json:"pad,omitempty"`
+	Pad     *pad           `json:"pad,omitempty"`
 	Expect  map[string]int `json:"expect"`
 	// Passes explains why the engines pass a request of an attack or
 	// policy class.
 	Passes string `json:"passes,omitempty"`
 }
 
-// Pad generates the bulk of a large request: Pattern repeated Count times,
+// pad generates the bulk of a large request: Pattern repeated Count times,
 // each "{i}" replaced by the repetition's index, then Close repeated Count
 // times (for nesting), replaces the "{pad}" marker of the target or body.
-type Pad struct {
+type pad struct {
 	Pattern string `json:"pattern"`
 	Close   string `json:"close,omitempty"`
 	Count   int    `json:"count"`
@@ -69,7 +69,7 @@ type Pad struct {
 // PadMarker marks where a Pad is expanded.
 const PadMarker = "{pad}"
 
-func (p *Pad) expand() string {
+func (p *pad) expand() string {
 	var b strings.Builder
 	b.Grow(p.Count * (len(p.Pattern) + len(p.Close) + 4))
 	for i := range p.Count {
@@ -111,7 +111,7 @@ func (e *Entry) Check() error {
 // like a base header replaces it) and body (nil for none).
 func (e *Entry) Parts() (method, target string, headers [][2]string, body []byte, err error) {
 	if !e.NoBase {
-		headers = slices.Clone(BaseHeaders)
+		headers = slices.Clone(baseHeaders)
 	}
 	for _, h := range e.Headers {
 		k, v, ok := strings.Cut(h, ":")
@@ -157,9 +157,9 @@ func (e *Entry) Raw() ([]byte, error) {
 	return http1.AppendRequest(make([]byte, 0, 256+len(target)+len(body)), method, target, hs, body), nil
 }
 
-// ReadEntries parses a corpus file strictly (an unknown field is an error)
+// readEntries parses a corpus file strictly (an unknown field is an error)
 // and checks every entry and that names are unique.
-func ReadEntries(path string) ([]Entry, error) {
+func readEntries(path string) ([]Entry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -189,18 +189,18 @@ func parseEntries(name string, b []byte) ([]Entry, error) {
 	return entries, nil
 }
 
-// Disagreement is one entry of disagreements.yaml: the statuses the two
+// disagreement is one entry of disagreements.yaml: the statuses the two
 // engines' default builds answer to a parity request, and why they differ.
-type Disagreement struct {
+type disagreement struct {
 	Name        string `json:"name"`
 	ModSecurity int    `json:"modsecurity"`
 	Coraza      int    `json:"coraza"`
 	Reason      string `json:"reason"`
 }
 
-// BuildDifference is one entry of build-differences.yaml: a parity request
+// buildDifference is one entry of build-differences.yaml: a parity request
 // that a non-default engine build answers differently, and why.
-type BuildDifference struct {
+type buildDifference struct {
 	Build  string `json:"build"`
 	Name   string `json:"name"`
 	Status int    `json:"status"`
@@ -216,7 +216,7 @@ type Corpus struct {
 	Notes map[string]string
 	// ByBuild holds statuses that an engine build (a mode name such as
 	// coraza@3.7.0) answers instead of its engine's, by build then entry.
-	ByBuild map[string]map[string]BuildDifference
+	ByBuild map[string]map[string]buildDifference
 }
 
 // Load reads the corpus called name; root is the repository root (the
@@ -225,13 +225,13 @@ type Corpus struct {
 func Load(name, root string) (*Corpus, error) {
 	switch name {
 	case Parity:
-		return loadParity(filepath.Join(root, ParityDir))
-	case Lab:
+		return loadParity(filepath.Join(root, parityDir))
+	case lab:
 		entries, err := parseEntries("lab.yaml (driver/matrix)", labYAML)
 		if err != nil {
 			return nil, err
 		}
-		c := &Corpus{Name: Lab, Entries: entries, Notes: map[string]string{}}
+		c := &Corpus{Name: lab, Entries: entries, Notes: map[string]string{}}
 		for _, e := range entries {
 			if e.Passes != "" {
 				c.Notes[e.Name] = e.Passes
@@ -243,30 +243,30 @@ func Load(name, root string) (*Corpus, error) {
 }
 
 func loadParity(dir string) (*Corpus, error) {
-	entries, err := ReadEntries(filepath.Join(dir, "parity.yaml"))
+	entries, err := readEntries(filepath.Join(dir, "parity.yaml"))
 	if err != nil {
 		return nil, err
 	}
-	c := &Corpus{Name: Parity, Entries: entries, Notes: map[string]string{}, ByBuild: map[string]map[string]BuildDifference{}}
+	c := &Corpus{Name: Parity, Entries: entries, Notes: map[string]string{}, ByBuild: map[string]map[string]buildDifference{}}
 	for _, e := range entries {
 		if e.Passes != "" {
 			c.Notes[e.Name] = e.Passes
 		}
 	}
-	var dis []Disagreement
+	var dis []disagreement
 	if err := readYAML(filepath.Join(dir, "disagreements.yaml"), &dis); err != nil {
 		return nil, err
 	}
 	for _, d := range dis {
 		c.Notes[d.Name] = strings.TrimSpace(d.Reason)
 	}
-	var diffs []BuildDifference
+	var diffs []buildDifference
 	if err := readYAML(filepath.Join(dir, "build-differences.yaml"), &diffs); err != nil {
 		return nil, err
 	}
 	for _, d := range diffs {
 		if c.ByBuild[d.Build] == nil {
-			c.ByBuild[d.Build] = map[string]BuildDifference{}
+			c.ByBuild[d.Build] = map[string]buildDifference{}
 		}
 		c.ByBuild[d.Build][d.Name] = d
 	}

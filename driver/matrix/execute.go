@@ -68,7 +68,7 @@ func Execute(ctx context.Context, req Request, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, res.Summary())
-	fmt.Fprintf(stdout, "%s\n%s\n", filepath.Join(req.Dir, CSVFile), filepath.Join(req.Dir, MarkdownFile))
+	fmt.Fprintf(stdout, "%s\n%s\n", filepath.Join(req.Dir, csvFile), filepath.Join(req.Dir, MarkdownFile))
 	if len(res.Failed) > 0 {
 		var why []string
 		for _, m := range res.Modes {
@@ -92,13 +92,13 @@ func ByName(ms []modes.Mode) map[string]modes.Mode {
 
 // Write sends corpus c to every mode of ms with the upstream and process
 // settings of cfg and writes matrix.csv and matrix.md into cfg.Dir.
-func Write(ctx context.Context, cfg *runner.Config, c *Corpus, ms []modes.Mode) (*Result, error) {
+func Write(ctx context.Context, cfg *runner.Config, c *Corpus, ms []modes.Mode) (*result, error) {
 	sess, err := runner.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Close()
-	res, err := Run(ctx, sess, c, ms)
+	res, err := run(ctx, sess, c, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func Write(ctx context.Context, cfg *runner.Config, c *Corpus, ms []modes.Mode) 
 
 // Summary is one line: requests, modes, and the verdicts that differ from
 // the corpus's.
-func (r *Result) Summary() string {
+func (r *result) Summary() string {
 	off := 0
 	for _, row := range r.Rows {
 		if row.Observed != row.Expected {
@@ -130,8 +130,8 @@ func ForSuite(flagValue, suite string) string {
 	switch {
 	case flagValue != "auto":
 		return flagValue
-	case suite == Lab:
-		return Lab
+	case suite == lab:
+		return lab
 	}
 	return Parity
 }

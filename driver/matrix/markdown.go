@@ -28,13 +28,13 @@ func (m mdWriter) head(cells ...string) {
 // WriteMarkdown writes matrix.md: how many verdicts of each mode were as
 // expected, every verdict that was not, and every request on which the WAF
 // modes (or the modes without a WAF) answered differently from each other.
-func (r *Result) WriteMarkdown(w io.Writer) {
+func (r *result) WriteMarkdown(w io.Writer) {
 	m := mdWriter{w}
 	cases := r.cases()
 	m.p("# Request matrix: corpus `%s`", r.Corpus)
 	m.p("")
 	m.p("%d requests × %d modes. Each mode was started as a trial starts it (a fresh, pinned process that passed the preflight) and got every request on a connection of its own; `%s` holds every verdict with its latency (connect to last response byte). Expected statuses come from the corpus: a reference host is held to its engine's verdicts in Envoy.",
-		len(cases), len(r.Modes), CSVFile)
+		len(cases), len(r.Modes), csvFile)
 	m.p("")
 	if len(r.Failed) > 0 {
 		m.p("Modes that could not be started or failed their preflight (no verdicts):")
@@ -51,7 +51,7 @@ func (r *Result) WriteMarkdown(w io.Writer) {
 
 // writeByMode is the table of each mode's verdicts: as expected, another
 // status, no response, and the median latency.
-func (r *Result) writeByMode(m mdWriter) {
+func (r *result) writeByMode(m mdWriter) {
 	m.p("## Verdicts by mode")
 	m.p("")
 	m.head("mode", "engine build", "requests", "as expected", "other status", "no response", "median latency µs")
@@ -81,10 +81,10 @@ func (r *Result) writeByMode(m mdWriter) {
 }
 
 // writeUnexpected lists every verdict that differs from the expected status.
-func (r *Result) writeUnexpected(m mdWriter) {
+func (r *result) writeUnexpected(m mdWriter) {
 	m.p("## Verdicts that differ from the expected status")
 	m.p("")
-	var off []Row
+	var off []row
 	for _, x := range r.Rows {
 		if x.Observed != x.Expected {
 			off = append(off, x)
@@ -107,7 +107,7 @@ func (r *Result) writeUnexpected(m mdWriter) {
 
 // writeDiffering lists the requests on which the WAF modes, or the modes
 // without a WAF, do not all answer the same status.
-func (r *Result) writeDiffering(m mdWriter, cases []caseInfo) {
+func (r *result) writeDiffering(m mdWriter, cases []caseInfo) {
 	m.p("## Requests the modes answer differently")
 	m.p("")
 	m.p("A request is listed when the modes that run a WAF do not all answer the same status, or the modes without one do not.")
@@ -124,10 +124,10 @@ func (r *Result) writeDiffering(m mdWriter, cases []caseInfo) {
 		}
 	}
 	cols := append(slices.Clone(plain), waf...)
-	byMode := map[string]map[string]Row{}
+	byMode := map[string]map[string]row{}
 	for _, x := range r.Rows {
 		if byMode[x.Mode] == nil {
-			byMode[x.Mode] = map[string]Row{}
+			byMode[x.Mode] = map[string]row{}
 		}
 		byMode[x.Mode][x.Case] = x
 	}
@@ -165,7 +165,7 @@ func (r *Result) writeDiffering(m mdWriter, cases []caseInfo) {
 
 // statusCells are case c's name, class and the status each mode in cols
 // answered ("–" for none, bold where not as expected).
-func statusCells(c caseInfo, cols []string, byMode map[string]map[string]Row) []string {
+func statusCells(c caseInfo, cols []string, byMode map[string]map[string]row) []string {
 	cells := []string{c.name, c.class}
 	for _, mode := range cols {
 		x, ok := byMode[mode][c.name]
@@ -184,7 +184,7 @@ func statusCells(c caseInfo, cols []string, byMode map[string]map[string]Row) []
 type caseInfo struct{ name, class string }
 
 // cases lists the corpus's cases in the order they were sent.
-func (r *Result) cases() []caseInfo {
+func (r *result) cases() []caseInfo {
 	var out []caseInfo
 	seen := map[string]bool{}
 	for _, x := range r.Rows {
@@ -196,8 +196,8 @@ func (r *Result) cases() []caseInfo {
 	return out
 }
 
-func (r *Result) rowsOf(mode string) []Row {
-	var out []Row
+func (r *result) rowsOf(mode string) []row {
+	var out []row
 	for _, x := range r.Rows {
 		if x.Mode == mode {
 			out = append(out, x)
@@ -208,7 +208,7 @@ func (r *Result) rowsOf(mode string) []Row {
 
 // note is why x's expected status is what it is: the build's own reason
 // when the build answers differently, else the corpus's.
-func (r *Result) note(x Row) string {
+func (r *result) note(x row) string {
 	if n, ok := r.BuildNotes[x.Build][x.Case]; ok {
 		return x.Build + ": " + n
 	}

@@ -28,15 +28,15 @@ import (
 
 // File names written into a run directory.
 const (
-	CSVFile      = "matrix.csv"
+	csvFile      = "matrix.csv"
 	MarkdownFile = "matrix.md"
 )
 
-// Header is matrix.csv's header row.
-var Header = []string{"mode", "engine", "build", "case", "class", "method", "path", "expected", "observed", "latency_us", "error"}
+// header is matrix.csv's header row.
+var header = []string{"mode", "engine", "build", "case", "class", "method", "path", "expected", "observed", "latency_us", "error"}
 
-// Row is one request of the corpus sent to one mode.
-type Row struct {
+// row is one request of the corpus sent to one mode.
+type row struct {
 	Mode      string
 	Engine    string // "" for a mode without a WAF
 	Build     string // the engine build (a mode name such as coraza@re2); "" without one
@@ -50,15 +50,15 @@ type Row struct {
 	Error     string
 }
 
-// MaxPath is the longest request-target a row keeps whole; longer ones are
+// maxPath is the longest request-target a row keeps whole; longer ones are
 // cut and marked with their length.
-const MaxPath = 160
+const maxPath = 160
 
-// Result is a finished matrix.
-type Result struct {
+// result is a finished matrix.
+type result struct {
 	Corpus string
 	Modes  []string // in the order they ran
-	Rows   []Row    // mode-major, corpus order within a mode
+	Rows   []row    // mode-major, corpus order within a mode
 	// Failed holds the modes that could not be started or preflighted,
 	// with why; they have no rows.
 	Failed map[string]string
@@ -68,15 +68,15 @@ type Result struct {
 	BuildNotes map[string]map[string]string
 }
 
-// Timeout bounds each request (connect, write, whole response).
-const Timeout = 10 * time.Second
+// timeout bounds each request (connect, write, whole response).
+const timeout = 10 * time.Second
 
-// Run starts each mode of ms in turn through sess, sends every request of
+// run starts each mode of ms in turn through sess, sends every request of
 // c on a connection of its own, and stops the mode. A mode that fails to
 // start or preflight is recorded in Result.Failed and the others still run;
-// Run returns an error only when ctx ends it.
-func Run(ctx context.Context, sess *runner.Session, c *Corpus, ms []modes.Mode) (*Result, error) {
-	res := &Result{Corpus: c.Name, Failed: map[string]string{}, Notes: c.Notes, BuildNotes: map[string]map[string]string{}}
+// run returns an error only when ctx ends it.
+func run(ctx context.Context, sess *runner.Session, c *Corpus, ms []modes.Mode) (*result, error) {
+	res := &result{Corpus: c.Name, Failed: map[string]string{}, Notes: c.Notes, BuildNotes: map[string]map[string]string{}}
 	for b, byCase := range c.ByBuild {
 		res.BuildNotes[b] = map[string]string{}
 		for n, d := range byCase {
@@ -103,7 +103,7 @@ func Run(ctx context.Context, sess *runner.Session, c *Corpus, ms []modes.Mode) 
 		}
 		for i := range c.Entries {
 			e := &c.Entries[i]
-			row := Row{Mode: mode, Engine: modes.Engine(mode), Build: build, Case: e.Name, Class: e.Class,
+			row := row{Mode: mode, Engine: modes.Engine(mode), Build: build, Case: e.Name, Class: e.Class,
 				Method: e.Method, Expected: c.Expected(e, mode, build)}
 			raw, err := e.Raw()
 			if err != nil {
@@ -112,7 +112,7 @@ func Run(ctx context.Context, sess *runner.Session, c *Corpus, ms []modes.Mode) 
 			}
 			_, target, _, _, _ := e.Parts()
 			row.Path = shorten(target)
-			row.Observed, row.LatencyUs, err = Send(ctx, h.Addr, e.Method, raw)
+			row.Observed, row.LatencyUs, err = send(ctx, h.Addr, e.Method, raw)
 			if err != nil {
 				if ctx.Err() != nil {
 					h.Stop()
@@ -128,18 +128,18 @@ func Run(ctx context.Context, sess *runner.Session, c *Corpus, ms []modes.Mode) 
 }
 
 func shorten(target string) string {
-	if len(target) <= MaxPath {
+	if len(target) <= maxPath {
 		return target
 	}
-	return target[:MaxPath] + "…(" + strconv.Itoa(len(target)) + " bytes)"
+	return target[:maxPath] + "…(" + strconv.Itoa(len(target)) + " bytes)"
 }
 
-// Send writes raw on a fresh connection to addr while reading the response
+// send writes raw on a fresh connection to addr while reading the response
 // (a WAF may answer before it has read a large body), reads the whole
 // response and returns its status and the time from connect to its last
 // byte, in microseconds.
-func Send(ctx context.Context, addr, method string, raw []byte) (status int, latencyUs int64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+func send(ctx context.Context, addr, method string, raw []byte) (status int, latencyUs int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	var d net.Dialer
@@ -178,10 +178,10 @@ func Send(ctx context.Context, addr, method string, raw []byte) (status int, lat
 	return resp.StatusCode, elapsed.Microseconds(), nil
 }
 
-// WriteCSV writes rows with Header first.
-func WriteCSV(w io.Writer, rows []Row) error {
+// writeCSV writes rows with Header first.
+func writeCSV(w io.Writer, rows []row) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Header); err != nil {
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -195,18 +195,18 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	return cw.Error()
 }
 
-// ReadCSV parses what WriteCSV wrote. The header must be Header.
-func ReadCSV(r io.Reader) ([]Row, error) {
+// readCSV parses what WriteCSV wrote. The header must be Header.
+func readCSV(r io.Reader) ([]row, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(Header)
+	cr.FieldsPerRecord = len(header)
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("matrix csv header: %w", err)
 	}
-	if strings.Join(head, ",") != strings.Join(Header, ",") {
-		return nil, fmt.Errorf("matrix csv header: want %s, got %s", strings.Join(Header, ","), strings.Join(head, ","))
+	if strings.Join(head, ",") != strings.Join(header, ",") {
+		return nil, fmt.Errorf("matrix csv header: want %s, got %s", strings.Join(header, ","), strings.Join(head, ","))
 	}
-	var rows []Row
+	var rows []row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -215,7 +215,7 @@ func ReadCSV(r io.Reader) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("matrix csv: %w", err)
 		}
-		r := Row{Mode: rec[0], Engine: rec[1], Build: rec[2], Case: rec[3], Class: rec[4], Method: rec[5], Path: rec[6], Error: rec[10]}
+		r := row{Mode: rec[0], Engine: rec[1], Build: rec[2], Case: rec[3], Class: rec[4], Method: rec[5], Path: rec[6], Error: rec[10]}
 		var ints [3]int64
 		for i, name := range []string{"expected", "observed", "latency_us"} {
 			if ints[i], err = strconv.ParseInt(rec[7+i], 10, 64); err != nil {
@@ -228,12 +228,12 @@ func ReadCSV(r io.Reader) ([]Row, error) {
 }
 
 // WriteFiles writes matrix.csv and matrix.md into dir.
-func (r *Result) WriteFiles(dir string) error {
+func (r *result) WriteFiles(dir string) error {
 	var b strings.Builder
-	if err := WriteCSV(&b, r.Rows); err != nil {
+	if err := writeCSV(&b, r.Rows); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, CSVFile), []byte(b.String())); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, csvFile), []byte(b.String())); err != nil {
 		return err
 	}
 	var m strings.Builder
@@ -241,14 +241,14 @@ func (r *Result) WriteFiles(dir string) error {
 	return atomicfile.WriteFile(filepath.Join(dir, MarkdownFile), []byte(m.String()))
 }
 
-// ReadFile reads a matrix.csv.
-func ReadFile(path string) ([]Row, error) {
+// readFile reads a matrix.csv.
+func readFile(path string) ([]row, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rows, err := ReadCSV(f)
+	rows, err := readCSV(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 func TestCSVRoundTrip(t *testing.T) {
-	want := []Row{
+	want := []row{
 		{Mode: "passthrough", Case: "benign_get_root", Class: "benign", Method: "GET", Path: "/", Expected: 200, Observed: 200, LatencyUs: 812},
 		{Mode: "coraza@re2", Engine: "coraza", Build: "coraza@re2", Case: "sqli_query", Class: "sqli", Method: "GET",
 			Path: "/login?user=admin%27+OR+%271%27%3D%271&pass=x", Expected: 403, Observed: 403, LatencyUs: 1534},
@@ -25,7 +25,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			Path: "/a,b\"c\nd…(9000 bytes)", Expected: 403, Observed: 0, Error: "read tcp: i/o timeout, \"quoted\""},
 	}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, want); err != nil {
+	if err := writeCSV(&buf, want); err != nil {
 		t.Fatal(err)
 	}
 	// Any CSV reader sees the header and one record per row.
@@ -39,7 +39,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	if got := strings.Join(recs[0], ","); got != "mode,engine,build,case,class,method,path,expected,observed,latency_us,error" {
 		t.Errorf("header: got %s", got)
 	}
-	got, err := ReadCSV(&buf)
+	got, err := readCSV(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestCSVRoundTrip(t *testing.T) {
 func TestReadCSVRejects(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{
 		{"header", "mode,engine\n", "header"},
-		{"integer", strings.Join(Header, ",") + "\npassthrough,,,c,benign,GET,/,200,x,5,\n", "observed: want an integer"},
-		{"fields", strings.Join(Header, ",") + "\npassthrough,,,c\n", "wrong number of fields"},
+		{"integer", strings.Join(header, ",") + "\npassthrough,,,c,benign,GET,/,200,x,5,\n", "observed: want an integer"},
+		{"fields", strings.Join(header, ",") + "\npassthrough,,,c\n", "wrong number of fields"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadCSV(strings.NewReader(tt.in))
+			_, err := readCSV(strings.NewReader(tt.in))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
@@ -95,7 +95,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestExpected(t *testing.T) {
-	c := &Corpus{ByBuild: map[string]map[string]BuildDifference{"coraza@3.7.0": {"deep": {Status: 200}}}}
+	c := &Corpus{ByBuild: map[string]map[string]buildDifference{"coraza@3.7.0": {"deep": {Status: 200}}}}
 	parity := Entry{Name: "deep", Expect: map[string]int{"modsecurity": 200, "coraza": 400}}
 	phase1 := Entry{Name: "p1", Expect: map[string]int{"passthrough": 403, "modsecurity": 403, "coraza": 403}}
 	lab := Entry{Name: "sqli", Expect: map[string]int{"default": 200, "waf": 403}}
@@ -204,7 +204,7 @@ func TestRealModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(ctx, sess, c, ms)
+			res, err := run(ctx, sess, c, ms)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +233,7 @@ func TestRealModes(t *testing.T) {
 			if err := res.WriteFiles(out); err != nil {
 				t.Fatal(err)
 			}
-			back, err := ReadFile(filepath.Join(out, CSVFile))
+			back, err := readFile(filepath.Join(out, csvFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,33 +20,33 @@ import (
 	"time"
 )
 
-// Objective is a latency percentile bound: Percentile (0..100) of the
+// objective is a latency percentile bound: Percentile (0..100) of the
 // window's latencies at most Max.
-type Objective struct {
+type objective struct {
 	Percentile float64
 	Max        time.Duration
 }
 
 // String is the objective as ParseObjective reads it.
-func (o Objective) String() string {
+func (o objective) String() string {
 	return "p" + strconv.FormatFloat(o.Percentile, 'f', -1, 64) + "<=" + o.Max.String()
 }
 
 // ParseObjective reads "pNN<=DURATION", e.g. "p99<=10ms" or "p99.9<=5ms".
-func ParseObjective(s string) (Objective, error) {
+func ParseObjective(s string) (objective, error) {
 	p, d, ok := strings.Cut(strings.ReplaceAll(s, " ", ""), "<=")
 	if !ok || !strings.HasPrefix(p, "p") {
-		return Objective{}, fmt.Errorf("want pNN<=DURATION like p99<=10ms, got %q", s)
+		return objective{}, fmt.Errorf("want pNN<=DURATION like p99<=10ms, got %q", s)
 	}
 	pct, err := strconv.ParseFloat(p[1:], 64)
 	if err != nil || pct <= 0 || pct > 100 {
-		return Objective{}, fmt.Errorf("percentile: want 0 < NN ≤ 100 in pNN, got %q", p)
+		return objective{}, fmt.Errorf("percentile: want 0 < NN ≤ 100 in pNN, got %q", p)
 	}
 	max, err := time.ParseDuration(d)
 	if err != nil || max <= 0 {
-		return Objective{}, fmt.Errorf("bound: want a duration > 0 like 10ms, got %q", d)
+		return objective{}, fmt.Errorf("bound: want a duration > 0 like 10ms, got %q", d)
 	}
-	return Objective{Percentile: pct, Max: max}, nil
+	return objective{Percentile: pct, Max: max}, nil
 }
 
 // Window is what one probe at one rate measured.
@@ -66,12 +66,12 @@ type Step struct {
 	Reason string `json:"reason,omitempty"` // why it failed
 }
 
-// Probe runs one validated window at rate req/s.
-type Probe func(ctx context.Context, rate float64) (Window, error)
+// probe runs one validated window at rate req/s.
+type probe func(ctx context.Context, rate float64) (Window, error)
 
 // Options bound a search.
 type Options struct {
-	Objective Objective
+	Objective objective
 	Start     float64 // first rate, req/s; > 0
 	Limit     float64 // highest rate probed, req/s; > Start
 	Tolerance float64 // bisect until (above-below)/below ≤ this; e.g. 0.05
@@ -106,7 +106,7 @@ func (o *Options) Validate() error {
 }
 
 // judge gives a window's verdict against obj.
-func judge(obj Objective, w Window) (bool, string) {
+func judge(obj objective, w Window) (bool, string) {
 	switch {
 	case w.Errors > 0:
 		return false, fmt.Sprintf("%d errors", w.Errors)
@@ -120,7 +120,7 @@ func judge(obj Objective, w Window) (bool, string) {
 
 type searcher struct {
 	opts  Options
-	probe Probe
+	probe probe
 	res   *Result
 	max   int
 }
@@ -139,7 +139,7 @@ func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, e
 }
 
 // Search runs the exponential phase, bisection and confirmation.
-func Search(ctx context.Context, opts Options, probe Probe) (*Result, error) {
+func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func lastPassBelow(steps []Step, r float64) float64 {
 // rate that passed before the first failure, its interval [Rate, Rate+step)
 // (Above = the failing rate); a fine grid is what the search is checked
 // against.
-func Sweep(ctx context.Context, obj Objective, start, step, limit float64, probe Probe) (*Result, error) {
+func Sweep(ctx context.Context, obj objective, start, step, limit float64, probe probe) (*Result, error) {
 	if !(start > 0 && step > 0 && limit >= start) {
 		return nil, fmt.Errorf("sweep: want start > 0, step > 0, limit ≥ start; got %v, %v, %v", start, step, limit)
 	}

@@ -27,16 +27,16 @@ func (m *model) probe(_ context.Context, rate float64) (Window, error) {
 	return w, nil
 }
 
-var obj = Objective{Percentile: 99, Max: 10 * time.Millisecond}
+var obj = objective{Percentile: 99, Max: 10 * time.Millisecond}
 
 func TestParseObjective(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Objective
+		want objective
 		err  string
 	}{
-		{in: "p99<=10ms", want: Objective{99, 10 * time.Millisecond}},
-		{in: "p99.9 <= 2.5ms", want: Objective{99.9, 2500 * time.Microsecond}},
+		{in: "p99<=10ms", want: objective{99, 10 * time.Millisecond}},
+		{in: "p99.9 <= 2.5ms", want: objective{99.9, 2500 * time.Microsecond}},
 		{in: "p0<=1ms", err: "percentile: want 0 < NN ≤ 100 in pNN, got \"p0\""},
 		{in: "p99<10ms", err: "want pNN<=DURATION like p99<=10ms, got \"p99<10ms\""},
 		{in: "p99<=fast", err: "bound: want a duration > 0 like 10ms, got \"fast\""},
@@ -52,7 +52,7 @@ func TestParseObjective(t *testing.T) {
 			t.Errorf("%q: got %v %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
-	if s := (Objective{99, 10 * time.Millisecond}).String(); s != "p99<=10ms" {
+	if s := (objective{99, 10 * time.Millisecond}).String(); s != "p99<=10ms" {
 		t.Errorf("String: got %q", s)
 	}
 }

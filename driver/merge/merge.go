@@ -22,10 +22,10 @@ import (
 	"wafbench/driver/result"
 )
 
-// EnvDiffs lists how the environments of runs differ in what makes their
+// envDiffs lists how the environments of runs differ in what makes their
 // numbers comparable: Envoy SHA-256, each module's SHA-256, CRS SHA-256
 // and CPU (by fingerprint, or by model name for runs without one). Each run is compared with the first; names label the runs.
-func EnvDiffs(names []string, metas []*result.Meta) []string {
+func envDiffs(names []string, metas []*result.Meta) []string {
 	var diffs []string
 	check := func(field string, get func(*result.Meta) string) {
 		show := short // hashes are abbreviated
@@ -125,11 +125,11 @@ func absentFingerprint(names []string, metas []*result.Meta, i, j int) string {
 	return "no CPU fingerprint in run " + strings.Join(lack, ", run ")
 }
 
-// CPUWarnings are the warnings Merge prints on stderr and records in the
+// cpuWarnings are the warnings Merge prints on stderr and records in the
 // merged run's notes about the CPUs of runs set side by side: each CPU
 // difference, and each pair compared by model name alone because a run
 // lacks the fingerprint (the same model name may hide different CPUs).
-func CPUWarnings(names []string, metas []*result.Meta) []string {
+func cpuWarnings(names []string, metas []*result.Meta) []string {
 	out := slices.Clone(cpuDiffs(names, metas))
 	for i := 1; i < len(metas); i++ {
 		if (metas[0].Processor == nil || metas[i].Processor == nil) && metas[0].CPUModel == metas[i].CPUModel {
@@ -195,7 +195,7 @@ func Runs(dirs []string, out string, o Options) error {
 			return err
 		}
 	}
-	diffs := EnvDiffs(names, metas)
+	diffs := envDiffs(names, metas)
 	if err := refuse(diffs, o); err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ func runNote(in input, sharded bool, repOff, maxRep int) string {
 // --blocks (machines) or --force.
 func envNotes(names []string, metas []*result.Meta, diffs []string, o Options) []string {
 	var notes []string
-	for _, w := range CPUWarnings(names, metas) {
+	for _, w := range cpuWarnings(names, metas) {
 		if o.Warn != nil {
 			fmt.Fprintln(o.Warn, "merge: warning: "+w)
 		}

@@ -186,8 +186,8 @@ func IsWAF(mode string) bool { return must(mode).IsWAF() }
 // HostOf is the host that serves mode's requests ("" if mode is unknown).
 func HostOf(mode string) Host { return must(mode).Host }
 
-// BuildOf is the build name of mode ("" for an engine's default build).
-func BuildOf(mode string) string { return must(mode).Build }
+// buildOf is the build name of mode ("" for an engine's default build).
+func buildOf(mode string) string { return must(mode).Build }
 
 // IsEnvoyWAF reports whether mode loads a WAF module into Envoy.
 func IsEnvoyWAF(mode string) bool {
@@ -218,23 +218,23 @@ func Rank(mode string) int { return must(mode).Rank() }
 
 // Sort orders modes by Rank, the default build before other builds, then by name.
 func Sort(ms []string) {
-	sort.SliceStable(ms, func(i, j int) bool { return Less(ms[i], ms[j]) })
+	sort.SliceStable(ms, func(i, j int) bool { return less(ms[i], ms[j]) })
 }
 
-// Less is the order Sort uses.
-func Less(a, b string) bool {
+// less is the order Sort uses.
+func less(a, b string) bool {
 	if ra, rb := Rank(a), Rank(b); ra != rb {
 		return ra < rb
 	}
-	if ba, bb := BuildOf(a) == "", BuildOf(b) == ""; ba != bb {
+	if ba, bb := buildOf(a) == "", buildOf(b) == ""; ba != bb {
 		return ba
 	}
 	return a < b
 }
 
-// Label is how reports name mode: the mode name itself, which is what users
+// label is how reports name mode: the mode name itself, which is what users
 // type on the command line.
-func Label(mode string) string { return mode }
+func label(mode string) string { return mode }
 
 // families are the colour ramps of each kind of mode: the default build takes
 // the first shade, further builds the next ones in name order.

@@ -32,10 +32,10 @@ const (
 	infernoHint  = "install inferno (./scripts/setup.sh does: cargo install inferno --root build, into build/bin)"
 )
 
-// Tool returns the path of an inferno tool: from PATH, else from bin/
+// tool returns the path of an inferno tool: from PATH, else from bin/
 // beside the running executable (build/wafbench finds build/bin), else from
 // build/bin of the enclosing wafbench module (tests).
-func Tool(name string) (string, error) {
+func tool(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
@@ -67,19 +67,19 @@ func Tool(name string) (string, error) {
 // can be found, with the package and set-up command when not.
 func FlameAvailable() error {
 	for _, t := range []string{collapseTool, flameTool, diffTool} {
-		if _, err := Tool(t); err != nil {
+		if _, err := tool(t); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Fold writes the folded stacks of a perf.data file to out: `perf script`
+// fold writes the folded stacks of a perf.data file to out: `perf script`
 // piped into inferno-collapse-perf. Symbols are resolved now, while the
 // profiled binaries and shared objects (the Go module's .so is built
 // unstripped) are where perf recorded them.
-func Fold(data, out string) error {
-	collapse, err := Tool(collapseTool)
+func fold(data, out string) error {
+	collapse, err := tool(collapseTool)
 	if err != nil {
 		return err
 	}
@@ -207,8 +207,8 @@ func (f Folded) Write(path string) error {
 	return atomicfile.WriteFile(path, b.Bytes())
 }
 
-// FuncShare is one function's share of a profile's samples.
-type FuncShare struct {
+// funcShare is one function's share of a profile's samples.
+type funcShare struct {
 	Name    string
 	Self    int64   // weight of the stacks with the function as the leaf
 	SelfPct float64 // Self as a percentage of the profile's total
@@ -216,7 +216,7 @@ type FuncShare struct {
 
 // Top returns the n functions with the most self weight (leaf frames),
 // most first, ties by name.
-func (f Folded) Top(n int) []FuncShare {
+func (f Folded) Top(n int) []funcShare {
 	self := map[string]int64{}
 	for s, c := range f {
 		leaf := s
@@ -226,11 +226,11 @@ func (f Folded) Top(n int) []FuncShare {
 		self[leaf] += c
 	}
 	total := f.Total()
-	out := make([]FuncShare, 0, len(self))
+	out := make([]funcShare, 0, len(self))
 	for name, c := range self {
-		out = append(out, FuncShare{Name: name, Self: c, SelfPct: 100 * float64(c) / float64(max(total, 1))})
+		out = append(out, funcShare{Name: name, Self: c, SelfPct: 100 * float64(c) / float64(max(total, 1))})
 	}
-	slices.SortFunc(out, func(a, b FuncShare) int {
+	slices.SortFunc(out, func(a, b funcShare) int {
 		if c := cmp.Compare(b.Self, a.Self); c != 0 {
 			return c
 		}
@@ -241,7 +241,7 @@ func (f Folded) Top(n int) []FuncShare {
 
 // Flamegraph draws the folded-stacks file folded as an SVG flame graph.
 func Flamegraph(folded, svg, title string) error {
-	tool, err := Tool(flameTool)
+	tool, err := tool(flameTool)
 	if err != nil {
 		return err
 	}
@@ -254,11 +254,11 @@ func Flamegraph(folded, svg, title string) error {
 // amount of work first (see Folded.Scale), or the colours show the
 // difference in totals.
 func DiffFlamegraph(before, after, svg, title string) error {
-	diff, err := Tool(diffTool)
+	diff, err := tool(diffTool)
 	if err != nil {
 		return err
 	}
-	tool, err := Tool(flameTool)
+	tool, err := tool(flameTool)
 	if err != nil {
 		return err
 	}

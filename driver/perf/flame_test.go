@@ -36,7 +36,7 @@ func TestFoldedRoundTrip(t *testing.T) {
 		t.Errorf("Write: got %q, want %q", got, want)
 	}
 	top := f.Top(2)
-	wantTop := []FuncShare{{"a", 35, 100 * 35.0 / 65}, {"b", 30, 100 * 30.0 / 65}}
+	wantTop := []funcShare{{"a", 35, 100 * 35.0 / 65}, {"b", 30, 100 * 30.0 / 65}}
 	if !reflect.DeepEqual(top, wantTop) {
 		t.Errorf("Top(2): got %v, want %v", top, wantTop)
 	}
@@ -66,7 +66,7 @@ func TestReadFoldedErrors(t *testing.T) {
 }
 
 func TestToolMissing(t *testing.T) {
-	_, err := Tool("inferno-no-such-tool")
+	_, err := tool("inferno-no-such-tool")
 	want := "inferno-no-such-tool not found: install inferno (./scripts/setup.sh does: cargo install inferno --root build, into build/bin)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)

@@ -133,7 +133,7 @@ func Report(data, out string) error {
 	if err := report(data, out); err != nil {
 		return err
 	}
-	return Fold(data, strings.TrimSuffix(out, filepath.Ext(out))+".folded")
+	return fold(data, strings.TrimSuffix(out, filepath.Ext(out))+".folded")
 }
 
 func report(data, out string) error {

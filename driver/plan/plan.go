@@ -10,13 +10,13 @@ import (
 // Order rotation schemes.
 const (
 	Latin   = "latin"   // repeat r runs the modes rotated right by r: (A,B,C), (C,A,B), (B,C,A)
-	Shuffle = "shuffle" // every repeat is an independent shuffle seeded by Seed
+	shuffle = "shuffle" // every repeat is an independent shuffle seeded by Seed
 )
 
 // Trial scopes.
 const (
 	PerModeRepeat = "mode-repeat" // a fresh Envoy per (mode, repeat) runs every workload (seed B's choice)
-	PerWorkload   = "workload"    // a fresh Envoy per (mode, repeat, workload)
+	perWorkload   = "workload"    // a fresh Envoy per (mode, repeat, workload)
 )
 
 // Trial is one Envoy process lifetime.
@@ -56,11 +56,11 @@ func (o Options) Validate() error {
 	if o.Repeats < 1 {
 		return fmt.Errorf("repeats: want ≥ 1, got %d", o.Repeats)
 	}
-	if o.Order != Latin && o.Order != Shuffle {
-		return fmt.Errorf("order: want %s or %s, got %q", Latin, Shuffle, o.Order)
+	if o.Order != Latin && o.Order != shuffle {
+		return fmt.Errorf("order: want %s or %s, got %q", Latin, shuffle, o.Order)
 	}
-	if o.Scope != PerModeRepeat && o.Scope != PerWorkload {
-		return fmt.Errorf("trial-scope: want %s or %s, got %q", PerModeRepeat, PerWorkload, o.Scope)
+	if o.Scope != PerModeRepeat && o.Scope != perWorkload {
+		return fmt.Errorf("trial-scope: want %s or %s, got %q", PerModeRepeat, perWorkload, o.Scope)
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func ModeOrder(o Options) [][]string {
 	for r := range out {
 		order := make([]string, n)
 		switch o.Order {
-		case Shuffle:
+		case shuffle:
 			copy(order, o.Modes)
 			rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 		default:
@@ -98,7 +98,7 @@ func Build(o Options) ([]Trial, error) {
 	}
 	for r, order := range ModeOrder(o) {
 		for p, m := range order {
-			if o.Scope == PerWorkload {
+			if o.Scope == perWorkload {
 				for _, c := range all {
 					out = append(out, Trial{Repeat: r + 1, Position: p + 1, Mode: m, Cases: []int{c}})
 				}

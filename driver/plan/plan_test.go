@@ -30,7 +30,7 @@ func TestModeOrderLatin(t *testing.T) {
 }
 
 func TestModeOrderShuffleSeeded(t *testing.T) {
-	o := Options{Modes: []string{"A", "B", "C", "D"}, Repeats: 6, Order: Shuffle, Seed: 42}
+	o := Options{Modes: []string{"A", "B", "C", "D"}, Repeats: 6, Order: shuffle, Seed: 42}
 	a, b := ModeOrder(o), ModeOrder(o)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("same seed, different orders: %v vs %v", a, b)
@@ -55,7 +55,7 @@ func TestBuild(t *testing.T) {
 	}{
 		{"mode-repeat", Options{Modes: []string{"p", "m"}, Cases: 3, Repeats: 2, Order: Latin, Scope: PerModeRepeat}, 4,
 			Trial{Index: 1, Repeat: 1, Position: 1, Mode: "p", Cases: []int{0, 1, 2}}},
-		{"workload", Options{Modes: []string{"p", "m"}, Cases: 3, Repeats: 2, Order: Latin, Scope: PerWorkload}, 12,
+		{"workload", Options{Modes: []string{"p", "m"}, Cases: 3, Repeats: 2, Order: Latin, Scope: perWorkload}, 12,
 			Trial{Index: 1, Repeat: 1, Position: 1, Mode: "p", Cases: []int{0}}},
 	}
 	for _, tt := range tests {

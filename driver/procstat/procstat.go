@@ -88,8 +88,8 @@ func Sample(pid int) (Snapshot, error) {
 	return s, nil
 }
 
-// Interval is the change between two snapshots of one process.
-type Interval struct {
+// interval is the change between two snapshots of one process.
+type interval struct {
 	Wall        time.Duration
 	SchedstatNs int64
 	TicksNs     int64
@@ -98,7 +98,7 @@ type Interval struct {
 
 // Utilization is CPU seconds per wall second, from ClockNs when both
 // snapshots have it and from SchedstatNs otherwise.
-func (d Interval) Utilization() float64 {
+func (d interval) Utilization() float64 {
 	if d.Wall <= 0 {
 		return 0
 	}
@@ -110,8 +110,8 @@ func (d Interval) Utilization() float64 {
 }
 
 // Delta returns b − a (a taken first).
-func Delta(a, b Snapshot) Interval {
-	d := Interval{
+func Delta(a, b Snapshot) interval {
+	d := interval{
 		Wall:        b.At.Sub(a.At),
 		SchedstatNs: b.SchedstatNs - a.SchedstatNs,
 		TicksNs:     b.TicksNs - a.TicksNs,

@@ -164,21 +164,21 @@ func TestDeltaAndUtilization(t *testing.T) {
 	tests := []struct {
 		name     string
 		a, b     Snapshot
-		want     Interval
+		want     interval
 		wantUtil float64
 	}{
 		{"clock preferred",
 			Snapshot{At: t0, SchedstatNs: 10, TicksNs: 0, ClockNs: 1000},
 			Snapshot{At: t0.Add(time.Second), SchedstatNs: 400e6 + 10, TicksNs: 4e8, ClockNs: 500e6 + 1000},
-			Interval{Wall: time.Second, SchedstatNs: 400e6, TicksNs: 4e8, ClockNs: 500e6}, 0.5},
+			interval{Wall: time.Second, SchedstatNs: 400e6, TicksNs: 4e8, ClockNs: 500e6}, 0.5},
 		{"no clock: schedstat",
 			Snapshot{At: t0, SchedstatNs: 0},
 			Snapshot{At: t0.Add(2 * time.Second), SchedstatNs: 1e9, ClockNs: 7},
-			Interval{Wall: 2 * time.Second, SchedstatNs: 1e9}, 0.5},
+			interval{Wall: 2 * time.Second, SchedstatNs: 1e9}, 0.5},
 		{"no wall",
 			Snapshot{At: t0, ClockNs: 1},
 			Snapshot{At: t0, ClockNs: 5},
-			Interval{ClockNs: 4}, 0},
+			interval{ClockNs: 4}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

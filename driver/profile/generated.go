@@ -6,14 +6,14 @@ import (
 	"wafbench/driver/adversarial"
 )
 
-// ParamN is the sweep parameter of a generated input (Workload.Generate):
+// paramN is the sweep parameter of a generated input (Workload.Generate):
 // its family's N (bytes, depth, keys, arguments, parts or layers; a size
 // suffix k or m is accepted).
-const ParamN = "generate.size"
+const paramN = "generate.size"
 
-// Generate names an input built by a driver/adversarial family: the
+// generate names an input built by a driver/adversarial family: the
 // family, one of its shapes and N (what N counts depends on the family).
-type Generate struct {
+type generate struct {
 	Family string `json:"family"`
 	Shape  string `json:"shape"`
 	N      int    `json:"size,omitempty"`
@@ -45,8 +45,8 @@ func (w *Workload) Attack() bool {
 	return w.Generate != nil && adversarial.IsAttack(w.Generate.Family, w.Generate.Shape)
 }
 
-// MaxAttackRate bounds an attack stream (attacks per second).
-const MaxAttackRate = 1000
+// maxAttackRate bounds an attack stream (attacks per second).
+const maxAttackRate = 1000
 
 func (s *Set) checkAttackStream(w *Workload) error {
 	if w.AttackStream == "" {
@@ -58,8 +58,8 @@ func (s *Set) checkAttackStream(w *Workload) error {
 	if a, ok := s.Workloads[w.AttackStream]; !ok || a.Point != nil {
 		return fmt.Errorf("workload %s: attack_stream: want a plain workload, got %q", w.Name, w.AttackStream)
 	}
-	if w.AttackRate <= 0 || w.AttackRate > MaxAttackRate {
-		return fmt.Errorf("workload %s: attack_rate: want 0 < attacks/s ≤ %d, got %g", w.Name, MaxAttackRate, w.AttackRate)
+	if w.AttackRate <= 0 || w.AttackRate > maxAttackRate {
+		return fmt.Errorf("workload %s: attack_rate: want 0 < attacks/s ≤ %d, got %g", w.Name, maxAttackRate, w.AttackRate)
 	}
 	return nil
 }

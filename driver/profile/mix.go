@@ -8,8 +8,8 @@ import (
 	"wafbench/driver/replay"
 )
 
-// MixEntry is one class of a mix: a workload of the set and its weight.
-type MixEntry struct {
+// mixEntry is one class of a mix: a workload of the set and its weight.
+type mixEntry struct {
 	Workload string `json:"workload"`
 	Weight   int    `json:"weight"` // relative share, ≥ 1; the weights of a mix sum to ≤ load.MaxMixWeight
 }

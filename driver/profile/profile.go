@@ -26,11 +26,11 @@ import (
 	"wafbench/driver/replay"
 )
 
-// Duration is a time.Duration written as a Go duration string ("500ms").
-type Duration time.Duration
+// duration is a time.Duration written as a Go duration string ("500ms").
+type duration time.Duration
 
 // UnmarshalJSON accepts a Go duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
+func (d *duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("want a duration string like \"2s\", got %s", b)
@@ -39,17 +39,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("want a duration string like \"2s\", got %q", s)
 	}
-	*d = Duration(v)
+	*d = duration(v)
 	return nil
 }
 
 // MarshalJSON writes the duration as a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// Body describes a request body: a literal, or prefix + fill repeated +
+// body describes a request body: a literal, or prefix + fill repeated +
 // suffix so that the whole body is exactly Size bytes, or a generated
 // Shape (shapes.go) of Size bytes (0 = empty) or, for a form, Args fields.
-type Body struct {
+type body struct {
 	Literal string `json:"literal,omitempty"`
 	Prefix  string `json:"prefix,omitempty"`
 	Fill    string `json:"fill,omitempty"`
@@ -59,8 +59,8 @@ type Body struct {
 	Args    int    `json:"args,omitempty"`  // fields of a form shape
 }
 
-// Repeat appends Text Count times.
-type Repeat struct {
+// repeat appends Text Count times.
+type repeat struct {
 	Text  string `json:"text"`
 	Count int    `json:"count"`
 }
@@ -70,9 +70,9 @@ type Workload struct {
 	Name       string         `json:"name"`
 	Method     string         `json:"method"`
 	Path       string         `json:"path"`
-	PathRepeat *Repeat        `json:"path_repeat,omitempty"`
+	PathRepeat *repeat        `json:"path_repeat,omitempty"`
 	Headers    []string       `json:"headers,omitempty"` // "Name: value", after the base headers
-	Body       *Body          `json:"body,omitempty"`
+	Body       *body          `json:"body,omitempty"`
 	Conns      []int          `json:"conns"`
 	Expect     map[string]int `json:"expect"` // mode, "waf" or "default" -> status
 	NoBase     bool           `json:"no_base_headers,omitempty"`
@@ -81,7 +81,7 @@ type Workload struct {
 	HeaderSet string `json:"header_set,omitempty"`
 	// Sweep declares one parameter over a range (sweep.go): the workload
 	// expands into one named point per value, e.g. json_real@size=4k.
-	Sweep map[string][]Value `json:"sweep,omitempty"`
+	Sweep map[string][]value `json:"sweep,omitempty"`
 	// CapacityFrom names the closed-loop workload whose throughput, measured
 	// earlier in the same trial at the same conns, is 100% of a load sweep;
 	// Capacity gives that figure instead (req/s, every mode).
@@ -94,7 +94,7 @@ type Workload struct {
 	// Generate builds the input with a driver/adversarial family
 	// (generated.go): its query, headers and body are added to the path
 	// and headers above; sweep generate.size ranges over its N.
-	Generate *Generate `json:"generate,omitempty"`
+	Generate *generate `json:"generate,omitempty"`
 	// MeasureVerdict makes the verdict an outcome: the runner sends the
 	// request once before the window and validates the window against the
 	// status that probe got; Expect stays what a correct answer is.
@@ -107,12 +107,12 @@ type Workload struct {
 	// Mix makes the workload a weighted mix of other workloads of the same
 	// set (mix.go): one trial drives them all, each response validated
 	// against its own workload's expect. A mix has no request of its own.
-	Mix []MixEntry `json:"mix,omitempty"`
+	Mix []mixEntry `json:"mix,omitempty"`
 	// Replay reads the workload's requests from a file (mix.go): each
 	// request is a class of weight 1, all expected to get Expect.
 	Replay *Replay `json:"replay,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
-	Point *Point `json:"-"`
+	Point *point `json:"-"`
 
 	file    string
 	entries []replay.Entry // Replay's requests, read on load
@@ -123,9 +123,9 @@ type Suite struct {
 	Name        string   `json:"-"`
 	Description string   `json:"description,omitempty"`
 	Repeats     int      `json:"repeats"`
-	TrialWarmup Duration `json:"trial_warmup"` // once per fresh Envoy, before the first workload
-	Warmup      Duration `json:"warmup"`       // before each workload's measured window
-	Duration    Duration `json:"duration"`     // measured window per workload
+	TrialWarmup duration `json:"trial_warmup"` // once per fresh Envoy, before the first workload
+	Warmup      duration `json:"warmup"`       // before each workload's measured window
+	Duration    duration `json:"duration"`     // measured window per workload
 	Workloads   []string `json:"workloads"`    // "name@conns"
 	// Modes are the modes the suite compares when the command line names
 	// none (run --modes); empty means run's default.

@@ -13,34 +13,34 @@ const (
 	// ShapeJSONValue is the seed's single-value JSON, {"message":"ccc…"}:
 	// one long string of one character, the worst case for backtracking
 	// regular expressions and not what APIs send.
-	ShapeJSONValue = "json_value"
+	shapeJSONValue = "json_value"
 	// ShapeJSONReal is an API-style payload: an envelope with a page object
 	// and an array of item objects, each with short fields (numbers,
 	// booleans, a tag array, a nested object, a short description). Items
 	// are added up to RealItemsMax (about 900 JSON leaves, under the
 	// engines' 1000-argument limit); beyond that the descriptions grow.
-	ShapeJSONReal = "json_real"
+	shapeJSONReal = "json_real"
 	// ShapeForm is a url-encoded form of Body.Args short fields.
-	ShapeForm = "form"
+	shapeForm = "form"
 	// ShapeMultipart is multipart/form-data with a text field and one file
 	// part (a CSV file) filled to the size.
-	ShapeMultipart = "multipart"
+	shapeMultipart = "multipart"
 )
 
-// RealItemsMax is the most items ShapeJSONReal generates. With 10 leaves an
+// realItemsMax is the most items ShapeJSONReal generates. With 10 leaves an
 // item and 5 in the envelope it stays under the 1000 arguments the engines
 // inspect (filters/crs MaxArguments); more would be denied with 400.
-const RealItemsMax = 90
+const realItemsMax = 90
 
-// MultipartBoundary is the boundary of ShapeMultipart bodies.
-const MultipartBoundary = "wafbenchBoundary7MA4YWxkTrZu0gW"
+// multipartBoundary is the boundary of ShapeMultipart bodies.
+const multipartBoundary = "wafbenchBoundary7MA4YWxkTrZu0gW"
 
 // shapes lists every shape and its Content-Type.
 var shapes = map[string]string{
-	ShapeJSONValue: "application/json",
-	ShapeJSONReal:  "application/json",
-	ShapeForm:      "application/x-www-form-urlencoded",
-	ShapeMultipart: "multipart/form-data; boundary=" + MultipartBoundary,
+	shapeJSONValue: "application/json",
+	shapeJSONReal:  "application/json",
+	shapeForm:      "application/x-www-form-urlencoded",
+	shapeMultipart: "multipart/form-data; boundary=" + multipartBoundary,
 }
 
 // words is the vocabulary of generated text: ordinary words that no CRS
@@ -66,11 +66,11 @@ func text(n, seed int) string {
 // minShapeSize is the smallest non-empty body of a size-driven shape.
 func minShapeSize(shape string) int {
 	switch shape {
-	case ShapeJSONValue:
+	case shapeJSONValue:
 		return len(jsonValue(0)) // {"message":""}
-	case ShapeJSONReal:
+	case shapeJSONReal:
 		return len(realEnvelope(0, nil, ""))
-	case ShapeMultipart:
+	case shapeMultipart:
 		return len(multipartBody(""))
 	}
 	return 0
@@ -79,7 +79,7 @@ func minShapeSize(shape string) int {
 // shapeBody generates the body of a shape: size bytes exactly (0 = empty)
 // for the size-driven shapes, args fields for ShapeForm.
 func shapeBody(shape string, size, args int) ([]byte, error) {
-	if shape == ShapeForm {
+	if shape == shapeForm {
 		return form(args), nil
 	}
 	if size == 0 {
@@ -90,11 +90,11 @@ func shapeBody(shape string, size, args int) ([]byte, error) {
 	}
 	var b []byte
 	switch shape {
-	case ShapeJSONValue:
+	case shapeJSONValue:
 		b = jsonValue(size - minShapeSize(shape))
-	case ShapeJSONReal:
+	case shapeJSONReal:
 		b = jsonReal(size)
-	case ShapeMultipart:
+	case shapeMultipart:
 		b = multipartBody(csv(size - minShapeSize(shape)))
 	default:
 		return nil, fmt.Errorf("unknown shape %q", shape)
@@ -143,7 +143,7 @@ func realEnvelope(n int, items []string, note string) []byte {
 func jsonReal(size int) []byte {
 	var items []string
 	used := len(realEnvelope(0, nil, ""))
-	for len(items) < RealItemsMax {
+	for len(items) < realItemsMax {
 		it := realItem(len(items), realDesc)
 		extra := len(it) + 1
 		if len(items) == 0 {
@@ -159,7 +159,7 @@ func jsonReal(size int) []byte {
 	}
 	n := len(items)
 	rest := size - used
-	if n == RealItemsMax && rest >= n {
+	if n == realItemsMax && rest >= n {
 		grow := rest / n
 		for i := range items {
 			items[i] = realItem(i, realDesc+grow)
@@ -193,12 +193,12 @@ func csv(n int) string {
 
 func multipartBody(file string) []byte {
 	const crlf = "\r\n"
-	return []byte("--" + MultipartBoundary + crlf +
+	return []byte("--" + multipartBoundary + crlf +
 		`Content-Disposition: form-data; name="title"` + crlf + crlf +
 		"Quarterly stock report" + crlf +
-		"--" + MultipartBoundary + crlf +
+		"--" + multipartBoundary + crlf +
 		`Content-Disposition: form-data; name="upload"; filename="stock.csv"` + crlf +
 		"Content-Type: text/csv" + crlf + crlf +
 		file + crlf +
-		"--" + MultipartBoundary + "--" + crlf)
+		"--" + multipartBoundary + "--" + crlf)
 }

@@ -24,37 +24,37 @@ const (
 	ParamLoad = "load"
 )
 
-// MaxLoadFraction is the highest offered load a load sweep may ask for,
+// maxLoadFraction is the highest offered load a load sweep may ask for,
 // as a fraction of capacity.
-const MaxLoadFraction = 5.0
+const maxLoadFraction = 5.0
 
-// MaxBodySize bounds a generated body (bytes): each is built in memory
+// maxBodySize bounds a generated body (bytes): each is built in memory
 // once per case, and the modules answer 413 above 1 MiB anyway.
-const MaxBodySize = 16 << 20
+const maxBodySize = 16 << 20
 
-// Value is one entry of a sweep range as written in YAML: a number, or a
+// value is one entry of a sweep range as written in YAML: a number, or a
 // string (a size "4k", a percentage "10%").
-type Value string
+type value string
 
 // UnmarshalJSON accepts a JSON number or string.
-func (v *Value) UnmarshalJSON(b []byte) error {
+func (v *value) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		*v = Value(s)
+		*v = value(s)
 		return nil
 	}
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err != nil {
 		return fmt.Errorf("want a number or a string, got %s", b)
 	}
-	*v = Value(n.String())
+	*v = value(n.String())
 	return nil
 }
 
-// Point is where a workload sits in its sweep: the parameter, its value
+// point is where a workload sits in its sweep: the parameter, its value
 // (bytes, fields, connections or a fraction of capacity) and the label
 // that names it ("4k", "100", "10%").
-type Point struct {
+type point struct {
 	Base  string  // the sweep's workload name
 	Param string  // ParamSize, ParamArgs or ParamLoad
 	Value float64 // bytes, fields, or a fraction of capacity
@@ -62,7 +62,7 @@ type Point struct {
 }
 
 // pointKey is the short name of a parameter inside point names.
-var pointKey = map[string]string{ParamSize: "size", ParamArgs: "args", ParamLoad: "load", ParamN: "n"}
+var pointKey = map[string]string{ParamSize: "size", ParamArgs: "args", ParamLoad: "load", paramN: "n"}
 
 // PointName is the workload name of one point of a sweep: base@size=4k,
 // base@args=100, base@load=10%.
@@ -70,40 +70,40 @@ func PointName(base, param, label string) string { return base + "@" + pointKey[
 
 // ParsePoint reads a point name back: ok is false for a name that is not
 // one (a plain workload).
-func ParsePoint(name string) (p Point, ok bool) {
+func ParsePoint(name string) (p point, ok bool) {
 	base, rest, found := strings.Cut(name, "@")
 	if !found {
-		return Point{}, false
+		return point{}, false
 	}
 	k, label, found := strings.Cut(rest, "=")
 	if !found {
-		return Point{}, false
+		return point{}, false
 	}
 	for param, short := range pointKey {
 		if short != k {
 			continue
 		}
-		v, err := parseValue(param, Value(label))
+		v, err := parseValue(param, value(label))
 		if err != nil {
-			return Point{}, false
+			return point{}, false
 		}
-		return Point{Base: base, Param: param, Value: v, Label: label}, true
+		return point{Base: base, Param: param, Value: v, Label: label}, true
 	}
-	return Point{}, false
+	return point{}, false
 }
 
 // parseValue reads one range entry for param.
-func parseValue(param string, v Value) (float64, error) {
+func parseValue(param string, v value) (float64, error) {
 	s := strings.TrimSpace(string(v))
 	switch param {
 	case ParamSize:
-		n, err := ParseSize(s)
-		if err == nil && n > MaxBodySize {
-			err = fmt.Errorf("want at most %s, got %s", SizeLabel(MaxBodySize), s)
+		n, err := parseSize(s)
+		if err == nil && n > maxBodySize {
+			err = fmt.Errorf("want at most %s, got %s", SizeLabel(maxBodySize), s)
 		}
 		return float64(n), err
-	case ParamN:
-		n, err := ParseSize(s)
+	case paramN:
+		n, err := parseSize(s)
 		return float64(n), err
 	case ParamArgs, ParamConns:
 		n, err := strconv.Atoi(s)
@@ -125,9 +125,9 @@ func parseValue(param string, v Value) (float64, error) {
 	return 0, fmt.Errorf("unknown parameter %q", param)
 }
 
-// ParseSize reads a byte count with an optional binary suffix k or m
+// parseSize reads a byte count with an optional binary suffix k or m
 // (1k = 1024).
-func ParseSize(s string) (int, error) {
+func parseSize(s string) (int, error) {
 	mult := 1
 	num := s
 	switch {
@@ -169,7 +169,7 @@ func (w *Workload) expand() ([]Workload, error) {
 		return nil, fmt.Errorf("%s: sweep: want one parameter, got %d", where, len(w.Sweep))
 	}
 	var param string
-	var rng []Value
+	var rng []value
 	for k, v := range w.Sweep {
 		param, rng = k, v
 	}
@@ -182,7 +182,7 @@ func (w *Workload) expand() ([]Workload, error) {
 		f, err := parseValue(param, v)
 		if err != nil {
 			if strings.HasPrefix(err.Error(), "unknown parameter") {
-				return nil, fmt.Errorf("%s: sweep: unknown parameter %q (want %s, %s, %s, %s or %s)", where, param, ParamSize, ParamArgs, ParamConns, ParamLoad, ParamN)
+				return nil, fmt.Errorf("%s: sweep: unknown parameter %q (want %s, %s, %s, %s or %s)", where, param, ParamSize, ParamArgs, ParamConns, ParamLoad, paramN)
 			}
 			return nil, fmt.Errorf("%s: sweep %s: range %s: %v", where, param, written, err)
 		}
@@ -210,13 +210,13 @@ func (w *Workload) expand() ([]Workload, error) {
 			return nil, fmt.Errorf("%s: sweep body.size: want a body with a shape or a fill", where)
 		}
 	case ParamArgs:
-		if w.Body == nil || w.Body.Shape != ShapeForm {
-			return nil, fmt.Errorf("%s: sweep args: want body.shape %s", where, ShapeForm)
+		if w.Body == nil || w.Body.Shape != shapeForm {
+			return nil, fmt.Errorf("%s: sweep args: want body.shape %s", where, shapeForm)
 		}
 		if vals[0] < 1 {
 			return nil, fmt.Errorf("%s: sweep args: range %s: want ≥ 1 fields", where, written)
 		}
-	case ParamN:
+	case paramN:
 		if w.Generate == nil {
 			return nil, fmt.Errorf("%s: sweep generate.size: want a generate input", where)
 		}
@@ -224,8 +224,8 @@ func (w *Workload) expand() ([]Workload, error) {
 		if w.CapacityFrom == "" && w.Capacity <= 0 {
 			return nil, fmt.Errorf("%s: sweep load: range %s needs a capacity figure: capacity_from (a closed-loop workload run earlier in the suite) or capacity (req/s)", where, written)
 		}
-		if vals[0] <= 0 || vals[len(vals)-1] > MaxLoadFraction {
-			return nil, fmt.Errorf("%s: sweep load: range %s: want percentages in (0%%, %g%%]", where, written, MaxLoadFraction*100)
+		if vals[0] <= 0 || vals[len(vals)-1] > maxLoadFraction {
+			return nil, fmt.Errorf("%s: sweep load: range %s: want percentages in (0%%, %g%%]", where, written, maxLoadFraction*100)
 		}
 	}
 	var out []Workload
@@ -243,20 +243,20 @@ func (w *Workload) expand() ([]Workload, error) {
 			body := *w.Body
 			body.Args = int(v)
 			p.Body = &body
-		case ParamN:
+		case paramN:
 			g := *w.Generate
 			g.N = int(v)
 			p.Generate = &g
 			label = SizeLabel(int(v))
 		}
 		p.Name = PointName(w.Name, param, label)
-		p.Point = &Point{Base: w.Name, Param: param, Value: v, Label: label}
+		p.Point = &point{Base: w.Name, Param: param, Value: v, Label: label}
 		out = append(out, p)
 	}
 	return out, nil
 }
 
-func joinValues(vs []Value) string {
+func joinValues(vs []value) string {
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = string(v)
@@ -265,9 +265,9 @@ func joinValues(vs []Value) string {
 }
 
 // validateShape checks a shaped body; fill bodies are checked by validate.
-func (b *Body) validateShape(where string, headers []string) error {
+func (b *body) validateShape(where string, headers []string) error {
 	if _, ok := shapes[b.Shape]; !ok {
-		return fmt.Errorf("%s: body.shape: want %s, %s, %s or %s, got %q", where, ShapeJSONValue, ShapeJSONReal, ShapeForm, ShapeMultipart, b.Shape)
+		return fmt.Errorf("%s: body.shape: want %s, %s, %s or %s, got %q", where, shapeJSONValue, shapeJSONReal, shapeForm, shapeMultipart, b.Shape)
 	}
 	if b.Literal != "" || b.Fill != "" || b.Prefix != "" || b.Suffix != "" {
 		return fmt.Errorf("%s: body: shape excludes literal, prefix, fill and suffix", where)
@@ -277,7 +277,7 @@ func (b *Body) validateShape(where string, headers []string) error {
 			return fmt.Errorf("%s: headers: body.shape %s sets Content-Type itself; remove %q", where, b.Shape, h)
 		}
 	}
-	if b.Shape == ShapeForm {
+	if b.Shape == shapeForm {
 		if b.Args > 100000 {
 			return fmt.Errorf("%s: body: args: want at most 100000 fields, got %d", where, b.Args)
 		}
@@ -292,8 +292,8 @@ func (b *Body) validateShape(where string, headers []string) error {
 	if m := minShapeSize(b.Shape); b.Size != 0 && b.Size < m {
 		return fmt.Errorf("%s: body: size %d is below the smallest %s body (%d bytes; 0 = empty body)", where, b.Size, b.Shape, m)
 	}
-	if b.Size < 0 || b.Size > MaxBodySize {
-		return fmt.Errorf("%s: body: size: want 0..%d bytes, got %d", where, MaxBodySize, b.Size)
+	if b.Size < 0 || b.Size > maxBodySize {
+		return fmt.Errorf("%s: body: size: want 0..%d bytes, got %d", where, maxBodySize, b.Size)
 	}
 	return nil
 }

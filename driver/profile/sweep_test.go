@@ -148,7 +148,7 @@ func TestSweepErrors(t *testing.T) {
 
 func TestShapes(t *testing.T) {
 	for _, size := range []int{14, 100, 256, 1000, 1024, 4096, 16 << 10, 64 << 10, 256 << 10} {
-		for _, shape := range []string{ShapeJSONValue, ShapeJSONReal, ShapeMultipart} {
+		for _, shape := range []string{shapeJSONValue, shapeJSONReal, shapeMultipart} {
 			if size < minShapeSize(shape) {
 				continue
 			}
@@ -164,11 +164,11 @@ func TestShapes(t *testing.T) {
 				t.Errorf("%s %d: two generations differ", shape, size)
 			}
 			switch shape {
-			case ShapeJSONValue, ShapeJSONReal:
+			case shapeJSONValue, shapeJSONReal:
 				if !json.Valid(b) {
 					t.Errorf("%s %d: not valid JSON: %.80s…", shape, size, b)
 				}
-			case ShapeMultipart:
+			case shapeMultipart:
 				checkMultipart(t, size, b)
 			}
 		}
@@ -176,7 +176,7 @@ func TestShapes(t *testing.T) {
 	// Realistic JSON: many short fields, never more leaves than the
 	// engines inspect.
 	for _, size := range []int{1024, 64 << 10, 256 << 10} {
-		b, _ := shapeBody(ShapeJSONReal, size, 0)
+		b, _ := shapeBody(shapeJSONReal, size, 0)
 		var v any
 		if err := json.Unmarshal(b, &v); err != nil {
 			t.Fatal(err)
@@ -190,7 +190,7 @@ func TestShapes(t *testing.T) {
 		}
 	}
 	for _, args := range []int{1, 10, 100, 1000} {
-		b, _ := shapeBody(ShapeForm, 0, args)
+		b, _ := shapeBody(shapeForm, 0, args)
 		q, err := url.ParseQuery(string(b))
 		if err != nil || len(q) != args {
 			t.Errorf("form %d: got %d fields (%v)", args, len(q), err)
@@ -218,7 +218,7 @@ func leaves(v any) int {
 
 func checkMultipart(t *testing.T, size int, b []byte) {
 	t.Helper()
-	_, params, err := mime.ParseMediaType(shapes[ShapeMultipart])
+	_, params, err := mime.ParseMediaType(shapes[shapeMultipart])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func checkMultipart(t *testing.T, size int, b []byte) {
 	if !slices.Equal(names, []string{"title", "upload"}) {
 		t.Errorf("multipart %d: parts %v, want [title upload]", size, names)
 	}
-	if want := size - minShapeSize(ShapeMultipart); fileLen != want {
+	if want := size - minShapeSize(shapeMultipart); fileLen != want {
 		t.Errorf("multipart %d: file part %d bytes, want %d", size, fileLen, want)
 	}
 }

@@ -38,8 +38,8 @@ type Entry struct {
 	Body    []byte      // nil: none
 }
 
-// MaxEntries bounds a file: every entry is a class of a mix (load.RunMix).
-const MaxEntries = 255
+// maxEntries bounds a file: every entry is a class of a mix (load.RunMix).
+const maxEntries = 255
 
 // maxBody bounds one entry's body (bytes), as the engines' body limit.
 const maxBody = 1 << 20
@@ -54,9 +54,9 @@ func ReadFile(path, format string) ([]Entry, error) {
 	name := filepath.Base(path)
 	switch format {
 	case Vegeta:
-		return ParseVegeta(name, b, filepath.Dir(path))
+		return parseVegeta(name, b, filepath.Dir(path))
 	case HAR:
-		return ParseHAR(name, b)
+		return parseHAR(name, b)
 	}
 	return nil, fmt.Errorf("%s: format: want %s or %s, got %q", name, Vegeta, HAR, format)
 }
@@ -98,12 +98,12 @@ func checkHeader(k, v string) error {
 	return nil
 }
 
-// ParseVegeta parses vegeta targets. The text format is blocks separated
+// parseVegeta parses vegeta targets. The text format is blocks separated
 // by blank lines: "METHOD URL", then "Name: value" header lines, then an
 // optional "@path" naming a body file (relative to dir); "#" starts a
 // comment line. A file whose first non-blank character is "{" is JSON
 // lines, one {"method","url","header":{name:[values]},"body":base64} each.
-func ParseVegeta(name string, b []byte, dir string) ([]Entry, error) {
+func parseVegeta(name string, b []byte, dir string) ([]Entry, error) {
 	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		return parseVegetaJSON(name, b)
 	}
@@ -201,8 +201,8 @@ func finish(name string, out []Entry) ([]Entry, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no requests", name)
 	}
-	if len(out) > MaxEntries {
-		return nil, fmt.Errorf("%s: %d requests, want at most %d (each is a class of one mix)", name, len(out), MaxEntries)
+	if len(out) > maxEntries {
+		return nil, fmt.Errorf("%s: %d requests, want at most %d (each is a class of one mix)", name, len(out), maxEntries)
 	}
 	return out, nil
 }
@@ -276,10 +276,10 @@ type har struct {
 	} `json:"log"`
 }
 
-// ParseHAR parses an HTTP Archive: every log.entries[i].request, its
+// parseHAR parses an HTTP Archive: every log.entries[i].request, its
 // method, URL, headers (HTTP/2 pseudo-headers and Host dropped; Host comes
 // from the URL unless a Host header is listed) and postData.text.
-func ParseHAR(name string, b []byte) ([]Entry, error) {
+func parseHAR(name string, b []byte) ([]Entry, error) {
 	var h har
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("%s: not a HAR file: %v", name, err)

@@ -20,8 +20,8 @@ import (
 // path (tests give each script its own).
 const EnvPath = "WAFBENCH_LOCK"
 
-// FileName is the lock file's name inside its directory.
-const FileName = "wafbench.lock"
+// fileName is the lock file's name inside its directory.
+const fileName = "wafbench.lock"
 
 // Path returns the lock file to use: $WAFBENCH_LOCK if set, else
 // /run/lock/wafbench.lock where /run/lock is writable, else
@@ -31,27 +31,27 @@ func Path() string {
 		return p
 	}
 	if syscall.Access("/run/lock", 2 /* W_OK */) == nil {
-		return filepath.Join("/run/lock", FileName)
+		return filepath.Join("/run/lock", fileName)
 	}
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, FileName)
+		return filepath.Join(d, fileName)
 	}
-	return filepath.Join(os.TempDir(), FileName)
+	return filepath.Join(os.TempDir(), fileName)
 }
 
-// Lock is a held run lock.
-type Lock struct {
+// lock is a held run lock.
+type lock struct {
 	f    *os.File
 	path string
 }
 
-// ErrHeld reports that another process holds the lock.
-var ErrHeld = errors.New("another wafbench run holds the lock")
+// errHeld reports that another process holds the lock.
+var errHeld = errors.New("another wafbench run holds the lock")
 
 // Acquire takes the lock at path without waiting. When another process
 // holds it, the error wraps ErrHeld and names the holder's PID and run
 // directory as the holder recorded them.
-func Acquire(path string) (*Lock, error) {
+func Acquire(path string) (*lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if errors.Is(err, os.ErrPermission) {
 		f, err = os.Open(path) // another user's file: flock works read-only too
@@ -63,20 +63,20 @@ func Acquire(path string) (*Lock, error) {
 		holder := readHolder(f)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (%s; lock file %s): wait for it to finish, one run at a time keeps figures comparable", ErrHeld, holder, path)
+			return nil, fmt.Errorf("%w (%s; lock file %s): wait for it to finish, one run at a time keeps figures comparable", errHeld, holder, path)
 		}
 		return nil, fmt.Errorf("run lock %s: %w", path, err)
 	}
-	l := &Lock{f: f, path: path}
+	l := &lock{f: f, path: path}
 	l.record("")
 	return l, nil
 }
 
 // SetRun records the run directory in the lock file, for the refusal
 // message of a second run.
-func (l *Lock) SetRun(dir string) { l.record(dir) }
+func (l *lock) SetRun(dir string) { l.record(dir) }
 
-func (l *Lock) record(dir string) {
+func (l *lock) record(dir string) {
 	if dir == "" {
 		dir = "(not created yet)"
 	}
@@ -104,7 +104,7 @@ func readHolder(f *os.File) string {
 
 // Release gives the lock up. The file stays, so its inode is the same for
 // every run.
-func (l *Lock) Release() {
+func (l *lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSecondAcquireRefusedNamingHolder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), fileName)
 	l, err := Acquire(path)
 	if err != nil {
 		t.Fatal(err)
@@ -19,7 +19,7 @@ func TestSecondAcquireRefusedNamingHolder(t *testing.T) {
 	// flock locks belong to an open file description: a second Acquire in
 	// this process is refused exactly as another process would be.
 	_, err = Acquire(path)
-	if !errors.Is(err, ErrHeld) {
+	if !errors.Is(err, errHeld) {
 		t.Fatalf("second acquire: got %v, want ErrHeld", err)
 	}
 	for _, want := range []string{fmt.Sprintf("pid %d", os.Getpid()), "run /results/20261130T000000Z-seed", path} {

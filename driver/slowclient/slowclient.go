@@ -28,23 +28,23 @@ type Plan struct {
 	OnSent func()
 }
 
-// Result is what one slow request got.
-type Result struct {
+// result is what one slow request got.
+type result struct {
 	Answer    verdict.Answer
 	Sent      int           // bytes written
 	Elapsed   time.Duration // from connect to the answer (or giving up)
 	EarlyStop bool          // the proxy answered or closed before everything was sent
 }
 
-// MaxPieces bounds the writes of one request.
-const MaxPieces = 100000
+// maxPieces bounds the writes of one request.
+const maxPieces = 100000
 
 // Send writes raw (a request serialized by internal/http1, head and body)
 // to addr as plan says and reads the answer. headLen is the length of the
 // head in raw (through the blank line).
-func Send(ctx context.Context, addr string, raw []byte, headLen int, plan Plan) (Result, error) {
+func Send(ctx context.Context, addr string, raw []byte, headLen int, plan Plan) (result, error) {
 	if headLen <= 0 || headLen > len(raw) {
-		return Result{}, fmt.Errorf("slowclient: head length %d outside the request's %d bytes", headLen, len(raw))
+		return result{}, fmt.Errorf("slowclient: head length %d outside the request's %d bytes", headLen, len(raw))
 	}
 	if plan.MaxWait <= 0 {
 		plan.MaxWait = 10 * time.Second
@@ -55,14 +55,14 @@ func Send(ctx context.Context, addr string, raw []byte, headLen int, plan Plan) 
 		body = body[:plan.StopAfter]
 	}
 	pieces = append(pieces, split(body, plan.BodyChunk)...)
-	if len(pieces) > MaxPieces {
-		return Result{}, fmt.Errorf("slowclient: %d writes, want at most %d", len(pieces), MaxPieces)
+	if len(pieces) > maxPieces {
+		return result{}, fmt.Errorf("slowclient: %d writes, want at most %d", len(pieces), maxPieces)
 	}
 	start := time.Now()
 	d := net.Dialer{Timeout: plan.MaxWait}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return Result{}, err
+		return result{}, err
 	}
 	defer c.Close()
 	deadline := start.Add(plan.MaxWait)
@@ -73,7 +73,7 @@ func Send(ctx context.Context, addr string, raw []byte, headLen int, plan Plan) 
 	// 413) before the request is complete.
 	answered := make(chan verdict.Answer, 1)
 	go func() { answered <- verdict.ReadAnswer(c) }()
-	res := Result{}
+	res := result{}
 	for i, p := range pieces {
 		if i > 0 && plan.Interval > 0 {
 			select {

@@ -21,10 +21,10 @@ const (
 	CheckMinN = 5
 )
 
-// Assumptions are the checks of a paired comparison's per-repeat log-ratios
+// assumptions are the checks of a paired comparison's per-repeat log-ratios
 // against what the paired t interval assumes: independent, identically
 // distributed, roughly normal values.
-type Assumptions struct {
+type assumptions struct {
 	// Skew is the adjusted sample skewness G1 of the log-ratios and SkewSE
 	// its standard error under normality; Skewed when |Skew| > 2·SkewSE.
 	Skew, SkewSE float64
@@ -48,7 +48,7 @@ type Assumptions struct {
 
 // Flags lists the failed checks in words ("skewed", "drift", "order",
 // "signed-rank disagrees"); empty when none failed or none ran.
-func (a Assumptions) Flags() []string {
+func (a assumptions) Flags() []string {
 	var out []string
 	if a.Skewed {
 		out = append(out, "skewed")
@@ -66,12 +66,12 @@ func (a Assumptions) Flags() []string {
 }
 
 // String is the flags joined by ", ", or "" when none.
-func (a Assumptions) String() string { return strings.Join(a.Flags(), ", ") }
+func (a assumptions) String() string { return strings.Join(a.Flags(), ", ") }
 
 // checkAssumptions fills the skewness, drift and order checks of c.
 // RankDisagrees is set by the verdict (it needs the Holm-adjusted p).
-func checkAssumptions(c *Comparison) Assumptions {
-	var a Assumptions
+func checkAssumptions(c *Comparison) assumptions {
+	var a assumptions
 	n := len(c.Ratios)
 	if n < CheckMinN {
 		return a
@@ -127,7 +127,7 @@ func correlationP(x, y []float64) (r, p float64) {
 }
 
 // Describe is a one-line account of the checks' figures for a report.
-func (a Assumptions) Describe() string {
+func (a assumptions) Describe() string {
 	if !a.Checked {
 		return "not checked (n < " + fmt.Sprint(CheckMinN) + ")"
 	}

@@ -25,23 +25,23 @@ import (
 // differ no more than the repeats within them) the model reduces to the
 // pooled paired t of all repeats, today's single-machine analysis.
 
-// BlockRatio is one machine's ratio: the geometric mean of its per-repeat
+// blockRatio is one machine's ratio: the geometric mean of its per-repeat
 // ratios with the paired-t interval (PairedLogT).
-type BlockRatio struct {
+type blockRatio struct {
 	Block       int // index into the blocks given to AnalyseBlocks
 	N           int // paired repeats on this machine
 	Geo, Lo, Hi float64
 	Repeats     []int // merged repeat numbers
 }
 
-// BlockComparison is one paired comparison of a Summary analysed with the
+// blockComparison is one paired comparison of a Summary analysed with the
 // machine as a random block effect.
-type BlockComparison struct {
+type blockComparison struct {
 	WorkloadKey
 	Num, Den string
-	Metric   Metric
+	Metric   metric
 
-	Blocks []BlockRatio // machines with at least one paired repeat, in block order
+	Blocks []blockRatio // machines with at least one paired repeat, in block order
 	N      int          // paired repeats over all machines
 
 	// Tau2 is the between-machine variance of the log-ratio, Sigma2 the
@@ -61,11 +61,11 @@ type BlockComparison struct {
 }
 
 // Name is e.g. "modsecurity/passthrough".
-func (c *BlockComparison) Name() string { return c.Num + "/" + c.Den }
+func (c *blockComparison) Name() string { return c.Num + "/" + c.Den }
 
 // BetweenShare is τ²/(τ²+σ²), the share of the log-ratio's variance that
 // lies between machines; NaN where either is not estimable.
-func (c *BlockComparison) BetweenShare() float64 {
+func (c *blockComparison) BetweenShare() float64 {
 	if math.IsNaN(c.Tau2) || math.IsNaN(c.Sigma2) || c.Tau2+c.Sigma2 == 0 {
 		return math.NaN()
 	}
@@ -76,14 +76,14 @@ func (c *BlockComparison) BetweenShare() float64 {
 // blockRepeats[b] lists the (merged) repeat numbers that ran on machine b;
 // a repeat in no block is left out. Holm's correction runs over the
 // returned comparisons.
-func AnalyseBlocks(s *Summary, blockRepeats [][]int) []BlockComparison {
+func AnalyseBlocks(s *Summary, blockRepeats [][]int) []blockComparison {
 	blockOf := map[int]int{}
 	for b, reps := range blockRepeats {
 		for _, r := range reps {
 			blockOf[r] = b
 		}
 	}
-	var out []BlockComparison
+	var out []blockComparison
 	for i := range s.Comparisons {
 		c := &s.Comparisons[i]
 		groups := make([][]float64, len(blockRepeats))
@@ -96,7 +96,7 @@ func AnalyseBlocks(s *Summary, blockRepeats [][]int) []BlockComparison {
 			groups[b] = append(groups[b], math.Log(c.Ratios[k]))
 			repsOf[b] = append(repsOf[b], rep)
 		}
-		bc := BlockComparison{WorkloadKey: c.WorkloadKey, Num: c.Num, Den: c.Den, Metric: c.Metric}
+		bc := blockComparison{WorkloadKey: c.WorkloadKey, Num: c.Num, Den: c.Den, Metric: c.Metric}
 		var used [][]float64
 		for b, g := range groups {
 			if len(g) == 0 {
@@ -107,7 +107,7 @@ func AnalyseBlocks(s *Summary, blockRepeats [][]int) []BlockComparison {
 				ratios[j] = math.Exp(y)
 			}
 			geo, lo, hi, _ := PairedLogT(ratios, Confidence)
-			bc.Blocks = append(bc.Blocks, BlockRatio{Block: b, N: len(g), Geo: geo, Lo: lo, Hi: hi,
+			bc.Blocks = append(bc.Blocks, blockRatio{Block: b, N: len(g), Geo: geo, Lo: lo, Hi: hi,
 				Repeats: repsOf[b]})
 			bc.N += len(g)
 			used = append(used, g)
@@ -115,7 +115,7 @@ func AnalyseBlocks(s *Summary, blockRepeats [][]int) []BlockComparison {
 		if bc.N == 0 {
 			continue
 		}
-		re := RandomEffects(used, Confidence)
+		re := randomEffects(used, Confidence)
 		bc.Tau2, bc.Sigma2, bc.DF, bc.P, bc.Model = re.Tau2, re.Sigma2, re.DF, re.P, re.Model
 		bc.Ratio, bc.Lo, bc.Hi = math.Exp(re.Mu), math.Exp(re.Lo), math.Exp(re.Hi)
 		out = append(out, bc)
@@ -134,7 +134,7 @@ func AnalyseBlocks(s *Summary, blockRepeats [][]int) []BlockComparison {
 // blockVerdict: not established when fewer than MinSamples paired repeats
 // in all, the interval is undefined or includes 1, or the Holm-adjusted p
 // is not below Alpha.
-func blockVerdict(c *BlockComparison) (string, string) {
+func blockVerdict(c *blockComparison) (string, string) {
 	switch {
 	case c.N < MinSamples:
 		return NotEstablished, fmt.Sprintf("n=%d < %d repeats", c.N, MinSamples)
@@ -155,21 +155,21 @@ func blockVerdict(c *BlockComparison) (string, string) {
 	return lower, ""
 }
 
-// REstimate is the outcome of RandomEffects, on the log scale.
-type REstimate struct {
+// rEstimate is the outcome of RandomEffects, on the log scale.
+type rEstimate struct {
 	Mu, Lo, Hi   float64 // pooled mean and its interval
 	SE, DF, P    float64
 	Tau2, Sigma2 float64 // NaN where not estimable
 	Model        string
 }
 
-// RandomEffects fits the one-way random-effects model to groups (one slice
+// randomEffects fits the one-way random-effects model to groups (one slice
 // of observations per block, none empty) and returns the pooled mean with
 // its interval at level conf (see the comment at the top of this file).
 // With one group it is the one-sample t of that group; with one
 // observation per group, the t of the group means (τ² and σ² are
 // confounded).
-func RandomEffects(groups [][]float64, conf float64) REstimate {
+func randomEffects(groups [][]float64, conf float64) rEstimate {
 	k := len(groups)
 	var all []float64
 	for _, g := range groups {
@@ -203,11 +203,11 @@ func RandomEffects(groups [][]float64, conf float64) REstimate {
 		return m, ss
 	}
 	if N == 0 {
-		return REstimate{Mu: nan, Lo: nan, Hi: nan, SE: nan, DF: nan, P: 1, Tau2: nan, Sigma2: nan, Model: "no data"}
+		return rEstimate{Mu: nan, Lo: nan, Hi: nan, SE: nan, DF: nan, P: 1, Tau2: nan, Sigma2: nan, Model: "no data"}
 	}
 	if k == 1 {
 		mu, ss := meanVar(all)
-		r := REstimate{Mu: mu, Tau2: nan, Sigma2: nan, SE: nan, DF: float64(N - 1), Model: "one machine"}
+		r := rEstimate{Mu: mu, Tau2: nan, Sigma2: nan, SE: nan, DF: float64(N - 1), Model: "one machine"}
 		if N > 1 {
 			r.Sigma2 = ss / float64(N-1)
 			r.SE = math.Sqrt(r.Sigma2 / float64(N))
@@ -229,7 +229,7 @@ func RandomEffects(groups [][]float64, conf float64) REstimate {
 	if dfW == 0 {
 		// One repeat per machine: the machine means are the data.
 		mu, ss := meanVar(means)
-		r := REstimate{Mu: mu, Tau2: nan, Sigma2: nan, DF: dfB, Model: "machine means"}
+		r := rEstimate{Mu: mu, Tau2: nan, Sigma2: nan, DF: dfB, Model: "machine means"}
 		r.SE = math.Sqrt(ss / dfB / float64(k))
 		r.Lo, r.Hi, r.P = tInterval(mu, r.SE, r.DF)
 		return r
@@ -245,7 +245,7 @@ func RandomEffects(groups [][]float64, conf float64) REstimate {
 	tau2 := (msb - msw) / n0
 	if !(tau2 > 0) {
 		// The machines differ no more than repeats do: one pooled sample.
-		r := REstimate{Mu: grand, Tau2: 0, Sigma2: msw, DF: float64(N - 1), Model: "pooled (τ² = 0)"}
+		r := rEstimate{Mu: grand, Tau2: 0, Sigma2: msw, DF: float64(N - 1), Model: "pooled (τ² = 0)"}
 		r.SE = math.Sqrt(ssTotal / float64(N-1) / float64(N))
 		r.Lo, r.Hi, r.P = tInterval(grand, r.SE, r.DF)
 		return r
@@ -269,7 +269,7 @@ func RandomEffects(groups [][]float64, conf float64) REstimate {
 	v := a*msb + bcoef*msw
 	df := v * v / ((a*msb)*(a*msb)/dfB + (bcoef*msw)*(bcoef*msw)/dfW)
 	df = math.Min(math.Max(df, 1), float64(N-1))
-	r := REstimate{Mu: mu, SE: math.Sqrt(v), DF: df, Tau2: tau2, Sigma2: msw, Model: "random effects"}
+	r := rEstimate{Mu: mu, SE: math.Sqrt(v), DF: df, Tau2: tau2, Sigma2: msw, Model: "random effects"}
 	r.Lo, r.Hi, r.P = tInterval(mu, r.SE, df)
 	return r
 }

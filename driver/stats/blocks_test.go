@@ -28,7 +28,7 @@ func TestRandomEffects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := RandomEffects(tt.groups, 0.95)
+			got := randomEffects(tt.groups, 0.95)
 			check := func(what string, g, w float64) {
 				if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && !near(g, w, 1e-6)) {
 					t.Errorf("%s: got %v, want %v", what, g, w)
@@ -54,7 +54,7 @@ func TestRandomEffects(t *testing.T) {
 // Satterthwaite degrees of freedom lie between k−1 and N−1.
 func TestRandomEffectsUnbalanced(t *testing.T) {
 	g := [][]float64{{0.10, 0.12, 0.08, 0.11, 0.09, 0.10}, {0.30, 0.32}, {0.20, 0.18, 0.22}}
-	got := RandomEffects(g, 0.95)
+	got := randomEffects(g, 0.95)
 	if got.Model != "random effects" || !(got.Tau2 > 0) {
 		t.Fatalf("got model %q τ² %v, want random effects with τ² > 0", got.Model, got.Tau2)
 	}

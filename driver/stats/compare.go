@@ -15,18 +15,18 @@ import (
 	"wafbench/driver/result"
 )
 
-// Metric names a per-record quantity that comparisons are made on. The
+// metric names a per-record quantity that comparisons are made on. The
 // string is used as-is in summary.json.
-type Metric string
+type metric string
 
 // Metrics compared between modes.
 const (
-	MetricReqPerS Metric = "req_per_s"
-	MetricCPU     Metric = "cpu_us_per_req"
-	MetricP99     Metric = "p99_us"
+	MetricReqPerS metric = "req_per_s"
+	MetricCPU     metric = "cpu_us_per_req"
+	metricP99     metric = "p99_us"
 	// MetricCPUAdj is baseline-adjusted CPU: mode CPU/req − passthrough
 	// CPU/req in the same repeat. Only compared between two WAF modes.
-	MetricCPUAdj Metric = "cpu_adj_us_per_req"
+	metricCPUAdj metric = "cpu_adj_us_per_req"
 )
 
 // Verdict words.
@@ -39,38 +39,38 @@ const (
 )
 
 // HigherIsBetter reports the direction of improvement for m.
-func (m Metric) HigherIsBetter() bool { return m == MetricReqPerS }
+func (m metric) HigherIsBetter() bool { return m == MetricReqPerS }
 
 // Label is a short human name with unit.
-func (m Metric) Label() string {
+func (m metric) Label() string {
 	switch m {
 	case MetricReqPerS:
 		return "req/s"
 	case MetricCPU:
 		return "CPU µs/req"
-	case MetricP99:
+	case metricP99:
 		return "p99 µs"
-	case MetricCPUAdj:
+	case metricCPUAdj:
 		return "CPU µs/req over passthrough"
 	}
 	return string(m)
 }
 
 // words returns the verdicts for a ratio above and below 1.
-func (m Metric) words() (above, below string) {
+func (m metric) words() (above, below string) {
 	if m == MetricReqPerS {
 		return Faster, Slower
 	}
 	return Higher, Lower
 }
 
-func metricValue(m Metric, r *result.Record) float64 {
+func metricValue(m metric, r *result.Record) float64 {
 	switch m {
 	case MetricReqPerS:
 		return r.ReqPerS
-	case MetricCPU, MetricCPUAdj:
+	case MetricCPU, metricCPUAdj:
 		return r.CPU.UsPerRequest
-	case MetricP99:
+	case metricP99:
 		return r.Latency.P99Us
 	}
 	panic("stats: unknown metric " + string(m))
@@ -82,7 +82,7 @@ func metricValue(m Metric, r *result.Record) float64 {
 type Comparison struct {
 	WorkloadKey
 	Num, Den string // modes; the ratio is Num/Den
-	Metric   Metric
+	Metric   metric
 
 	Family Family // the question it answers; Holm runs within it
 
@@ -119,7 +119,7 @@ type Comparison struct {
 	PSignedRank     float64
 	PSignedRankHolm float64
 	// Assumptions are the checks of the t interval's assumptions.
-	Assumptions Assumptions
+	Assumptions assumptions
 	Verdict     string
 	Reason      string // why NotEstablished; empty otherwise
 }
@@ -131,14 +131,14 @@ type Family string
 
 // Comparison families.
 const (
-	FamilyOverhead Family = "WAF vs passthrough"      // what each WAF mode costs over the router alone
+	familyOverhead Family = "WAF vs passthrough"      // what each WAF mode costs over the router alone
 	FamilyEngines  Family = "engine vs engine"        // modsecurity ÷ coraza: which engine costs less
 	FamilyBuilds   Family = "build vs default build"  // each engine build ÷ its engine's default build
-	FamilyHosts    Family = "same engine, other host" // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
+	familyHosts    Family = "same engine, other host" // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
 )
 
 // Families lists the families in report order.
-var Families = []Family{FamilyEngines, FamilyOverhead, FamilyBuilds, FamilyHosts}
+var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, familyHosts}
 
 // N is the number of paired repeats.
 func (c *Comparison) N() int { return len(c.Ratios) }
@@ -161,7 +161,7 @@ func WAFModes(ms []string) []string {
 type pairSpec struct {
 	num, den string
 	family   Family
-	metrics  []Metric
+	metrics  []metric
 }
 
 func pairSpecs(ms []string) []pairSpec {
@@ -172,20 +172,20 @@ func pairSpecs(ms []string) []pairSpec {
 	var specs []pairSpec
 	if has[Baseline] {
 		for _, m := range WAFModes(ms) {
-			specs = append(specs, pairSpec{m, Baseline, FamilyOverhead, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
+			specs = append(specs, pairSpec{m, Baseline, familyOverhead, []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	if has[modes.ModSecurity] && has[modes.Coraza] {
-		mets := []Metric{MetricReqPerS, MetricCPU}
+		mets := []metric{MetricReqPerS, MetricCPU}
 		if has[Baseline] {
-			mets = append(mets, MetricCPUAdj)
+			mets = append(mets, metricCPUAdj)
 		}
-		specs = append(specs, pairSpec{modes.ModSecurity, modes.Coraza, FamilyEngines, append(mets, MetricP99)})
+		specs = append(specs, pairSpec{modes.ModSecurity, modes.Coraza, FamilyEngines, append(mets, metricP99)})
 	}
 	// Every other build of an engine against the engine's default build.
 	for _, m := range WAFModes(ms) {
 		if stock := modes.Engine(m); m != stock && has[stock] && !modes.IsWasm(m) {
-			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []Metric{MetricReqPerS, MetricCPU}})
+			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []metric{MetricReqPerS, MetricCPU}})
 		}
 	}
 	// The same engine (default build) in another host or runtime against
@@ -196,7 +196,7 @@ func pairSpecs(ms []string) []pairSpec {
 			continue
 		}
 		if modes.IsReference(m) || modes.IsWasm(m) {
-			specs = append(specs, pairSpec{m, n.Engine, FamilyHosts, []Metric{MetricReqPerS, MetricCPU, MetricP99}})
+			specs = append(specs, pairSpec{m, n.Engine, familyHosts, []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	return specs
@@ -248,7 +248,7 @@ func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
 						continue
 					}
 					x, y := metricValue(m, a), metricValue(m, b)
-					if m == MetricCPUAdj {
+					if m == metricCPUAdj {
 						base := idx[Baseline][rep]
 						if base == nil {
 							continue
@@ -316,13 +316,13 @@ func fillRatio(c *Comparison) {
 	e := Median(c.Ratios)
 	c.MedianRatio, c.OrderLo, c.OrderHi = e.Median, e.Lo, e.Hi
 	c.BootLo, c.BootHi = BootstrapMedianCI(c.Ratios, BootstrapSeed, BootstrapResamples, Confidence)
-	c.PMannWhitney = MannWhitneyP(c.NumValues, c.DenValues)
+	c.PMannWhitney = mannWhitneyP(c.NumValues, c.DenValues)
 	c.GeoRatio, c.TLo, c.THi, c.P = PairedLogT(c.Ratios, Confidence)
 	logs := make([]float64, len(c.Ratios))
 	for i, r := range c.Ratios {
 		logs[i] = math.Log(r)
 	}
-	c.PSignedRank = SignedRankP(logs)
+	c.PSignedRank = signedRankP(logs)
 	c.Assumptions = checkAssumptions(c)
 }
 
@@ -360,9 +360,9 @@ func PairedLogT(ratios []float64, conf float64) (geo, lo, hi, p float64) {
 	return geo, math.Exp(mean - q*se), math.Exp(mean + q*se), p
 }
 
-// MannWhitneyP is the two-sided Mann–Whitney U p-value of a against b, as
+// mannWhitneyP is the two-sided Mann–Whitney U p-value of a against b, as
 // benchmath.AssumeNothing.Compare computes it. Identical samples give 1.
-func MannWhitneyP(a, b []float64) float64 {
+func mannWhitneyP(a, b []float64) float64 {
 	t := &benchmath.DefaultThresholds
 	sa := benchmath.NewSample(slices.Clone(a), t)
 	sb := benchmath.NewSample(slices.Clone(b), t)
@@ -452,9 +452,9 @@ func sortedMedian(v []float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// MinP is the smallest two-sided Mann–Whitney p-value attainable with n1
+// minP is the smallest two-sided Mann–Whitney p-value attainable with n1
 // and n2 samples and no ties: 2 / C(n1+n2, n1).
-func MinP(n1, n2 int) float64 {
+func minP(n1, n2 int) float64 {
 	c := 1.0
 	for i := 1; i <= n1; i++ {
 		c = c * float64(n2+i) / float64(i)
@@ -462,23 +462,23 @@ func MinP(n1, n2 int) float64 {
 	return math.Min(1, 2/c)
 }
 
-// RepeatsNeeded is the smallest n per side for which even a complete
+// repeatsNeeded is the smallest n per side for which even a complete
 // separation of the samples could survive Holm over m comparisons, i.e.
 // MinP(n, n)·m < Alpha. It is a floor, not a power calculation.
-func RepeatsNeeded(m int) int {
+func repeatsNeeded(m int) int {
 	if m < 1 {
 		m = 1
 	}
 	n := MinSamples
-	for MinP(n, n)*float64(m) >= Alpha {
+	for minP(n, n)*float64(m) >= Alpha {
 		n++
 	}
 	return n
 }
 
-// BaselineCPU is a WAF mode's CPU per request minus passthrough's, paired
+// baselineCPU is a WAF mode's CPU per request minus passthrough's, paired
 // within each repeat: what the engine itself adds, in µs per request.
-type BaselineCPU struct {
+type baselineCPU struct {
 	WorkloadKey
 	Mode    string
 	Repeats []int
@@ -488,8 +488,8 @@ type BaselineCPU struct {
 	BootHi  float64
 }
 
-func baselineAll(s *Summary, byKey map[Key][]*result.Record) []BaselineCPU {
-	var out []BaselineCPU
+func baselineAll(s *Summary, byKey map[Key][]*result.Record) []baselineCPU {
+	var out []baselineCPU
 	for _, w := range s.Workloads {
 		idx := byRepeat(s, byKey, w)
 		base := idx[Baseline]
@@ -501,7 +501,7 @@ func baselineAll(s *Summary, byKey map[Key][]*result.Record) []BaselineCPU {
 			if recs == nil {
 				continue
 			}
-			b := BaselineCPU{WorkloadKey: w, Mode: m}
+			b := baselineCPU{WorkloadKey: w, Mode: m}
 			for _, rep := range sortedRepeats(recs) {
 				if p := base[rep]; p != nil {
 					b.Repeats = append(b.Repeats, rep)

@@ -29,8 +29,8 @@ type PowerFit struct {
 // At is the fitted value at x.
 func (f PowerFit) At(x float64) float64 { return math.Exp(f.Intercept + f.Slope*math.Log(x)) }
 
-// ErrTooFewPoints reports a fit with fewer than two usable points.
-var ErrTooFewPoints = errors.New("fewer than two points with x > 0 and y > 0")
+// errTooFewPoints reports a fit with fewer than two usable points.
+var errTooFewPoints = errors.New("fewer than two points with x > 0 and y > 0")
 
 // FitPowerLaw fits y ≈ a·x^k by least squares on the log–log scale. Points
 // with x ≤ 0, y ≤ 0 or NaN are left out.
@@ -43,7 +43,7 @@ func FitPowerLaw(x, y []float64) (PowerFit, error) {
 	}
 	n := float64(len(lx))
 	if len(lx) < 2 {
-		return PowerFit{N: len(lx)}, ErrTooFewPoints
+		return PowerFit{N: len(lx)}, errTooFewPoints
 	}
 	mx, my := mean(lx), mean(ly)
 	var sxx, sxy, syy float64
@@ -177,8 +177,8 @@ func Exponent(c Curve) (PowerFit, Interval, error) {
 	return fit, interval(fit.Slope, len(c.Y), vals), nil
 }
 
-// Crossing is where the costs of two modes cross along a sweep.
-type Crossing struct {
+// crossing is where the costs of two modes cross along a sweep.
+type crossing struct {
 	// At is the x where the median log ratio a/b changes sign first,
 	// interpolated linearly in ln x between the two points around it
 	// (linearly in x when the lower one is x = 0), with
@@ -195,9 +195,9 @@ type Crossing struct {
 // Crossover finds where a becomes cheaper than b or the reverse. a and b
 // are paired by repeat (same X, same repeat blocks); the bootstrap
 // resamples repeats, keeping pairs together.
-func Crossover(a, b Curve) (Crossing, error) {
+func Crossover(a, b Curve) (crossing, error) {
 	if len(a.X) != len(b.X) || len(a.Y) != len(b.Y) {
-		return Crossing{}, fmt.Errorf("crossover: curves differ in shape (%d×%d and %d×%d)", len(a.Y), len(a.X), len(b.Y), len(b.X))
+		return crossing{}, fmt.Errorf("crossover: curves differ in shape (%d×%d and %d×%d)", len(a.Y), len(a.X), len(b.Y), len(b.X))
 	}
 	ratio := Curve{X: a.X, Y: make([][]float64, len(a.Y))}
 	for r := range a.Y {
@@ -210,7 +210,7 @@ func Crossover(a, b Curve) (Crossing, error) {
 		}
 	}
 	x0, n, first := firstCrossing(a.X, ratio.Medians())
-	out := Crossing{Crossings: n}
+	out := crossing{Crossings: n}
 	// The log ratio a/b starts positive when a costs more at small x.
 	switch {
 	case first > 0:

@@ -48,7 +48,7 @@ func TestFitPowerLaw(t *testing.T) {
 			}
 		})
 	}
-	if _, err := FitPowerLaw([]float64{0, 1}, []float64{1, 1}); err != ErrTooFewPoints {
+	if _, err := FitPowerLaw([]float64{0, 1}, []float64{1, 1}); err != errTooFewPoints {
 		t.Errorf("one usable point: got %v, want ErrTooFewPoints", err)
 	}
 }

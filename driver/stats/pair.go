@@ -13,8 +13,8 @@ import (
 // family and without a verdict: for descriptive tables whose rows are
 // chosen after measuring. nil when no repeat holds both modes, or for
 // MetricCPUAdj.
-func Pair(recs []result.Record, num, den string, w WorkloadKey, m Metric) *Comparison {
-	if m == MetricCPUAdj {
+func Pair(recs []result.Record, num, den string, w WorkloadKey, m metric) *Comparison {
+	if m == metricCPUAdj {
 		return nil
 	}
 	first := func(mode string) map[int]*result.Record {

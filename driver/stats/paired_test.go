@@ -35,7 +35,7 @@ func TestSignedRankP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SignedRankP(tt.d); math.Abs(got-tt.want) > 1e-9 {
+			if got := signedRankP(tt.d); math.Abs(got-tt.want) > 1e-9 {
 				t.Errorf("SignedRankP(%v) = %v, want %v", tt.d, got, tt.want)
 			}
 		})
@@ -47,12 +47,12 @@ func TestSignedRankP(t *testing.T) {
 	for i := range big {
 		big[i] = rng.NormFloat64() + 0.2
 	}
-	exact := SignedRankP(big[:signedRankExactMax])
-	approx := SignedRankP(append(big[:signedRankExactMax:signedRankExactMax], 0)) // a zero is dropped: same data, exact
+	exact := signedRankP(big[:signedRankExactMax])
+	approx := signedRankP(append(big[:signedRankExactMax:signedRankExactMax], 0)) // a zero is dropped: same data, exact
 	if math.Abs(exact-approx) > 1e-12 {
 		t.Errorf("zero changed the exact p: %v vs %v", exact, approx)
 	}
-	if p := SignedRankP(big); !(p > 0 && p < 0.05) {
+	if p := signedRankP(big); !(p > 0 && p < 0.05) {
 		t.Errorf("normal approximation p = %v for a 0.2 SD shift over 120 values, want < 0.05", p)
 	}
 }
@@ -81,7 +81,7 @@ func comparisonOf(ratios []float64) *Comparison {
 		logs[i] = math.Log(r)
 	}
 	c.GeoRatio, c.TLo, c.THi, c.P = PairedLogT(ratios, Confidence)
-	c.PSignedRank = SignedRankP(logs)
+	c.PSignedRank = signedRankP(logs)
 	c.Assumptions = checkAssumptions(c)
 	c.PHolm, c.PSignedRankHolm = c.P, c.PSignedRank
 	c.Verdict, c.Reason = verdict(c)
@@ -223,19 +223,19 @@ func TestStoppingOnWidthCoverage(t *testing.T) {
 func TestRepeatsForHalfWidth(t *testing.T) {
 	// sd 3.4 %, ±3 %: t(n−1)·0.034/√n ≤ log(1.03) = 0.02956 first at n=8
 	// (2.365·0.034/2.828 = 0.0284; n=7: 2.447·0.034/2.646 = 0.0314).
-	if got := RepeatsForHalfWidth(0.034, 3); got != 8 {
+	if got := repeatsForHalfWidth(0.034, 3); got != 8 {
 		t.Errorf("RepeatsForHalfWidth(3.4%%, 3%%) = %d, want 8", got)
 	}
-	if got := RepeatsForHalfWidth(0, 3); got != MinSamples {
+	if got := repeatsForHalfWidth(0, 3); got != MinSamples {
 		t.Errorf("RepeatsForHalfWidth(0, 3) = %d, want %d", got, MinSamples)
 	}
-	if got := RepeatsForHalfWidth(1, 1); got != MaxRepeats+1 {
+	if got := repeatsForHalfWidth(1, 1); got != MaxRepeats+1 {
 		t.Errorf("RepeatsForHalfWidth(100%%, 1%%) = %d, want %d", got, MaxRepeats+1)
 	}
 }
 
 func TestAllocate(t *testing.T) {
-	cost := Cost{Modes: 3, Workloads: 12, TrialS: 1.5, WarmupS: 0.4}
+	cost := cost{Modes: 3, Workloads: 12, TrialS: 1.5, WarmupS: 0.4}
 	tests := []struct {
 		name     string
 		noise    RatioNoise
@@ -257,7 +257,7 @@ func TestAllocate(t *testing.T) {
 				t.Errorf("predicted half-width %.2f%% > 3%%", got)
 			}
 			for _, w := range Windows {
-				n := RepeatsForHalfWidth(tt.noise.SDAt(w), 3)
+				n := repeatsForHalfWidth(tt.noise.SDAt(w), 3)
 				if c := float64(n) * cost.BlockS(w); c < a.WallS-1e-9 {
 					t.Errorf("window %v s × %d repeats costs %.0f s < chosen %.0f s", w, n, c, a.WallS)
 				}

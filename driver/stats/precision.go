@@ -18,9 +18,9 @@ import (
 // a target is reported as out of reach rather than as a number of repeats.
 const MaxRepeats = 200
 
-// TargetMetrics are the metrics a precision target covers when it names
+// targetMetrics are the metrics a precision target covers when it names
 // none: throughput and Envoy CPU per request.
-var TargetMetrics = []Metric{MetricReqPerS, MetricCPU}
+var targetMetrics = []metric{MetricReqPerS, MetricCPU}
 
 // HalfWidthPct is the half-width of the paired-t 95 % interval of the
 // geometric-mean ratio, in percent of the ratio, on its wider (upper) side:
@@ -53,12 +53,12 @@ func tQuantile(a float64, df int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - a/2)
 }
 
-// RepeatsForHalfWidth is the smallest n ≥ MinSamples at which the paired-t
+// repeatsForHalfWidth is the smallest n ≥ MinSamples at which the paired-t
 // interval of a ratio whose per-repeat log-ratios have standard deviation
 // sdLog reaches a half-width of pct percent (100·(exp(t·sd/√n) − 1) ≤ pct).
 // It returns MaxRepeats+1 when even MaxRepeats would not, and MinSamples
 // when sdLog is 0.
-func RepeatsForHalfWidth(sdLog, pct float64) int {
+func repeatsForHalfWidth(sdLog, pct float64) int {
 	h := math.Log1p(pct / 100)
 	for n := MinSamples; n <= MaxRepeats; n++ {
 		if tQuantile(1-Confidence, n-1)*sdLog/math.Sqrt(float64(n)) <= h {
@@ -92,7 +92,7 @@ func (c *Comparison) RepeatsToEstablish(m int) int {
 // Target is one comparison a run aims to measure to a precision.
 type Target struct {
 	Num, Den string
-	Metric   Metric
+	Metric   metric
 	WorkloadKey
 }
 
@@ -107,15 +107,15 @@ func ParseTarget(p result.PrecisionTarget) (Target, error) {
 	if !ok || num == "" || den == "" {
 		return Target{}, fmt.Errorf("precision target ratio: want <mode>/<mode>, got %q", p.Ratio)
 	}
-	w, err := ParseWorkloadKey(p.Workload)
+	w, err := parseWorkloadKey(p.Workload)
 	if err != nil {
 		return Target{}, fmt.Errorf("precision target %s: %v", p.Ratio, err)
 	}
-	return Target{Num: num, Den: den, Metric: Metric(p.Metric), WorkloadKey: w}, nil
+	return Target{Num: num, Den: den, Metric: metric(p.Metric), WorkloadKey: w}, nil
 }
 
-// ParseWorkloadKey reads the suite notation "name@conns".
-func ParseWorkloadKey(s string) (WorkloadKey, error) {
+// parseWorkloadKey reads the suite notation "name@conns".
+func parseWorkloadKey(s string) (WorkloadKey, error) {
 	name, cs, ok := strings.Cut(s, "@")
 	c, err := strconv.Atoi(cs)
 	if !ok || name == "" || err != nil || c < 1 {
@@ -140,17 +140,17 @@ func ExpandTargets(ratio string, metrics, workloads, runModes, runWorkloads []st
 			return nil, fmt.Errorf("precision target %s: %v", ratio, err)
 		}
 	}
-	var ms []Metric
+	var ms []metric
 	for _, m := range metrics {
-		switch Metric(m) {
-		case MetricReqPerS, MetricCPU, MetricP99:
-			ms = append(ms, Metric(m))
+		switch metric(m) {
+		case MetricReqPerS, MetricCPU, metricP99:
+			ms = append(ms, metric(m))
 		default:
-			return nil, fmt.Errorf("precision target %s: metric: want %s, %s or %s, got %q", ratio, MetricReqPerS, MetricCPU, MetricP99, m)
+			return nil, fmt.Errorf("precision target %s: metric: want %s, %s or %s, got %q", ratio, MetricReqPerS, MetricCPU, metricP99, m)
 		}
 	}
 	if len(ms) == 0 {
-		ms = TargetMetrics
+		ms = targetMetrics
 	}
 	if len(workloads) == 0 {
 		workloads = runWorkloads
@@ -191,7 +191,7 @@ func CheckTargets(s *Summary, targets []Target, pct float64) []TargetStatus {
 			st.HalfWidthPct = c.HalfWidthPct()
 			st.Met = st.HalfWidthPct <= pct
 			if sd := c.SDLog(); !math.IsNaN(sd) {
-				st.Needed = RepeatsForHalfWidth(sd, pct)
+				st.Needed = repeatsForHalfWidth(sd, pct)
 			}
 		}
 		out[i] = st
@@ -210,7 +210,7 @@ func AllMet(sts []TargetStatus) bool {
 }
 
 // Comparison returns the comparison num/den of metric on w, or nil.
-func (s *Summary) Comparison(num, den string, m Metric, w WorkloadKey) *Comparison {
+func (s *Summary) Comparison(num, den string, m metric, w WorkloadKey) *Comparison {
 	for i := range s.Comparisons {
 		c := &s.Comparisons[i]
 		if c.Num == num && c.Den == den && c.Metric == m && c.WorkloadKey == w {

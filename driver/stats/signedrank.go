@@ -8,12 +8,12 @@ import (
 )
 
 // signedRankExactMax is the largest number of non-zero differences for which
-// SignedRankP enumerates the exact null distribution; above it the normal
+// signedRankP enumerates the exact null distribution; above it the normal
 // approximation (with the tie correction) is used. The enumeration costs
 // O(n³) additions, about a millisecond at 100.
 const signedRankExactMax = 100
 
-// SignedRankP is the two-sided p-value of the Wilcoxon signed-rank test of
+// signedRankP is the two-sided p-value of the Wilcoxon signed-rank test of
 // d against a location of 0. Zeros are dropped (Wilcoxon's convention); tied
 // |d| get their mean rank. For up to signedRankExactMax non-zero values the
 // p-value is exact: the permutation distribution of W+ (each rank's sign
@@ -24,7 +24,7 @@ const signedRankExactMax = 100
 // Written by hand: golang.org/x/perf/benchmath and aclements/go-moremath
 // offer only the two-sample Mann–Whitney U test, and gonum/stat has no rank
 // tests.
-func SignedRankP(d []float64) float64 {
+func signedRankP(d []float64) float64 {
 	var nz []float64
 	for _, v := range d {
 		if v != 0 && !math.IsNaN(v) {

@@ -131,8 +131,8 @@ type Group struct {
 	Errors      int64 // summed over valid records
 }
 
-// Excluded is a record left out of the statistics, with why.
-type Excluded struct {
+// excluded is a record left out of the statistics, with why.
+type excluded struct {
 	Trial, Repeat int
 	Key
 	Reason string
@@ -144,10 +144,10 @@ type Summary struct {
 	Workloads   []WorkloadKey // sorted by name, then conns
 	Groups      []Group       // ordered by workload, then mode
 	Comparisons []Comparison  // Holm-adjusted across all of them
-	Baseline    []BaselineCPU // mode CPU/req − passthrough CPU/req, per repeat
-	Drift       []Drift       // one per valid record, ordered by trial, workload
+	Baseline    []baselineCPU // mode CPU/req − passthrough CPU/req, per repeat
+	Drift       []drift       // one per valid record, ordered by trial, workload
 	Growth      []Growth      // one per valid record, ordered like Drift
-	Excluded    []Excluded
+	Excluded    []excluded
 	Components  []Component // per group, ordered like Groups
 }
 
@@ -199,14 +199,14 @@ func Summarize(recs []result.Record) *Summary {
 		r := &recs[i]
 		k := Key{r.Mode, r.Workload, r.Conns}
 		if !Valid(r) {
-			s.Excluded = append(s.Excluded, Excluded{Trial: r.Trial, Repeat: r.Repeat, Key: k, Reason: excludeReason(r)})
+			s.Excluded = append(s.Excluded, excluded{Trial: r.Trial, Repeat: r.Repeat, Key: k, Reason: excludeReason(r)})
 			continue
 		}
 		byKey[k] = append(byKey[k], r)
 		modes[r.Mode] = true
 		wls[k.WorkloadKey()] = true
 		s.Drift = append(s.Drift, CheckDrift(r))
-		s.Growth = append(s.Growth, CheckGrowth(r))
+		s.Growth = append(s.Growth, checkGrowth(r))
 	}
 	for m := range modes {
 		s.Modes = append(s.Modes, m)
@@ -279,9 +279,9 @@ func lessTrial(ta int, a Key, tb int, b Key) bool {
 	return lessWorkload(a.WorkloadKey(), b.WorkloadKey())
 }
 
-// Drift is the steady-state check of one record: the mean completions per
+// drift is the steady-state check of one record: the mean completions per
 // second of the first half of the window against the second half.
-type Drift struct {
+type drift struct {
 	Trial, Repeat int
 	Key
 	Seconds    int     // per-second buckets used
@@ -298,8 +298,8 @@ type Drift struct {
 // the bucket is below half the median). With an odd number of buckets the
 // middle one is left out. Written by hand: benchmath has no stationarity
 // check (its NewSample carries a TODO for one).
-func CheckDrift(r *result.Record) Drift {
-	d := Drift{Trial: r.Trial, Repeat: r.Repeat, Key: Key{r.Mode, r.Workload, r.Conns}}
+func CheckDrift(r *result.Record) drift {
+	d := drift{Trial: r.Trial, Repeat: r.Repeat, Key: Key{r.Mode, r.Workload, r.Conns}}
 	ps := r.PerSecond
 	if n := len(ps); n > 0 {
 		whole := int(math.Floor(r.DurationS + 1e-9))
@@ -367,10 +367,10 @@ type Growth struct {
 	Flagged         bool
 }
 
-// CheckGrowth flags a window whose RSS grew like a per-request leak. It
+// checkGrowth flags a window whose RSS grew like a per-request leak. It
 // caught libmodsecurity keeping ~670 bytes per phase-1 block (see
 // filters/crs). Written by hand: no library has this rule.
-func CheckGrowth(r *result.Record) Growth {
+func checkGrowth(r *result.Record) Growth {
 	g := Growth{Trial: r.Trial, Repeat: r.Repeat, Key: Key{r.Mode, r.Workload, r.Conns}, Requests: r.Requests,
 		BeforeKiB: r.Memory.RSSAfterWarmupKiB, AfterKiB: r.Memory.RSSEndKiB}
 	if g.BeforeKiB == 0 || g.AfterKiB == 0 || r.Requests == 0 {
@@ -383,7 +383,7 @@ func CheckGrowth(r *result.Record) Growth {
 }
 
 // String describes d in one line.
-func (d Drift) String() string {
+func (d drift) String() string {
 	if d.TooShort {
 		return fmt.Sprintf("trial %d %s %s: %d s, too short to check", d.Trial, d.Mode, d.WorkloadKey(), d.Seconds)
 	}

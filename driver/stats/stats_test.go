@@ -74,16 +74,16 @@ func TestHolm(t *testing.T) {
 }
 
 func TestMinPAndRepeatsNeeded(t *testing.T) {
-	if got, want := MinP(3, 3), 0.1; math.Abs(got-want) > 1e-12 {
+	if got, want := minP(3, 3), 0.1; math.Abs(got-want) > 1e-12 {
 		t.Errorf("MinP(3,3) = %v, want %v", got, want)
 	}
-	if got, want := MinP(5, 5), 2/252.0; math.Abs(got-want) > 1e-12 {
+	if got, want := minP(5, 5), 2/252.0; math.Abs(got-want) > 1e-12 {
 		t.Errorf("MinP(5,5) = %v, want %v", got, want)
 	}
 	// m=1: MinP(4,4)=0.0286 < 0.05. m=18: need MinP < 0.00278 → n=6 (0.00216).
 	// m=100: MinP(7,7)·100 = 0.058 → n=8.
 	for _, tt := range []struct{ m, want int }{{1, 4}, {18, 6}, {100, 8}} {
-		if got := RepeatsNeeded(tt.m); got != tt.want {
+		if got := repeatsNeeded(tt.m); got != tt.want {
 			t.Errorf("RepeatsNeeded(%d) = %d, want %d", tt.m, got, tt.want)
 		}
 	}
@@ -133,7 +133,7 @@ func jitter(base float64, n int) []float64 {
 	return out
 }
 
-func findCmp(t *testing.T, s *Summary, num, den string, m Metric) Comparison {
+func findCmp(t *testing.T, s *Summary, num, den string, m metric) Comparison {
 	t.Helper()
 	for _, c := range s.Comparisons {
 		if c.Num == num && c.Den == den && c.Metric == m {
@@ -149,14 +149,14 @@ func TestVerdicts(t *testing.T) {
 		name   string
 		vals   map[string][]float64
 		num    string
-		metric Metric
+		metric metric
 		want   string
 		reason string
 	}{
 		{"clear faster", map[string][]float64{"passthrough": jitter(1000, 10), "coraza": jitter(2000, 10)}, "coraza", MetricReqPerS, Faster, ""},
 		{"clear slower", map[string][]float64{"passthrough": jitter(1000, 10), "modsecurity": jitter(500, 10)}, "modsecurity", MetricReqPerS, Slower, ""},
 		{"cpu higher", map[string][]float64{"passthrough": jitter(1000, 10), "modsecurity": jitter(500, 10)}, "modsecurity", MetricCPU, Higher, ""},
-		{"p99 lower", map[string][]float64{"passthrough": jitter(1000, 10), "coraza": jitter(2000, 10)}, "coraza", MetricP99, Lower, ""},
+		{"p99 lower", map[string][]float64{"passthrough": jitter(1000, 10), "coraza": jitter(2000, 10)}, "coraza", metricP99, Lower, ""},
 		{"n=3", map[string][]float64{"passthrough": jitter(1000, 3), "modsecurity": jitter(500, 3)}, "modsecurity", MetricReqPerS, NotEstablished, "n=3 < 4 paired repeats"},
 		{"CI crosses 1", map[string][]float64{
 			"passthrough": {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000},
@@ -287,7 +287,7 @@ func TestCheckGrowth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := CheckGrowth(tt.r)
+			g := checkGrowth(tt.r)
 			if g.Flagged != tt.flagged {
 				t.Errorf("flagged: got %v, want %v (%+v)", g.Flagged, tt.flagged, g)
 			}

@@ -97,11 +97,11 @@ func component(k Key, rs []*result.Record) Component {
 	return c
 }
 
-// Cost models the wall time of one block (every mode once) as a function
+// cost models the wall time of one block (every mode once) as a function
 // of the measured window T: Modes × (TrialS + Workloads × (WarmupS + T)).
 // TrialS is what a trial costs besides its windows: Envoy's start-up and
 // preflight, its trial warmup and its stop.
-type Cost struct {
+type cost struct {
 	Modes, Workloads int
 	TrialS           float64
 	WarmupS          float64 // per workload, before its window
@@ -109,7 +109,7 @@ type Cost struct {
 }
 
 // BlockS is the modelled wall time of one block with windows of window s.
-func (c Cost) BlockS(window float64) float64 {
+func (c cost) BlockS(window float64) float64 {
 	return float64(c.Modes) * (c.TrialS + float64(c.Workloads)*(c.WarmupS+window))
 }
 
@@ -117,8 +117,8 @@ func (c Cost) BlockS(window float64) float64 {
 // per-trial overhead is the run's wall time (meta started → finished) less
 // its warmups and windows, spread over its trials. Without a finish time it
 // assumes the trial warmup plus one second.
-func EstimateCost(meta *result.Meta, recs []result.Record) Cost {
-	c := Cost{Modes: len(meta.Modes), Workloads: len(meta.Workloads)}
+func EstimateCost(meta *result.Meta, recs []result.Record) cost {
+	c := cost{Modes: len(meta.Modes), Workloads: len(meta.Workloads)}
 	var warm, win []float64
 	trials := map[int]bool{}
 	var windows float64
@@ -220,7 +220,7 @@ var Windows = []float64{2, 3, 4, 5, 6, 8, 10, 15, 20, 30}
 // comparison needs (RepeatsForHalfWidth at SDAt(window)), costed with
 // cost.BlockS. Noises with a NaN SDLog are ignored. Without any usable
 // noise it returns the zero Allocation.
-func Allocate(noise []RatioNoise, cost Cost, pct float64, windows []float64) Allocation {
+func Allocate(noise []RatioNoise, cost cost, pct float64, windows []float64) Allocation {
 	var best Allocation
 	for _, w := range windows {
 		n := 0
@@ -228,7 +228,7 @@ func Allocate(noise []RatioNoise, cost Cost, pct float64, windows []float64) All
 			if math.IsNaN(r.SDLog) {
 				continue
 			}
-			n = max(n, RepeatsForHalfWidth(r.SDAt(w), pct))
+			n = max(n, repeatsForHalfWidth(r.SDAt(w), pct))
 		}
 		if n == 0 {
 			return Allocation{}

@@ -23,15 +23,15 @@ const (
 	GoHTTPBin Kind = "go-httpbin"
 )
 
-// Kinds lists the upstream kinds, the default first.
-var Kinds = []Kind{Own, GoHTTPBin}
+// kinds lists the upstream kinds, the default first.
+var kinds = []Kind{Own, GoHTTPBin}
 
 // ParseKind resolves an --upstream value; "" is Own.
 func ParseKind(s string) (Kind, error) {
 	if s == "" {
 		return Own, nil
 	}
-	for _, k := range Kinds {
+	for _, k := range kinds {
 		if string(k) == s {
 			return k, nil
 		}
@@ -39,18 +39,18 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("unknown upstream %q (want %s or %s)", s, Own, GoHTTPBin)
 }
 
-// HTTPBinBinaryRel is where `make modules` builds go-httpbin, under the
+// httpBinBinaryRel is where `make modules` builds go-httpbin, under the
 // repository root.
-const HTTPBinBinaryRel = "build/go-httpbin/go-httpbin"
+const httpBinBinaryRel = "build/go-httpbin/go-httpbin"
 
-// HTTPBinModule is the module whose version Version reports for GoHTTPBin.
-const HTTPBinModule = "github.com/mccutchen/go-httpbin/v2"
+// httpBinModule is the module whose version Version reports for GoHTTPBin.
+const httpBinModule = "github.com/mccutchen/go-httpbin/v2"
 
 // Binary is the executable of kind k under the repository root: self (the
 // wafbench executable) for Own.
 func (k Kind) Binary(root, self string) string {
 	if k == GoHTTPBin {
-		return filepath.Join(root, HTTPBinBinaryRel)
+		return filepath.Join(root, httpBinBinaryRel)
 	}
 	return self
 }
@@ -95,9 +95,9 @@ func (k Kind) Version(root, self string) (string, error) {
 		return "", fmt.Errorf("upstream %s: %w", k, err)
 	}
 	for _, d := range bi.Deps {
-		if d.Path == HTTPBinModule {
+		if d.Path == httpBinModule {
 			return string(k) + " " + d.Version, nil
 		}
 	}
-	return "", fmt.Errorf("upstream %s: %s does not link %s", k, bin, HTTPBinModule)
+	return "", fmt.Errorf("upstream %s: %s does not link %s", k, bin, httpBinModule)
 }

@@ -36,7 +36,7 @@ func TestKindCommandAndCheck(t *testing.T) {
 		want string
 	}{
 		{Own, "/x/wafbench upstream --listen 127.0.0.1:0 --addr-file /t/a"},
-		{GoHTTPBin, filepath.Join(root, HTTPBinBinaryRel) + " -listen 127.0.0.1:0 -addr-file /t/a"},
+		{GoHTTPBin, filepath.Join(root, httpBinBinaryRel) + " -listen 127.0.0.1:0 -addr-file /t/a"},
 	}
 	for _, tt := range tests {
 		if got := strings.Join(tt.k.Command(root, "/x/wafbench", "127.0.0.1:0", "/t/a").Args, " "); got != tt.want {

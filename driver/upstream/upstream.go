@@ -45,8 +45,8 @@ const (
 	maxPending = 32 << 10 // flush batched responses beyond this many bytes
 )
 
-// Stats is a snapshot of a Server's counters.
-type Stats struct {
+// stats is a snapshot of a Server's counters.
+type stats struct {
 	Requests    int64 // requests answered with 200
 	BadRequests int64 // malformed requests answered with 400
 	Conns       int64 // connections accepted
@@ -60,9 +60,9 @@ type Server struct {
 	conns       atomic.Int64
 }
 
-// Stats returns the counters accumulated so far.
-func (s *Server) Stats() Stats {
-	return Stats{
+// stats returns the counters accumulated so far.
+func (s *Server) Stats() stats {
+	return stats{
 		Requests:    s.requests.Load(),
 		BadRequests: s.badRequests.Load(),
 		Conns:       s.conns.Load(),

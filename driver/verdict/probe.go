@@ -19,9 +19,9 @@ import (
 
 // Outcome kinds besides an HTTP status.
 const (
-	Refused = "refused" // connect failed (connection refused)
-	Reset   = "reset"   // the connection was closed or reset before a full response head
-	Timeout = "timeout" // no answer within the timeout
+	refused = "refused" // connect failed (connection refused)
+	reset   = "reset"   // the connection was closed or reset before a full response head
+	timeout = "timeout" // no answer within the timeout
 )
 
 // Answer is what one request got: a status, or Kind for no status.
@@ -50,7 +50,7 @@ func Probe(ctx context.Context, addr string, raw []byte, timeout time.Duration) 
 	d := net.Dialer{Timeout: timeout}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return classify(err, Refused)
+		return classify(err, refused)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
@@ -60,7 +60,7 @@ func Probe(ctx context.Context, addr string, raw []byte, timeout time.Duration) 
 		if a := ReadAnswer(c); a.Status != 0 {
 			return a
 		}
-		return classify(err, Reset)
+		return classify(err, reset)
 	}
 	return ReadAnswer(c)
 }
@@ -70,7 +70,7 @@ func Probe(ctx context.Context, addr string, raw []byte, timeout time.Duration) 
 func ReadAnswer(c net.Conn) Answer {
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
-		return classify(err, Reset)
+		return classify(err, reset)
 	}
 	_, _ = io.CopyN(io.Discard, resp.Body, 1<<20)
 	resp.Body.Close()
@@ -81,11 +81,11 @@ func classify(err error, def string) Answer {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return Answer{Kind: Timeout, Err: err}
+		return Answer{Kind: timeout, Err: err}
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return Answer{Kind: Refused, Err: err}
+		return Answer{Kind: refused, Err: err}
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
-		return Answer{Kind: Reset, Err: err}
+		return Answer{Kind: reset, Err: err}
 	}
 	return Answer{Kind: def, Err: err}
 }

@@ -21,21 +21,21 @@ const (
 	// ConformanceFile is the entry point, beside main.conf.
 	ConformanceFile = "crs-test.conf"
 	// ConformanceSettingsFile holds the lines loaded before crs-setup.conf.
-	ConformanceSettingsFile = "wafbench-crs-test.conf"
+	conformanceSettingsFile = "wafbench-crs-test.conf"
 	// ConformanceLateFile holds the lines loaded after crs-setup.conf.
-	ConformanceLateFile = "wafbench-crs-test-late.conf"
+	conformanceLateFile = "wafbench-crs-test-late.conf"
 	// MarkerRuleID is the rule that logs each request carrying MarkerHeader,
 	// with the header's value as its msg (the contract of issue 18).
 	MarkerRuleID = 999999
 	// MarkerHeader carries a marker request's value.
-	MarkerHeader = "X-CRS-Test"
+	markerHeader = "X-CRS-Test"
 	// ConformanceParanoiaLevel is the blocking and detection paranoia level.
-	ConformanceParanoiaLevel = 4
+	conformanceParanoiaLevel = 4
 )
 
-// Conformance describes the crs-test configuration of an export; it is
+// conformance describes the crs-test configuration of an export; it is
 // recorded in the export's manifest and in every crs-test run's meta.
-type Conformance struct {
+type conformance struct {
 	Name string `json:"name"`
 	// File is the entry point's absolute path; SHA256 its hash.
 	File   string `json:"file"`
@@ -43,17 +43,17 @@ type Conformance struct {
 	// Settings are the lines the configuration adds to the benchmark's
 	// (wafbench-common.conf, crs-setup.conf, the same 27 rule files with the
 	// same adaptations), in load order.
-	Settings []Setting `json:"settings"`
+	Settings []setting `json:"settings"`
 	// Files are the two settings files with their hashes.
-	Files []FileHash `json:"files"`
+	Files []fileHash `json:"files"`
 }
 
 // conformanceEarly are the lines loaded after wafbench-common.conf and
 // before crs-setup.conf: they override the benchmark's engine mode and
 // response settings.
-func conformanceEarly() []Setting {
-	dir := func(name, args, why string) Setting { return Setting{Name: name, Line: name + " " + args, Why: why} }
-	return []Setting{
+func conformanceEarly() []setting {
+	dir := func(name, args, why string) setting { return setting{Name: name, Line: name + " " + args, Why: why} }
+	return []setting{
 		dir("SecRuleEngine", "DetectionOnly", "as CRS's CI and Coraza's test: evaluate every rule, log every match, block nothing, so every rule of a request is seen"),
 		dir("SecResponseBodyAccess", "On", "the RESPONSE-95x tests inspect response bodies (the backend's /reflect)"),
 		dir("SecResponseBodyMimeType", "text/plain text/html text/xml application/json", "modsecurity.conf-recommended's types, plus the JSON the reflect tests may declare"),
@@ -65,23 +65,23 @@ func conformanceEarly() []Setting {
 // conformanceLate are the lines loaded after crs-setup.conf and before the
 // rules: default actions for the response and logging phases, the CRS test
 // settings and the marker rule.
-func conformanceLate() []Setting {
-	rule := func(id int, line, why string) Setting {
-		return Setting{Name: fmt.Sprintf("rule %d", id), Line: line, Why: why}
+func conformanceLate() []setting {
+	rule := func(id int, line, why string) setting {
+		return setting{Name: fmt.Sprintf("rule %d", id), Line: line, Why: why}
 	}
-	dir := func(name, args, why string) Setting { return Setting{Name: name, Line: name + " " + args, Why: why} }
-	return []Setting{
+	dir := func(name, args, why string) setting { return setting{Name: name, Line: name + " " + args, Why: why} }
+	return []setting{
 		dir("SecDefaultAction", `"phase:3,log,auditlog,pass"`, "CRS test setup: the response-phase rules log and pass"),
 		dir("SecDefaultAction", `"phase:4,log,auditlog,pass"`, "CRS test setup"),
 		dir("SecDefaultAction", `"phase:5,log,auditlog,pass"`, "CRS test setup"),
-		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,setvar:tx.crs_validate_utf8_encoding=1,setvar:tx.arg_name_length=100,setvar:tx.arg_length=400,setvar:tx.total_arg_length=64000,setvar:tx.max_num_args=255,setvar:tx.max_file_size=64100,setvar:tx.combined_file_sizes=65535"`, ConformanceParanoiaLevel, ConformanceParanoiaLevel),
+		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,setvar:tx.crs_validate_utf8_encoding=1,setvar:tx.arg_name_length=100,setvar:tx.arg_length=400,setvar:tx.total_arg_length=64000,setvar:tx.max_num_args=255,setvar:tx.max_file_size=64100,setvar:tx.combined_file_sizes=65535"`, conformanceParanoiaLevel, conformanceParanoiaLevel),
 			"the CRS test settings (design.md §10) in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
-		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%%{MATCHED_VAR}',ctl:ruleEngine=Off"`, MarkerHeader, MarkerRuleID),
+		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%%{MATCHED_VAR}',ctl:ruleEngine=Off"`, markerHeader, MarkerRuleID),
 			"the marker rule: logs each request carrying X-CRS-Test with the header's value, so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
 	}
 }
 
-func settingsConf(title string, set []Setting) []byte {
+func settingsConf(title string, set []setting) []byte {
 	var b strings.Builder
 	b.WriteString("# Generated by wafbench filters/crs: " + title + ". Do not edit.\n")
 	for _, s := range set {
@@ -93,31 +93,31 @@ func settingsConf(title string, set []Setting) []byte {
 // conformanceFiles returns the crs-test files (name → content) and their
 // description. They are not part of Manifest.Files, so the benchmark's CRS
 // hash does not change with them.
-func conformanceFiles(abs string, ruleFiles []string) (map[string][]byte, *Conformance) {
+func conformanceFiles(abs string, ruleFiles []string) (map[string][]byte, *conformance) {
 	early, late := conformanceEarly(), conformanceLate()
 	files := map[string][]byte{
-		ConformanceSettingsFile: settingsConf("the crs-test settings loaded before crs-setup.conf", early),
-		ConformanceLateFile:     settingsConf("the crs-test settings loaded after crs-setup.conf", late),
+		conformanceSettingsFile: settingsConf("the crs-test settings loaded before crs-setup.conf", early),
+		conformanceLateFile:     settingsConf("the crs-test settings loaded after crs-setup.conf", late),
 	}
 	var b strings.Builder
-	b.WriteString("# Generated by wafbench filters/crs: the crs-test conformance entry point (CRS " + Version + " regression suite). Do not edit.\n")
+	b.WriteString("# Generated by wafbench filters/crs: the crs-test conformance entry point (CRS " + version + " regression suite). Do not edit.\n")
 	b.WriteString("# Never used by a measured trial.\n")
 	inc := func(rel string) { b.WriteString("Include " + filepath.Join(abs, filepath.FromSlash(rel)) + "\n") }
 	inc(CommonFile)
-	inc(ConformanceSettingsFile)
-	inc(SetupFile)
-	inc(ConformanceLateFile)
+	inc(conformanceSettingsFile)
+	inc(setupFile)
+	inc(conformanceLateFile)
 	for _, r := range ruleFiles {
 		inc(r)
 	}
 	entry := []byte(b.String())
 	files[ConformanceFile] = entry
-	c := &Conformance{Name: ConformanceName, File: filepath.Join(abs, ConformanceFile), Settings: append(early, late...)}
+	c := &conformance{Name: ConformanceName, File: filepath.Join(abs, ConformanceFile), Settings: append(early, late...)}
 	sum := sha256.Sum256(entry)
 	c.SHA256 = hex.EncodeToString(sum[:])
-	for _, n := range []string{ConformanceSettingsFile, ConformanceLateFile} {
+	for _, n := range []string{conformanceSettingsFile, conformanceLateFile} {
 		s := sha256.Sum256(files[n])
-		c.Files = append(c.Files, FileHash{Name: n, SHA256: hex.EncodeToString(s[:]), Size: len(files[n])})
+		c.Files = append(c.Files, fileHash{Name: n, SHA256: hex.EncodeToString(s[:]), Size: len(files[n])})
 	}
 	return files, c
 }

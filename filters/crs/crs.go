@@ -32,25 +32,25 @@ import (
 	"wafbench/filters/rulefiles"
 )
 
-// Version is the CRS release embedded in the coraza-coreruleset module;
+// version is the CRS release embedded in the coraza-coreruleset module;
 // CheckVersion proves it against the module linked and the rules' own
 // signature, and Export refuses to run when they disagree.
-const Version = "4.25.0"
+const version = "4.25.0"
 
-// Source names the Go module the rule files come from.
-const Source = "github.com/corazawaf/coraza-coreruleset/v4@v4.25.0"
+// source names the Go module the rule files come from.
+const source = "github.com/corazawaf/coraza-coreruleset/v4@v4.25.0"
 
 // WantRuleFiles is the number of rule .conf files CRS 4.25.0 ships.
 const WantRuleFiles = 27
 
 // File names written by Export, relative to the export directory.
 const (
-	RulesDir       = "rules"
-	SetupFile      = "crs-setup.conf"
+	rulesDir       = "rules"
+	setupFile      = "crs-setup.conf"
 	CommonFile     = "wafbench-common.conf"
-	Phase1File     = "wafbench-phase1.conf"
-	MainFile       = "main.conf"
-	ManifestFile   = "manifest.json"
+	phase1File     = "wafbench-phase1.conf"
+	mainFile       = "main.conf"
+	manifestFile   = "manifest.json"
 	embeddedCRS    = "@owasp_crs"
 	embeddedSetup  = "@crs-setup.conf.example"
 	defaultPL      = 1
@@ -58,11 +58,11 @@ const (
 	defaultMaxArgs = 1000
 )
 
-// RequestBodyLimit is the largest request body, in bytes, both engines
+// requestBodyLimit is the largest request body, in bytes, both engines
 // inspect. The modules' own max_body_bytes (envoy.Config.MaxBodyBytes) is set
 // to the same value and answers 413 for a larger body before the engine sees
 // it; the engines' SecRequestBodyLimitAction Reject is the second line.
-const RequestBodyLimit = 1 << 20
+const requestBodyLimit = 1 << 20
 
 // Options tunes the generated common configuration. The zero value gives the
 // benchmark configuration of design.md §4.
@@ -104,15 +104,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// FileHash is the SHA-256 of one exported file.
-type FileHash struct {
+// fileHash is the SHA-256 of one exported file.
+type fileHash struct {
 	Name   string `json:"name"` // slash-separated, relative to the export directory
 	SHA256 string `json:"sha256"`
 	Size   int    `json:"size"`
 }
 
-// Adaptation records one change wafbench made to an upstream CRS line.
-type Adaptation struct {
+// adaptation records one change wafbench made to an upstream CRS line.
+type adaptation struct {
 	File   string `json:"file"` // relative to the export directory
 	Line   int    `json:"line"` // 1-based
 	Before string `json:"before"`
@@ -126,7 +126,7 @@ type Manifest struct {
 	Source  string `json:"source"`
 	// Files lists every exported file except main.conf and manifest.json,
 	// sorted by name. Their content does not depend on the export directory.
-	Files []FileHash `json:"files"`
+	Files []fileHash `json:"files"`
 	// SHA256 covers Files: for each file in name order, the bytes of
 	// name, NUL, decimal size, NUL, content.
 	SHA256 string `json:"sha256"`
@@ -137,17 +137,17 @@ type Manifest struct {
 	RuleFiles      int    `json:"rule_files"`
 	ParanoiaLevel  int    `json:"paranoia_level"`
 	// Settings lists every line of wafbench-common.conf, in file order.
-	Settings    []Setting    `json:"settings"`
-	Adaptations []Adaptation `json:"adaptations"`
+	Settings    []setting    `json:"settings"`
+	Adaptations []adaptation `json:"adaptations"`
 	Notes       []string     `json:"notes"`
 	// Conformance is the crs-test configuration written beside main.conf
 	// (conformance.go); not covered by SHA256.
-	Conformance *Conformance `json:"conformance,omitempty"`
+	Conformance *conformance `json:"conformance,omitempty"`
 }
 
-// Setting is one line of wafbench-common.conf: an engine directive or a rule
+// setting is one line of wafbench-common.conf: an engine directive or a rule
 // that both engines load.
-type Setting struct {
+type setting struct {
 	// Name is the directive (e.g. "SecArgumentsLimit") or "rule <id>".
 	Name string `json:"name"`
 	// Line is the exact configuration line written to the file.
@@ -172,7 +172,7 @@ var notes = []string{
 	"no urlencoded or multipart body-processor rule: both engines select URLENCODED and MULTIPART from Content-Type by default",
 	"settings lists every line of " + CommonFile + " with its reason; where libmodsecurity 3.0.9 and Coraza 3.8.1 parse bodies differently, filters/e2e/testdata/disagreements.yaml says how",
 	"paranoia level set by SecAction id:900000 in " + CommonFile + " (the same rule crs-setup.conf.example ships commented out)",
-	"the phase-1 block rule (id 100001, " + Phase1File + ") is included after " + initFile + ": placed before it, libmodsecurity 3.0.9 leaked ~670 bytes per phase-1 block in RESPONSE-980's phase-5 rules",
+	"the phase-1 block rule (id 100001, " + phase1File + ") is included after " + initFile + ": placed before it, libmodsecurity 3.0.9 leaked ~670 bytes per phase-1 block in RESPONSE-980's phase-5 rules",
 }
 
 // Export writes the CRS, crs-setup.conf, wafbench-common.conf, main.conf and
@@ -195,7 +195,7 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	}
 
 	files := map[string][]byte{} // relative name -> content
-	m := &Manifest{Version: Version, Source: Source, ParanoiaLevel: opts.ParanoiaLevel, Settings: settings(opts), Notes: notes}
+	m := &Manifest{Version: version, Source: source, ParanoiaLevel: opts.ParanoiaLevel, Settings: settings(opts), Notes: notes}
 
 	entries, err := fs.ReadDir(coreruleset.FS, embeddedCRS)
 	if err != nil {
@@ -210,10 +210,10 @@ func Export(dir string, opts Options) (*Manifest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("crs export: read embedded %s: %w", e.Name(), err)
 		}
-		name := path.Join(RulesDir, e.Name())
+		name := path.Join(rulesDir, e.Name())
 		if strings.HasSuffix(e.Name(), ".conf") {
 			ruleFiles = append(ruleFiles, name)
-			var ad []Adaptation
+			var ad []adaptation
 			data, ad = adapt(name, data)
 			m.Adaptations = append(m.Adaptations, ad...)
 		}
@@ -232,9 +232,9 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crs export: read embedded %s: %w", embeddedSetup, err)
 	}
-	files[SetupFile] = setup
+	files[setupFile] = setup
 	files[CommonFile] = commonConf(m.Settings)
-	files[Phase1File] = phase1Conf()
+	files[phase1File] = phase1Conf()
 
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -244,7 +244,7 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	agg := sha256.New()
 	for _, n := range names {
 		sum := sha256.Sum256(files[n])
-		m.Files = append(m.Files, FileHash{Name: n, SHA256: hex.EncodeToString(sum[:]), Size: len(files[n])})
+		m.Files = append(m.Files, fileHash{Name: n, SHA256: hex.EncodeToString(sum[:]), Size: len(files[n])})
 		fmt.Fprintf(agg, "%s\x00%d\x00", n, len(files[n]))
 		agg.Write(files[n])
 	}
@@ -252,13 +252,13 @@ func Export(dir string, opts Options) (*Manifest, error) {
 
 	main := mainConf(abs, ruleFiles)
 	mainSum := sha256.Sum256(main)
-	m.MainConf = filepath.Join(abs, MainFile)
+	m.MainConf = filepath.Join(abs, mainFile)
 	m.MainConfSHA256 = hex.EncodeToString(mainSum[:])
-	files[MainFile] = main
+	files[mainFile] = main
 	conf, cdesc := conformanceFiles(abs, ruleFiles)
 	m.Conformance = cdesc
 
-	if err := os.MkdirAll(filepath.Join(abs, RulesDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(abs, rulesDir), 0o755); err != nil {
 		return nil, fmt.Errorf("crs export: %w", err)
 	}
 	for _, n := range names {
@@ -278,7 +278,7 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crs export: manifest: %w", err)
 	}
-	if err := writeFile(filepath.Join(abs, ManifestFile), append(js, '\n')); err != nil {
+	if err := writeFile(filepath.Join(abs, manifestFile), append(js, '\n')); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -286,13 +286,13 @@ func Export(dir string, opts Options) (*Manifest, error) {
 
 // ReadManifest loads dir/manifest.json written by Export.
 func ReadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
 	if err != nil {
 		return nil, fmt.Errorf("crs manifest: %w", err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("crs manifest %s: %w", filepath.Join(dir, ManifestFile), err)
+		return nil, fmt.Errorf("crs manifest %s: %w", filepath.Join(dir, manifestFile), err)
 	}
 	return &m, nil
 }
@@ -305,7 +305,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 // against the directory of the file that names it, as both engines do).
 // A missing file is an error. Hashing these files hashes what Envoy loads.
 func Files(dir string) ([]string, error) {
-	files, err := rulefiles.Walk(filepath.Join(dir, MainFile), nil)
+	files, err := rulefiles.Walk(filepath.Join(dir, mainFile), nil)
 	if err != nil {
 		return nil, fmt.Errorf("crs files: %w", err)
 	}
@@ -313,9 +313,9 @@ func Files(dir string) ([]string, error) {
 }
 
 // adapt applies the libmodsecurity 3.0.9 adaptation to one rule file.
-func adapt(name string, data []byte) ([]byte, []Adaptation) {
+func adapt(name string, data []byte) ([]byte, []adaptation) {
 	lines := bytes.SplitAfter(data, []byte("\n"))
-	var out []Adaptation
+	var out []adaptation
 	for i, l := range lines {
 		body, nl := bytes.CutSuffix(l, []byte("\n"))
 		if !earlyBlocking.Match(body) {
@@ -330,7 +330,7 @@ func adapt(name string, data []byte) ([]byte, []Adaptation) {
 		if nl {
 			lines[i] = append(lines[i], '\n')
 		}
-		out = append(out, Adaptation{File: name, Line: i + 1, Before: before, After: after, Reason: adaptationReason})
+		out = append(out, adaptation{File: name, Line: i + 1, Before: before, After: after, Reason: adaptationReason})
 	}
 	if len(out) == 0 {
 		return data, nil
@@ -343,27 +343,27 @@ const (
 	// StatusUninspectable answers a request whose body could not be parsed,
 	// failed the strict multipart checks, or carries more arguments than
 	// both engines inspect.
-	StatusUninspectable = 400
+	statusUninspectable = 400
 )
 
 // settings are the lines of wafbench-common.conf. Every directive and
 // variable used here is supported by both libmodsecurity 3.0.9 and Coraza
 // 3.8.1; where the two engines' recommended configurations differ, the rule
 // below is the form that behaves the same in both (see Why).
-func settings(o Options) []Setting {
-	dir := func(name, args, why string) Setting {
-		return Setting{Name: name, Line: name + " " + args, Why: why}
+func settings(o Options) []setting {
+	dir := func(name, args, why string) setting {
+		return setting{Name: name, Line: name + " " + args, Why: why}
 	}
-	rule := func(id int, line, why string) Setting {
-		return Setting{Name: fmt.Sprintf("rule %d", id), Line: line, Why: why}
+	rule := func(id int, line, why string) setting {
+		return setting{Name: fmt.Sprintf("rule %d", id), Line: line, Why: why}
 	}
-	deny := fmt.Sprintf("phase:2,t:none,log,deny,status:%d", StatusUninspectable)
-	return []Setting{
+	deny := fmt.Sprintf("phase:2,t:none,log,deny,status:%d", statusUninspectable)
+	return []setting{
 		dir("SecRuleEngine", "On", "enforce (both projects' recommended files ship DetectionOnly)"),
 		dir("SecRequestBodyAccess", "On", "inspect request bodies"),
-		dir("SecRequestBodyLimit", strconv.Itoa(RequestBodyLimit+1),
-			fmt.Sprintf("the modules answer 413 above %d bytes before the engine sees the body; libmodsecurity rejects a body longer than the limit, Coraza one that reaches it, so limit+1 makes both inspect every body up to %d bytes", RequestBodyLimit, RequestBodyLimit)),
-		dir("SecRequestBodyNoFilesLimit", strconv.Itoa(RequestBodyLimit+1),
+		dir("SecRequestBodyLimit", strconv.Itoa(requestBodyLimit+1),
+			fmt.Sprintf("the modules answer 413 above %d bytes before the engine sees the body; libmodsecurity rejects a body longer than the limit, Coraza one that reaches it, so limit+1 makes both inspect every body up to %d bytes", requestBodyLimit, requestBodyLimit)),
+		dir("SecRequestBodyNoFilesLimit", strconv.Itoa(requestBodyLimit+1),
 			"equal to SecRequestBodyLimit, so it never decides alone: Coraza 3.8.1 parses but does not enforce it (coraza#896), libmodsecurity sets REQBODY_ERROR above it"),
 		dir("SecRequestBodyLimitAction", "Reject", "never inspect part of a body"),
 		dir("SecRequestBodyJsonDepthLimit", strconv.Itoa(o.JSONDepthLimit), "deeper JSON is a parse error (REQBODY_ERROR, rule 200002)"),
@@ -395,7 +395,7 @@ func settings(o Options) []Setting {
 }
 
 // commonConf is the configuration both engines load before crs-setup.conf.
-func commonConf(set []Setting) []byte {
+func commonConf(set []setting) []byte {
 	var b strings.Builder
 	b.WriteString("# Generated by wafbench filters/crs: the common engine configuration (design.md §4).\n")
 	b.WriteString("# Loaded before crs-setup.conf by both libmodsecurity and Coraza. Do not edit.\n")
@@ -425,16 +425,16 @@ const initFile = "rules/REQUEST-901-INITIALIZATION.conf"
 // files by absolute path, with the phase-1 block after CRS initialization.
 func mainConf(abs string, ruleFiles []string) []byte {
 	var b strings.Builder
-	b.WriteString("# Generated by wafbench filters/crs: CRS " + Version + " entry point. Do not edit.\n")
+	b.WriteString("# Generated by wafbench filters/crs: CRS " + version + " entry point. Do not edit.\n")
 	inc := func(rel string) {
 		b.WriteString("Include " + filepath.Join(abs, filepath.FromSlash(rel)) + "\n")
 	}
 	inc(CommonFile)
-	inc(SetupFile)
+	inc(setupFile)
 	for _, r := range ruleFiles {
 		inc(r)
 		if r == initFile {
-			inc(Phase1File)
+			inc(phase1File)
 		}
 	}
 	return []byte(b.String())

@@ -38,14 +38,14 @@ func TestExport(t *testing.T) {
 		t.Fatalf("Export: %v", err)
 	}
 	t.Run("rule files", func(t *testing.T) {
-		matches, _ := filepath.Glob(filepath.Join(dir, RulesDir, "*.conf"))
+		matches, _ := filepath.Glob(filepath.Join(dir, rulesDir, "*.conf"))
 		if got, want := len(matches), WantRuleFiles; got != want {
 			t.Errorf("rule .conf files on disk: got %d, want %d", got, want)
 		}
 		if got, want := m.RuleFiles, WantRuleFiles; got != want {
 			t.Errorf("Manifest.RuleFiles: got %d, want %d", got, want)
 		}
-		data, _ := filepath.Glob(filepath.Join(dir, RulesDir, "*.data"))
+		data, _ := filepath.Glob(filepath.Join(dir, rulesDir, "*.data"))
 		if len(data) == 0 {
 			t.Error("no .data files exported")
 		}
@@ -92,12 +92,12 @@ func TestExport(t *testing.T) {
 		if got, want := len(inc), 3+WantRuleFiles; got != want {
 			t.Errorf("Include lines: got %d, want %d", got, want)
 		}
-		if !strings.HasSuffix(inc[0], CommonFile) || !strings.HasSuffix(inc[1], SetupFile) {
-			t.Errorf("Include order: got %q, %q first; want %s then %s", inc[0], inc[1], CommonFile, SetupFile)
+		if !strings.HasSuffix(inc[0], CommonFile) || !strings.HasSuffix(inc[1], setupFile) {
+			t.Errorf("Include order: got %q, %q first; want %s then %s", inc[0], inc[1], CommonFile, setupFile)
 		}
 		// The phase-1 block follows CRS initialization (see phase1Conf).
-		if !strings.HasSuffix(inc[2], "REQUEST-901-INITIALIZATION.conf") || !strings.HasSuffix(inc[3], Phase1File) {
-			t.Errorf("Include order: got %q, %q; want REQUEST-901-INITIALIZATION.conf then %s", inc[2], inc[3], Phase1File)
+		if !strings.HasSuffix(inc[2], "REQUEST-901-INITIALIZATION.conf") || !strings.HasSuffix(inc[3], phase1File) {
+			t.Errorf("Include order: got %q, %q; want REQUEST-901-INITIALIZATION.conf then %s", inc[2], inc[3], phase1File)
 		}
 	})
 	t.Run("common conf", func(t *testing.T) {
@@ -131,9 +131,9 @@ func TestExport(t *testing.T) {
 		if got, want := strings.Join(settings, "\n"), strings.Join(lines, "\n"); got != want {
 			t.Errorf("manifest settings:\n%s\nwant the lines of %s:\n%s", got, CommonFile, want)
 		}
-		p1, _ := os.ReadFile(filepath.Join(dir, Phase1File))
+		p1, _ := os.ReadFile(filepath.Join(dir, phase1File))
 		if !bytes.Contains(p1, []byte(`"@streq phase1-block" "id:100001,phase:1,deny,status:403,`)) {
-			t.Errorf("%s lacks the phase-1 deny: %s", Phase1File, p1)
+			t.Errorf("%s lacks the phase-1 deny: %s", phase1File, p1)
 		}
 	})
 	t.Run("manifest file", func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.SHA256 != m.SHA256 || got.Version != Version || len(got.Files) != len(m.Files) {
+		if got.SHA256 != m.SHA256 || got.Version != version || len(got.Files) != len(m.Files) {
 			t.Errorf("manifest.json: got %+v, want %+v", got, m)
 		}
 	})
@@ -248,7 +248,7 @@ func TestFiles(t *testing.T) {
 	}
 	rel := func(name string) string { return filepath.Join(dir, filepath.FromSlash(name)) }
 	for _, want := range []string{
-		CommonFile, SetupFile, Phase1File, "rules/REQUEST-901-INITIALIZATION.conf",
+		CommonFile, setupFile, phase1File, "rules/REQUEST-901-INITIALIZATION.conf",
 		"rules/RESPONSE-980-CORRELATION.conf",                        // the last rule file
 		"rules/lfi-os-files.data", "rules/scanners-user-agents.data", // named by @pmFromFile
 	} {
@@ -257,7 +257,7 @@ func TestFiles(t *testing.T) {
 		}
 	}
 	// Every exported .conf is loaded; a .data file no rule names is not read.
-	confs, _ := filepath.Glob(filepath.Join(dir, RulesDir, "*.conf"))
+	confs, _ := filepath.Glob(filepath.Join(dir, rulesDir, "*.conf"))
 	for _, c := range confs {
 		if !seen[c] {
 			t.Errorf("Files lacks %s", c)
@@ -272,7 +272,7 @@ func TestFiles(t *testing.T) {
 
 	t.Run("missing include", func(t *testing.T) {
 		d := t.TempDir()
-		os.WriteFile(filepath.Join(d, MainFile), []byte("# comment\nInclude "+filepath.Join(d, "nope.conf")+"\n"), 0o644)
+		os.WriteFile(filepath.Join(d, mainFile), []byte("# comment\nInclude "+filepath.Join(d, "nope.conf")+"\n"), 0o644)
 		if _, err := Files(d); err == nil || !strings.Contains(err.Error(), "nope.conf") {
 			t.Errorf("Files with a missing include: got %v, want an error naming nope.conf", err)
 		}
@@ -280,14 +280,14 @@ func TestFiles(t *testing.T) {
 	t.Run("relative data file", func(t *testing.T) {
 		d := t.TempDir()
 		os.MkdirAll(filepath.Join(d, "r"), 0o755)
-		os.WriteFile(filepath.Join(d, MainFile), []byte("Include r/*.conf\n"), 0o644)
+		os.WriteFile(filepath.Join(d, mainFile), []byte("Include r/*.conf\n"), 0o644)
 		os.WriteFile(filepath.Join(d, "r", "a.conf"), []byte("SecRule ARGS \"@pmFromFile a.data\" \"id:1,deny\"\n# SecRule ARGS \"@pmf gone.data\" \"id:2\"\n"), 0o644)
 		os.WriteFile(filepath.Join(d, "r", "a.data"), []byte("x\n"), 0o644)
 		got, err := Files(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{filepath.Join(d, MainFile), filepath.Join(d, "r", "a.conf"), filepath.Join(d, "r", "a.data")}
+		want := []string{filepath.Join(d, mainFile), filepath.Join(d, "r", "a.conf"), filepath.Join(d, "r", "a.data")}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("Files: got %q, want %q", got, want)
 		}

@@ -18,9 +18,9 @@ const sourceModule = "github.com/corazawaf/coraza-coreruleset/v4"
 // REQUEST-901-INITIALIZATION.conf: SecComponentSignature "OWASP_CRS/4.25.0".
 var signatureRE = regexp.MustCompile(`(?m)^SecComponentSignature\s+"OWASP_CRS/([0-9][0-9A-Za-z.\-]*)"`)
 
-// EmbeddedVersion is the CRS release the embedded rule files state about
+// embeddedVersion is the CRS release the embedded rule files state about
 // themselves (their SecComponentSignature).
-func EmbeddedVersion() (string, error) {
+func embeddedVersion() (string, error) {
 	b, err := fs.ReadFile(coreruleset.FS, embeddedCRS+"/REQUEST-901-INITIALIZATION.conf")
 	if err != nil {
 		return "", fmt.Errorf("crs: read the embedded REQUEST-901-INITIALIZATION.conf: %w", err)
@@ -32,16 +32,16 @@ func EmbeddedVersion() (string, error) {
 	return string(m[1]), nil
 }
 
-// ErrNoDependencyInfo is LinkedModuleVersion's error in a program whose
+// errNoDependencyInfo is LinkedModuleVersion's error in a program whose
 // build information lists no dependencies: `go test` binaries carry none.
-var ErrNoDependencyInfo = errors.New("crs: this program's build information lists no dependencies")
+var errNoDependencyInfo = errors.New("crs: this program's build information lists no dependencies")
 
-// LinkedModuleVersion is the version of coraza-coreruleset this program
+// linkedModuleVersion is the version of coraza-coreruleset this program
 // was built with, from its Go build information.
-func LinkedModuleVersion() (string, error) {
+func linkedModuleVersion() (string, error) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok || len(bi.Deps) == 0 {
-		return "", ErrNoDependencyInfo
+		return "", errNoDependencyInfo
 	}
 	for _, d := range bi.Deps {
 		if d.Path == sourceModule {
@@ -60,18 +60,18 @@ func LinkedModuleVersion() (string, error) {
 // refuses to write rules that fail it. A program without dependency
 // information (a test binary) is checked on the signature alone.
 func CheckVersion() error {
-	sig, err := EmbeddedVersion()
+	sig, err := embeddedVersion()
 	if err != nil {
 		return err
 	}
-	mod, err := LinkedModuleVersion()
-	if errors.Is(err, ErrNoDependencyInfo) {
-		mod, err = "v"+Version, nil // nothing to compare the module against
+	mod, err := linkedModuleVersion()
+	if errors.Is(err, errNoDependencyInfo) {
+		mod, err = "v"+version, nil // nothing to compare the module against
 	}
 	if err != nil {
 		return err
 	}
-	return checkVersion(Version, Source, sig, mod)
+	return checkVersion(version, source, sig, mod)
 }
 
 // checkVersion compares the recorded release (constant, source) with what

@@ -12,12 +12,12 @@ import (
 // wafbench executable links (its Go build information, as `go version -m`
 // prints it; a test binary carries no dependency list).
 func TestVersionIsMeasured(t *testing.T) {
-	sig, err := EmbeddedVersion()
+	sig, err := embeddedVersion()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig != Version {
-		t.Errorf("got signature OWASP_CRS/%s, want %s", sig, Version)
+	if sig != version {
+		t.Errorf("got signature OWASP_CRS/%s, want %s", sig, version)
 	}
 	if err := CheckVersion(); err != nil {
 		t.Error(err)
@@ -36,7 +36,7 @@ func TestVersionIsMeasured(t *testing.T) {
 			mod = d.Version
 		}
 	}
-	if err := checkVersion(Version, Source, sig, mod); err != nil {
+	if err := checkVersion(version, source, sig, mod); err != nil {
 		t.Errorf("%s: %v", bin, err)
 	}
 }
@@ -47,8 +47,8 @@ func TestVersionMismatchIsRefused(t *testing.T) {
 	for _, c := range []struct {
 		name, constant, source, signature, module, want string
 	}{
-		{"signature", "4.25.0", Source, "4.26.0", "v4.25.0", "OWASP_CRS/4.26.0"},
-		{"module", "4.25.0", Source, "4.25.0", "v4.26.0", "v4.26.0 is linked"},
+		{"signature", "4.25.0", source, "4.26.0", "v4.25.0", "OWASP_CRS/4.26.0"},
+		{"module", "4.25.0", source, "4.25.0", "v4.26.0", "v4.26.0 is linked"},
 		{"source", "4.25.0", sourceModule + "@v4.24.0", "4.25.0", "v4.25.0", "crs.Source says"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestVersionMismatchIsRefused(t *testing.T) {
 			}
 		})
 	}
-	if err := checkVersion("4.25.0", Source, "4.25.0", "v4.25.0"); err != nil {
+	if err := checkVersion("4.25.0", source, "4.25.0", "v4.25.0"); err != nil {
 		t.Errorf("matching versions: got %v, want nil", err)
 	}
 }

@@ -17,16 +17,16 @@ import (
 	"wafbench/internal/http1"
 )
 
-// Response is one parsed HTTP/1.1 response.
-type Response struct {
+// response is one parsed HTTP/1.1 response.
+type response struct {
 	Status int
 	Header http.Header
 	Body   []byte
 }
 
-// Conn is a persistent HTTP/1.1 client connection that writes requests as
+// conn is a persistent HTTP/1.1 client connection that writes requests as
 // given, byte for byte, and parses the responses.
-type Conn struct {
+type conn struct {
 	c       net.Conn
 	r       *bufio.Reader
 	timeout time.Duration
@@ -34,26 +34,26 @@ type Conn struct {
 
 // Dial connects to addr; every later read or write must finish within
 // timeout.
-func Dial(addr string, timeout time.Duration) (*Conn, error) {
+func Dial(addr string, timeout time.Duration) (*conn, error) {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10), timeout: timeout}, nil
+	return &conn{c: c, r: bufio.NewReaderSize(c, 64<<10), timeout: timeout}, nil
 }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close() }
+func (c *conn) Close() error { return c.c.Close() }
 
 // Write sends raw bytes.
-func (c *Conn) Write(b []byte) error {
+func (c *conn) Write(b []byte) error {
 	c.c.SetWriteDeadline(time.Now().Add(c.timeout))
 	_, err := c.c.Write(b)
 	return err
 }
 
 // CloseWrite half-closes the connection (sends FIN).
-func (c *Conn) CloseWrite() error {
+func (c *conn) CloseWrite() error {
 	if tc, ok := c.c.(*net.TCPConn); ok {
 		return tc.CloseWrite()
 	}
@@ -62,7 +62,7 @@ func (c *Conn) CloseWrite() error {
 
 // Read parses the next response and reads its whole body. method is the
 // request's method (a HEAD response has no body).
-func (c *Conn) Read(method string) (*Response, error) {
+func (c *conn) Read(method string) (*response, error) {
 	c.c.SetReadDeadline(time.Now().Add(c.timeout))
 	resp, err := http.ReadResponse(c.r, &http.Request{Method: method})
 	if err != nil {
@@ -73,21 +73,21 @@ func (c *Conn) Read(method string) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read body of %d response: %w", resp.StatusCode, err)
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+	return &response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
 // Do writes one request and reads its response.
-func (c *Conn) Do(method string, raw []byte) (*Response, error) {
+func (c *conn) Do(method string, raw []byte) (*response, error) {
 	if err := c.Write(raw); err != nil {
 		return nil, err
 	}
 	return c.Read(method)
 }
 
-// Request is a request to serialize. Headers are written in order, exactly
+// request is a request to serialize. Headers are written in order, exactly
 // as given; Content-Length is added for a non-nil Body unless a header
 // already sets Content-Length or Transfer-Encoding.
-type Request struct {
+type request struct {
 	Method  string
 	Target  string
 	Headers [][2]string
@@ -95,13 +95,13 @@ type Request struct {
 }
 
 // Bytes serializes r as an HTTP/1.1 request (http1.AppendRequest).
-func (r Request) Bytes() []byte {
+func (r request) Bytes() []byte {
 	return http1.AppendRequest(make([]byte, 0, 256+len(r.Body)), r.Method, r.Target, r.Headers, r.Body)
 }
 
-// Chunked encodes chunks as a chunked request body (with the final
+// chunked encodes chunks as a chunked request body (with the final
 // zero-length chunk and no trailers).
-func Chunked(chunks ...string) []byte {
+func chunked(chunks ...string) []byte {
 	var b bytes.Buffer
 	for _, c := range chunks {
 		fmt.Fprintf(&b, "%x\r\n%s\r\n", len(c), c)

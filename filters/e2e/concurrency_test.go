@@ -38,7 +38,7 @@ func TestTwoWorkers(t *testing.T) {
 			errs := make(chan error, conns)
 			for i, c := range cs {
 				wg.Add(1)
-				go func(i int, c *Conn) {
+				go func(i int, c *conn) {
 					defer wg.Done()
 					errs <- drive(p.ListenerAddr, c, i, perConn)
 				}(i, c)
@@ -116,10 +116,10 @@ func processStats(t *testing.T, p *envoy.Process) map[string]int64 {
 // already holds enough is closed. Bounded: at most maxProbes connections,
 // after which the per-worker counts so far fail the test (with a fair hash,
 // 64 connections leave a worker short with probability below 1e-12).
-func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*Conn, int) {
+func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*conn, int) {
 	t.Helper()
 	const maxProbes = 64
-	byWorker := make([][]*Conn, workers)
+	byWorker := make([][]*conn, workers)
 	t.Cleanup(func() {
 		for _, cs := range byWorker {
 			for _, c := range cs {
@@ -127,7 +127,7 @@ func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*Con
 			}
 		}
 	})
-	benign := Request{Method: "GET", Target: "/safe?probe=1", Headers: baseHeaders}.Bytes()
+	benign := request{Method: "GET", Target: "/safe?probe=1", Headers: baseHeaders}.Bytes()
 	before := workerConns(processStats(t, p))
 	full := func() bool {
 		for _, cs := range byWorker {
@@ -169,7 +169,7 @@ func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*Con
 			c.Close()
 		}
 	}
-	var out []*Conn
+	var out []*conn
 	for w := range byWorker {
 		out = append(out, byWorker[w]...)
 		byWorker[w] = nil // drive owns them now
@@ -178,7 +178,7 @@ func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*Con
 }
 
 // holding describes how many connections each worker holds.
-func holding(byWorker [][]*Conn) string {
+func holding(byWorker [][]*conn) string {
 	var parts []string
 	for w, cs := range byWorker {
 		parts = append(parts, fmt.Sprintf("worker_%d: %d", w, len(cs)))
@@ -191,10 +191,10 @@ func holding(byWorker [][]*Conn) string {
 // GET and an SQL injection in a form body, and checks each status. A
 // blocked request may close the connection (Envoy's codec after a local
 // reply), so it reconnects when it must. It closes its connection.
-func drive(addr string, c *Conn, id, n int) error {
+func drive(addr string, c *conn, id, n int) error {
 	base := [][2]string{{"Host", "bench.local"}, {"User-Agent", "wafbench-e2e/1.0"}, {"Accept", "*/*"}}
-	benign := Request{Method: "GET", Target: fmt.Sprintf("/safe?c=%d", id), Headers: base}.Bytes()
-	attack := Request{Method: "POST", Target: "/attack", Body: []byte("user=1234+OR+1%3D1"),
+	benign := request{Method: "GET", Target: fmt.Sprintf("/safe?c=%d", id), Headers: base}.Bytes()
+	attack := request{Method: "POST", Target: "/attack", Body: []byte("user=1234+OR+1%3D1"),
 		Headers: append(append([][2]string(nil), base...), [2]string{"Content-Type", "application/x-www-form-urlencoded"})}.Bytes()
 	defer func() {
 		if c != nil {

@@ -96,7 +96,7 @@ func processCounters(t *testing.T, p *envoy.Process) map[string]int64 {
 // failCase is one request and what the module must do with it.
 type failCase struct {
 	name    string
-	req     Request
+	req     request
 	status  int
 	module  bool             // the module's local reply (its body), not the upstream's
 	changes map[string]int64 // counter deltas; every other counter stays
@@ -142,7 +142,7 @@ func runFailCases(t *testing.T, p *envoy.Process, cases []failCase) {
 				t.Fatalf("envoy no longer accepts connections: %v (log %s)", err, p.LogPath)
 			}
 			defer c2.Close()
-			ok, err := c2.Do("GET", Request{Method: "GET", Target: "/safe", Headers: baseHeaders}.Bytes())
+			ok, err := c2.Do("GET", request{Method: "GET", Target: "/safe", Headers: baseHeaders}.Bytes())
 			if err != nil || ok.Status != 200 {
 				t.Fatalf("benign GET afterwards: %+v, %v (log %s)", ok, err, p.LogPath)
 			}
@@ -167,12 +167,12 @@ func TestCorazaEngineErrorFailsClosed(t *testing.T) {
 	if err := os.RemoveAll(tmpdir); err != nil {
 		t.Fatal(err)
 	}
-	big := Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=" + strings.Repeat("b", 4090))}
-	small := Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=" + strings.Repeat("b", 500))}
+	big := request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=" + strings.Repeat("b", 4090))}
+	small := request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=" + strings.Repeat("b", 500))}
 	runFailCases(t, p, []failCase{
 		{name: "small_body_passes", req: small, status: 200, changes: map[string]int64{"requests": 1}},
 		{name: "body_to_missing_tmpdir", req: big, status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},
-		{name: "get_passes", req: Request{Method: "GET", Target: "/safe", Headers: baseHeaders}, status: 200, changes: map[string]int64{"requests": 1}},
+		{name: "get_passes", req: request{Method: "GET", Target: "/safe", Headers: baseHeaders}, status: 200, changes: map[string]int64{"requests": 1}},
 	})
 	logText, err := os.ReadFile(p.LogPath)
 	if err != nil {
@@ -206,12 +206,12 @@ func TestCorazaPanicFailsClosed(t *testing.T) {
 		t.Fatalf("build the test-panic module: %v\n%s", err, out)
 	}
 	p := failEnvoy(t, "coraza-panic", dir, "")
-	panicAt := func(hook string, r Request) Request {
+	panicAt := func(hook string, r request) request {
 		r.Headers = append(append([][2]string{}, r.Headers...), [2]string{"X-Wafbench-Test-Panic", hook})
 		return r
 	}
-	get := Request{Method: "GET", Target: "/safe", Headers: baseHeaders}
-	post := Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
+	get := request{Method: "GET", Target: "/safe", Headers: baseHeaders}
+	post := request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
 	runFailCases(t, p, []failCase{
 		{name: "headers", req: panicAt("headers", get), status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},
 		{name: "body", req: panicAt("body", post), status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},

@@ -253,7 +253,7 @@ func vmRSS(pid int) (int64, error) {
 }
 
 // dial opens a client connection to mode's listener.
-func dial(t testing.TB, mode envoy.Mode) *Conn {
+func dial(t testing.TB, mode envoy.Mode) *conn {
 	t.Helper()
 	c, err := Dial(proxy(t, mode).ListenerAddr, ioTimeout(mode))
 	if err != nil {
@@ -284,7 +284,7 @@ func assertServing(t testing.TB, mode envoy.Mode, after string) {
 	t.Helper()
 	c := dial(t, mode)
 	defer c.Close()
-	resp, err := c.Do("GET", Request{Method: "GET", Target: "/safe", Headers: baseHeaders}.Bytes())
+	resp, err := c.Do("GET", request{Method: "GET", Target: "/safe", Headers: baseHeaders}.Bytes())
 	if err != nil {
 		t.Fatalf("%s: benign GET after %s: %v", mode, after, err)
 	}

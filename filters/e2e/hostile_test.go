@@ -21,13 +21,13 @@ import (
 type hostileCase struct {
 	name    string
 	why     string
-	send    func(c *Conn) ([]*Response, error)
+	send    func(c *conn) ([]*response, error)
 	want    map[envoy.Mode]string
 	reaches int
 	floods  map[envoy.Mode]int // connections Envoy's HTTP/1 codec closes for response flooding
 	// sendIn, when set, is used instead of send, for cases that wait on
 	// Envoy's own counters half-way.
-	sendIn func(t *testing.T, mode envoy.Mode, c *Conn) ([]*Response, error)
+	sendIn func(t *testing.T, mode envoy.Mode, c *conn) ([]*response, error)
 }
 
 // waitUntil polls cond, a check of an explicit counter, until it holds; it
@@ -53,8 +53,8 @@ func streamsSeen(t *testing.T, mode envoy.Mode) int64 {
 
 // pipeline writes reqs in one write and reads the responses in order,
 // stopping at the first that does not come.
-func pipeline(reqs ...Request) func(c *Conn) ([]*Response, error) {
-	return func(c *Conn) ([]*Response, error) {
+func pipeline(reqs ...request) func(c *conn) ([]*response, error) {
+	return func(c *conn) ([]*response, error) {
 		var buf bytes.Buffer
 		for _, r := range reqs {
 			buf.Write(r.Bytes())
@@ -62,7 +62,7 @@ func pipeline(reqs ...Request) func(c *Conn) ([]*Response, error) {
 		if err := c.Write(buf.Bytes()); err != nil {
 			return nil, err
 		}
-		var out []*Response
+		var out []*response
 		for range reqs {
 			resp, err := c.Read(reqs[len(out)].Method)
 			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
@@ -89,7 +89,7 @@ var moduleBodies = map[envoy.Mode]string{
 	envoy.Coraza:      "Request blocked by wafbench coraza",
 }
 
-func outcome(mode envoy.Mode, rs []*Response) (string, int) {
+func outcome(mode envoy.Mode, rs []*response) (string, int) {
 	if len(rs) == 0 {
 		return "-", 0
 	}
@@ -111,20 +111,20 @@ func outcome(mode envoy.Mode, rs []*Response) (string, int) {
 }
 
 // one sends a request and reads its response.
-func one(r Request) func(c *Conn) ([]*Response, error) {
-	return func(c *Conn) ([]*Response, error) {
+func one(r request) func(c *conn) ([]*response, error) {
+	return func(c *conn) ([]*response, error) {
 		resp, err := c.Do(r.Method, r.Bytes())
 		if err != nil {
 			return nil, err
 		}
-		return []*Response{resp}, nil
+		return []*response{resp}, nil
 	}
 }
 
 // streamed writes raw from a goroutine while reading the response, for
 // bodies the server may answer (and stop reading) before they are complete.
-func streamed(method string, raw []byte) func(c *Conn) ([]*Response, error) {
-	return func(c *Conn) ([]*Response, error) {
+func streamed(method string, raw []byte) func(c *conn) ([]*response, error) {
+	return func(c *conn) ([]*response, error) {
 		werr := make(chan error, 1)
 		go func() {
 			for off := 0; off < len(raw); off += 256 << 10 {
@@ -141,7 +141,7 @@ func streamed(method string, raw []byte) func(c *Conn) ([]*Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*Response{resp}, nil
+		return []*response{resp}, nil
 	}
 }
 
@@ -165,37 +165,37 @@ func hostileCases() []hostileCase {
 
 	// Header block sizes: Envoy's max_request_headers_kb is 60 (KiB, request
 	// line and headers); max_headers_count defaults to 100.
-	bigHeader := func(total int) Request {
-		r := Request{Method: "GET", Target: "/safe", Headers: withBase([2]string{"X-Big", ""})}
+	bigHeader := func(total int) request {
+		r := request{Method: "GET", Target: "/safe", Headers: withBase([2]string{"X-Big", ""})}
 		head := len(r.Bytes())
 		r.Headers[len(r.Headers)-1][1] = strings.Repeat("a", total-head)
 		return r
 	}
-	nHeaders := func(n int) Request {
+	nHeaders := func(n int) request {
 		hs := withBase()
 		for i := len(hs); i < n; i++ {
 			hs = append(hs, [2]string{fmt.Sprintf("X-Extra-%03d", i), "v"})
 		}
-		return Request{Method: "GET", Target: "/safe", Headers: hs}
+		return request{Method: "GET", Target: "/safe", Headers: hs}
 	}
 	tenMiB := bytes.Repeat([]byte("a"), 10<<20)
 	copy(tenMiB, "value=")
 	args := bytes.Repeat([]byte("a=1&"), 100000)
-	chunkedForm := func(chunks ...string) Request {
-		return Request{Method: "POST", Target: "/form", Headers: form([2]string{"Transfer-Encoding", "chunked"}), Body: Chunked(chunks...)}
+	chunkedForm := func(chunks ...string) request {
+		return request{Method: "POST", Target: "/form", Headers: form([2]string{"Transfer-Encoding", "chunked"}), Body: chunked(chunks...)}
 	}
-	ok := Request{Method: "GET", Target: "/safe", Headers: baseHeaders}
-	post := Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
-	xss := Request{Method: "GET", Target: "/search?q=%3Cscript%3Ealert%281%29%3C%2Fscript%3E", Headers: baseHeaders}
-	phase1 := Request{Method: "GET", Target: "/safe", Headers: withBase([2]string{envoy.BlockHeader, envoy.BlockValue})}
+	ok := request{Method: "GET", Target: "/safe", Headers: baseHeaders}
+	post := request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
+	xss := request{Method: "GET", Target: "/search?q=%3Cscript%3Ealert%281%29%3C%2Fscript%3E", Headers: baseHeaders}
+	phase1 := request{Method: "GET", Target: "/safe", Headers: withBase([2]string{envoy.BlockHeader, envoy.BlockValue})}
 	json := withBase([2]string{"Content-Type", "application/json"})
 	evasion := append(bytes.Repeat([]byte("a=1&"), 1000), "q=%3Cscript%3Ealert%281%29%3C%2Fscript%3E"...)
 	// abort sends the headers and half the body, waits until Envoy has
 	// begun the request (in a WAF mode: the filter saw the headers), then
 	// closes the connection.
-	abort := func(t *testing.T, mode envoy.Mode, c *Conn) ([]*Response, error) {
+	abort := func(t *testing.T, mode envoy.Mode, c *conn) ([]*response, error) {
 		body := bytes.Repeat([]byte("value=x&"), 4096) // 32 KiB
-		r := Request{Method: "POST", Target: "/form", Headers: form(), Body: body}
+		r := request{Method: "POST", Target: "/form", Headers: form(), Body: body}
 		raw := r.Bytes()
 		before := streamsSeen(t, mode)
 		if err := c.Write(raw[:len(raw)-len(body)/2]); err != nil {
@@ -216,38 +216,38 @@ func hostileCases() []hostileCase {
 		{name: "headers_101", why: "one over max_headers_count: Envoy's codec answers 431",
 			send: one(nHeaders(101)), want: all("431"), reaches: 0},
 		{name: "body_10MiB", why: "Content-Length 10 MiB > max_body_bytes 1 MiB: the module answers 413 (README of each module)",
-			send: streamed("POST", Request{Method: "POST", Target: "/form", Headers: form(), Body: tenMiB}.Bytes()),
+			send: streamed("POST", request{Method: "POST", Target: "/form", Headers: form(), Body: tenMiB}.Bytes()),
 			want: wafOnly("413 waf"), reaches: 1},
 		{name: "body_10MiB_chunked", why: "the same without Content-Length: the limit is checked as chunks arrive",
 			send: streamed("POST", chunkedForm(string(tenMiB[:5<<20]), string(tenMiB[5<<20:])).Bytes()),
 			want: wafOnly("413 waf"), reaches: 1},
 		{name: "args_100k", why: "a=1& x 100000 (400 KB, under 1 MiB): more than 1000 arguments, which the shared " +
 			"configuration denies in both engines (rule 200007, &ARGS > 1000, status 400) rather than inspect only the first 1000",
-			send: one(Request{Method: "POST", Target: "/form", Headers: form(), Body: args}),
+			send: one(request{Method: "POST", Target: "/form", Headers: form(), Body: args}),
 			want: wafOnly("400 waf"), reaches: 1},
 		{name: "args_limit_evasion", why: "1000 benign arguments then an XSS one: argument 1001 would go uninspected " +
 			"past the argument limit, so the request is denied for its count (rule 200007, 400) in both engines",
-			send: one(Request{Method: "POST", Target: "/form", Headers: form(), Body: evasion}),
+			send: one(request{Method: "POST", Target: "/form", Headers: form(), Body: evasion}),
 			want: wafOnly("400 waf"), reaches: 1},
 		{name: "invalid_percent_encoding", why: "%zz% in the query: CRS 4.25 validates URL encoding only in " +
 			"urlencoded bodies (920240, PL2); ARGS get the undecoded text: passes",
-			send: one(Request{Method: "GET", Target: "/search?q=%zz%", Headers: baseHeaders}),
+			send: one(request{Method: "GET", Target: "/search?q=%zz%", Headers: baseHeaders}),
 			want: all("200"), reaches: 1},
 		{name: "nul_raw_in_query", why: "a raw NUL byte in the request line: Envoy's codec answers 400, the filter never runs",
-			send: one(Request{Method: "GET", Target: "/search?q=a\x00b", Headers: baseHeaders}),
+			send: one(request{Method: "GET", Target: "/search?q=a\x00b", Headers: baseHeaders}),
 			want: all("400"), reaches: 0},
 		{name: "nul_encoded_in_query", why: "%00 in the query: 920270 (validateByteRange 1-255 on ARGS)",
-			send: one(Request{Method: "GET", Target: "/search?q=a%00b", Headers: baseHeaders}),
+			send: one(request{Method: "GET", Target: "/search?q=a%00b", Headers: baseHeaders}),
 			want: wafOnly(waf403), reaches: 1},
 		{name: "nul_raw_in_form_body", why: "a raw NUL in an urlencoded value: 920270 on ARGS",
-			send: one(Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=a\x00b&x=1")}),
+			send: one(request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=a\x00b&x=1")}),
 			want: wafOnly(waf403), reaches: 1},
 		{name: "nul_escaped_in_json_body", why: "\\u0000 in a valid JSON string: both JSON parsers decode it into ARGS, 920270",
-			send: one(Request{Method: "POST", Target: "/json", Headers: json, Body: []byte(`{"message":"a\u0000b"}`)}),
+			send: one(request{Method: "POST", Target: "/json", Headers: json, Body: []byte(`{"message":"a\u0000b"}`)}),
 			want: wafOnly(waf403), reaches: 1},
 		{name: "nul_raw_in_json_body", why: "a raw NUL inside a JSON string is invalid JSON: the body cannot be parsed " +
 			"(REQBODY_ERROR) and the shared configuration denies that in both engines (rule 200002, 400)",
-			send: one(Request{Method: "POST", Target: "/json", Headers: json, Body: []byte("{\"message\":\"a\x00b\"}")}),
+			send: one(request{Method: "POST", Target: "/json", Headers: json, Body: []byte("{\"message\":\"a\x00b\"}")}),
 			want: wafOnly("400 waf"), reaches: 1},
 		{name: "chunked_benign", why: "urlencoded body in 4 chunks",
 			send: one(chunkedForm("name=al", "ice&comm", "ent=hello+world", "&rating=5")), want: all("200"), reaches: 1},
@@ -290,7 +290,7 @@ func TestHostileInput(t *testing.T) {
 					c := dial(t, mode)
 					defer c.Close()
 					start := time.Now()
-					var rs []*Response
+					var rs []*response
 					var err error
 					if hc.sendIn != nil {
 						rs, err = hc.sendIn(t, mode, c)

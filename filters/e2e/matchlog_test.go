@@ -177,10 +177,10 @@ func runMatchLog(t *testing.T, host, addr, logPath string, timeout time.Duration
 		t.Fatalf("dial %s: %v", host, err)
 	}
 	defer c.Close()
-	send := func(target string, extra ...[2]string) *Response {
+	send := func(target string, extra ...[2]string) *response {
 		t.Helper()
 		hs := append(append([][2]string{}, baseHeaders...), extra...)
-		resp, err := c.Do("GET", Request{Method: "GET", Target: target, Headers: hs}.Bytes())
+		resp, err := c.Do("GET", request{Method: "GET", Target: target, Headers: hs}.Bytes())
 		if err != nil {
 			t.Fatalf("%s: GET %s: %v", host, target, err)
 		}

@@ -21,14 +21,14 @@ func TestNoRSSGrowth(t *testing.T) {
 	form := append(append([][2]string{}, baseHeaders...), [2]string{"Content-Type", "application/x-www-form-urlencoded"})
 	cases := []struct {
 		name           string
-		req            Request
+		req            request
 		want           int
 		warm, measured int
 	}{
-		{"phase1_block", Request{Method: "GET", Target: "/safe",
+		{"phase1_block", request{Method: "GET", Target: "/safe",
 			Headers: append(append([][2]string{}, baseHeaders...), [2]string{"X-WAF-Benchmark", "phase1-block"})}, 403, 2000, 10000},
-		{"blocked_sqli", Request{Method: "POST", Target: "/attack", Headers: form, Body: []byte("user=1234+OR+1%3D1")}, 403, 1000, 5000},
-		{"headers", Request{Method: "GET", Target: "/safe", Headers: baseHeaders}, 200, 1000, 5000},
+		{"blocked_sqli", request{Method: "POST", Target: "/attack", Headers: form, Body: []byte("user=1234+OR+1%3D1")}, 403, 1000, 5000},
+		{"headers", request{Method: "GET", Target: "/safe", Headers: baseHeaders}, 200, 1000, 5000},
 	}
 	for _, mode := range []envoy.Mode{envoy.ModSecurity} {
 		for _, tc := range cases {

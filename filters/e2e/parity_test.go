@@ -42,12 +42,12 @@ type disagreement struct {
 	Reason      string `json:"reason"`
 }
 
-func (e parityEntry) request() (Request, error) {
+func (e parityEntry) request() (request, error) {
 	method, target, hs, body, err := e.Parts()
 	if err != nil {
-		return Request{}, err
+		return request{}, err
 	}
-	return Request{Method: method, Target: target, Headers: hs, Body: body}, nil
+	return request{Method: method, Target: target, Headers: hs, Body: body}, nil
 }
 
 func (e parityEntry) expected(mode envoy.Mode) int {

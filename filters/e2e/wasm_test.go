@@ -178,14 +178,14 @@ func TestWasmModule(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		req  Request
+		req  request
 		want int
 	}{
-		{"benign", Request{Method: "GET", Target: "/safe", Headers: baseHeaders}, 200},
-		{"sqli query", Request{Method: "GET", Target: "/?id=1%27%20OR%20%271%27=%271", Headers: baseHeaders}, 403},
-		{"sqli json body", Request{Method: "POST", Target: "/api", Headers: append(append([][2]string{}, baseHeaders...),
+		{"benign", request{Method: "GET", Target: "/safe", Headers: baseHeaders}, 200},
+		{"sqli query", request{Method: "GET", Target: "/?id=1%27%20OR%20%271%27=%271", Headers: baseHeaders}, 403},
+		{"sqli json body", request{Method: "POST", Target: "/api", Headers: append(append([][2]string{}, baseHeaders...),
 			[2]string{"Content-Type", "application/json"}), Body: []byte(`{"q":"1' OR '1'='1"}`)}, 403},
-		{"too large", Request{Method: "POST", Target: "/upload", Headers: append(append([][2]string{}, baseHeaders...),
+		{"too large", request{Method: "POST", Target: "/upload", Headers: append(append([][2]string{}, baseHeaders...),
 			[2]string{"Content-Type", "application/octet-stream"}), Body: bytes.Repeat([]byte("a"), maxBody+1)}, 413},
 	} {
 		c := dial(t, envoy.CorazaWasm)
@@ -312,12 +312,12 @@ func TestWasmPanicFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop(5 * time.Second)
-	panicAt := func(hook string, r Request) Request {
+	panicAt := func(hook string, r request) request {
 		r.Headers = append(append([][2]string{}, r.Headers...), [2]string{"X-Wafbench-Test-Panic", hook})
 		return r
 	}
-	get := Request{Method: "GET", Target: "/safe", Headers: baseHeaders}
-	post := Request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
+	get := request{Method: "GET", Target: "/safe", Headers: baseHeaders}
+	post := request{Method: "POST", Target: "/form", Headers: form(), Body: []byte("value=hello")}
 	runFailCases(t, p, []failCase{
 		{name: "headers", req: panicAt("headers", get), status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},
 		{name: "body", req: panicAt("body", post), status: 500, module: true, changes: map[string]int64{"requests": 1, "engine_errors": 1}},

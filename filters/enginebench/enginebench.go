@@ -14,9 +14,9 @@ import (
 	"wafbench/envoy"
 )
 
-// RulesEnv names the rules file the benchmarks load instead of the default
+// rulesEnv names the rules file the benchmarks load instead of the default
 // <repo>/build/crs/main.conf.
-const RulesEnv = "WAFBENCH_RULES"
+const rulesEnv = "WAFBENCH_RULES"
 
 // Request is one workload as the filter receives it from Envoy.
 type Request struct {
@@ -121,7 +121,7 @@ func request(set *profile.Set, w *profile.Workload) Request {
 // ($WAFBENCH_RULES, else <repo>/build/crs/main.conf); the error says how to
 // create it.
 func RulesFile() (string, error) {
-	path := os.Getenv(RulesEnv)
+	path := os.Getenv(rulesEnv)
 	if path == "" {
 		root, err := envoy.RepoRoot()
 		if err != nil {
@@ -134,7 +134,7 @@ func RulesFile() (string, error) {
 		return "", err
 	}
 	if _, err := os.Stat(abs); err != nil {
-		return "", fmt.Errorf("engine benchmark rules: %v; run `make crs` (writes build/crs/main.conf) or set %s", err, RulesEnv)
+		return "", fmt.Errorf("engine benchmark rules: %v; run `make crs` (writes build/crs/main.conf) or set %s", err, rulesEnv)
 	}
 	return abs, nil
 }

@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// EncodeHeaderMap serializes pairs the way the ABI passes HTTP fields: the
+// encodeHeaderMap serializes pairs the way the ABI passes HTTP fields: the
 // number of pairs as a little-endian uint32, then for each pair the key
 // length and the value length (uint32 each), then each key and each value
 // followed by a NUL byte. An empty map is encoded as no bytes.
-func EncodeHeaderMap(pairs [][2]string) []byte {
+func encodeHeaderMap(pairs [][2]string) []byte {
 	if len(pairs) == 0 {
 		return nil
 	}
@@ -38,11 +38,11 @@ func EncodeHeaderMap(pairs [][2]string) []byte {
 // contents.
 var errShortMap = errors.New("serialized header map: truncated")
 
-// DecodeHeaderMap parses a serialized header map (see EncodeHeaderMap),
+// decodeHeaderMap parses a serialized header map (see EncodeHeaderMap),
 // appending the pairs to dst[:0]. An empty input and the single byte 0x00
 // are the empty map. Lengths that run past the input, a missing NUL
 // terminator or trailing bytes are errors.
-func DecodeHeaderMap(dst [][2]string, b []byte) ([][2]string, error) {
+func decodeHeaderMap(dst [][2]string, b []byte) ([][2]string, error) {
 	out := dst[:0]
 	if len(b) == 0 || (len(b) == 1 && b[0] == 0) {
 		return out, nil
@@ -74,8 +74,8 @@ func DecodeHeaderMap(dst [][2]string, b []byte) ([][2]string, error) {
 	return out, nil
 }
 
-// EncodePropertyPath joins the segments of a property path (e.g. "source",
+// encodePropertyPath joins the segments of a property path (e.g. "source",
 // "address") with NUL bytes, the form proxy_get_property takes.
-func EncodePropertyPath(segments ...string) []byte {
+func encodePropertyPath(segments ...string) []byte {
 	return []byte(strings.Join(segments, "\x00"))
 }

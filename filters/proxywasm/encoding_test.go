@@ -31,11 +31,11 @@ func TestEncodeHeaderMap(t *testing.T) {
 			[]byte("k\x00"), []byte(strings.Repeat("v", 300)), []byte{0})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := EncodeHeaderMap(tc.pairs)
+			got := encodeHeaderMap(tc.pairs)
 			if !bytes.Equal(got, tc.want) {
 				t.Fatalf("got % x\nwant % x", got, tc.want)
 			}
-			back, err := DecodeHeaderMap(nil, got)
+			back, err := decodeHeaderMap(nil, got)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -74,7 +74,7 @@ func TestDecodeHeaderMap(t *testing.T) {
 		{name: "trailing bytes", in: cat(le32(1), le32(1), le32(1), []byte("a\x00b\x00junk")), wantErr: "after 1 pairs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecodeHeaderMap(nil, tc.in)
+			got, err := decodeHeaderMap(nil, tc.in)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
@@ -101,7 +101,7 @@ func TestDecodeHeaderMap(t *testing.T) {
 func TestDecodeHeaderMapReusesDst(t *testing.T) {
 	dst := make([][2]string, 1, 8)
 	dst[0] = [2]string{"stale", "x"}
-	got, err := DecodeHeaderMap(dst, EncodeHeaderMap([][2]string{{"a", "1"}}))
+	got, err := decodeHeaderMap(dst, encodeHeaderMap([][2]string{{"a", "1"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestEncodePropertyPath(t *testing.T) {
 		{[]string{"request", "protocol"}, "request\x00protocol"},
 		{[]string{"plugin_name"}, "plugin_name"},
 	} {
-		if got := string(EncodePropertyPath(tc.segs...)); got != tc.want {
+		if got := string(encodePropertyPath(tc.segs...)); got != tc.want {
 			t.Errorf("EncodePropertyPath(%q): got %q, want %q", tc.segs, got, tc.want)
 		}
 	}
@@ -127,9 +127,9 @@ func TestEncodePropertyPath(t *testing.T) {
 
 func TestStatusString(t *testing.T) {
 	for _, tc := range []struct {
-		s    Status
+		s    status
 		want string
-	}{{StatusOK, "OK"}, {StatusNotFound, "NOT_FOUND"}, {StatusUnimplemented, "UNIMPLEMENTED"}, {Status(99), "status(99)"}} {
+	}{{statusOK, "OK"}, {StatusNotFound, "NOT_FOUND"}, {statusUnimplemented, "UNIMPLEMENTED"}, {status(99), "status(99)"}} {
 		if got := tc.s.String(); got != tc.want {
 			t.Errorf("Status(%d): got %q, want %q", uint32(tc.s), got, tc.want)
 		}

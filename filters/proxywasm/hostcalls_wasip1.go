@@ -38,10 +38,10 @@ func proxyIncrementMetric(id uint32, delta int64) uint32
 var mem arena
 
 func check(call string, st uint32) error {
-	if Status(st) == StatusOK {
+	if status(st) == statusOK {
 		return nil
 	}
-	return &Error{Call: call, Status: Status(st)}
+	return &Error{Call: call, Status: status(st)}
 }
 
 func bytesPtr(b []byte) unsafe.Pointer {
@@ -80,17 +80,17 @@ func Log(level LogLevel, msg string) {
 	proxyLog(uint32(level), stringPtr(msg), uint32(len(msg)))
 }
 
-// LogLevelEnabled reports whether the host logs messages at level.
-func LogLevelEnabled(level LogLevel) bool {
+// logLevelEnabled reports whether the host logs messages at level.
+func logLevelEnabled(level LogLevel) bool {
 	var l uint32
-	if proxyGetLogLevel(&l) != uint32(StatusOK) {
+	if proxyGetLogLevel(&l) != uint32(statusOK) {
 		return true
 	}
 	return LogLevel(l) <= level
 }
 
 // GetBufferBytes returns up to maxSize bytes of buffer bt from start.
-func GetBufferBytes(bt BufferType, start, maxSize int) ([]byte, error) {
+func GetBufferBytes(bt bufferType, start, maxSize int) ([]byte, error) {
 	var ptr, size uint32
 	st := proxyGetBufferBytes(uint32(bt), uint32(start), uint32(maxSize), &ptr, &size)
 	return result("proxy_get_buffer_bytes", st, ptr, size)
@@ -102,23 +102,23 @@ func PluginConfiguration(size int) ([]byte, error) {
 	if size == 0 {
 		return nil, nil
 	}
-	return GetBufferBytes(BufferPluginConfiguration, 0, size)
+	return GetBufferBytes(bufferPluginConfiguration, 0, size)
 }
 
 // GetHeaderMapPairs returns every field of map mt, appended to dst[:0].
-func GetHeaderMapPairs(dst [][2]string, mt MapType) ([][2]string, error) {
+func GetHeaderMapPairs(dst [][2]string, mt mapType) ([][2]string, error) {
 	var ptr, size uint32
 	b, err := result("proxy_get_header_map_pairs", proxyGetHeaderMapPairs(uint32(mt), &ptr, &size), ptr, size)
 	if err != nil {
 		return dst[:0], err
 	}
-	return DecodeHeaderMap(dst, b)
+	return decodeHeaderMap(dst, b)
 }
 
 // GetProperty returns the value of the property at path (e.g. "source",
 // "address").
 func GetProperty(path ...string) ([]byte, error) {
-	p := EncodePropertyPath(path...)
+	p := encodePropertyPath(path...)
 	var ptr, size uint32
 	return result("proxy_get_property", proxyGetProperty(bytesPtr(p), uint32(len(p)), &ptr, &size), ptr, size)
 }
@@ -127,13 +127,13 @@ func GetProperty(path ...string) ([]byte, error) {
 // instead of forwarding it; details becomes the response code details in
 // Envoy's access log. grpcStatus -1 means none.
 func SendLocalResponse(status int, details string, body []byte, headers [][2]string, grpcStatus int32) error {
-	h := EncodeHeaderMap(headers)
+	h := encodeHeaderMap(headers)
 	return check("proxy_send_local_response", proxySendLocalResponse(uint32(status), stringPtr(details), uint32(len(details)),
 		bytesPtr(body), uint32(len(body)), bytesPtr(h), uint32(len(h)), grpcStatus))
 }
 
 // DefineMetric defines a metric and returns its id.
-func DefineMetric(mt MetricType, name string) (uint32, error) {
+func DefineMetric(mt metricType, name string) (uint32, error) {
 	var id uint32
 	err := check("proxy_define_metric", proxyDefineMetric(uint32(mt), stringPtr(name), uint32(len(name)), &id))
 	return id, err

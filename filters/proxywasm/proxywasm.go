@@ -19,31 +19,31 @@ package proxywasm
 
 import "fmt"
 
-// Status is proxy_status_t, the result of every host call.
-type Status uint32
+// status is proxy_status_t, the result of every host call.
+type status uint32
 
 // The proxy_status_t values of ABI v0.2.1.
 const (
-	StatusOK                   Status = 0
-	StatusNotFound             Status = 1
-	StatusBadArgument          Status = 2
-	StatusSerializationFailure Status = 3
-	StatusParseFailure         Status = 4
-	StatusInvalidMemoryAccess  Status = 6
-	StatusEmpty                Status = 7
-	StatusCASMismatch          Status = 8
-	StatusInternalFailure      Status = 10
-	StatusUnimplemented        Status = 12
+	statusOK                   status = 0
+	StatusNotFound             status = 1
+	statusBadArgument          status = 2
+	statusSerializationFailure status = 3
+	statusParseFailure         status = 4
+	statusInvalidMemoryAccess  status = 6
+	statusEmpty                status = 7
+	statusCASMismatch          status = 8
+	statusInternalFailure      status = 10
+	statusUnimplemented        status = 12
 )
 
-var statusNames = map[Status]string{
-	StatusOK: "OK", StatusNotFound: "NOT_FOUND", StatusBadArgument: "BAD_ARGUMENT",
-	StatusSerializationFailure: "SERIALIZATION_FAILURE", StatusParseFailure: "PARSE_FAILURE",
-	StatusInvalidMemoryAccess: "INVALID_MEMORY_ACCESS", StatusEmpty: "EMPTY", StatusCASMismatch: "CAS_MISMATCH",
-	StatusInternalFailure: "INTERNAL_FAILURE", StatusUnimplemented: "UNIMPLEMENTED",
+var statusNames = map[status]string{
+	statusOK: "OK", StatusNotFound: "NOT_FOUND", statusBadArgument: "BAD_ARGUMENT",
+	statusSerializationFailure: "SERIALIZATION_FAILURE", statusParseFailure: "PARSE_FAILURE",
+	statusInvalidMemoryAccess: "INVALID_MEMORY_ACCESS", statusEmpty: "EMPTY", statusCASMismatch: "CAS_MISMATCH",
+	statusInternalFailure: "INTERNAL_FAILURE", statusUnimplemented: "UNIMPLEMENTED",
 }
 
-func (s Status) String() string {
+func (s status) String() string {
 	if n, ok := statusNames[s]; ok {
 		return n
 	}
@@ -53,7 +53,7 @@ func (s Status) String() string {
 // Error is a host call that did not return StatusOK.
 type Error struct {
 	Call   string // the host function, e.g. "proxy_get_buffer_bytes"
-	Status Status
+	Status status
 }
 
 func (e *Error) Error() string { return e.Call + ": " + e.Status.String() }
@@ -71,26 +71,26 @@ const (
 	Pause Action = 1
 )
 
-// BufferType is proxy_buffer_type_t.
-type BufferType uint32
+// bufferType is proxy_buffer_type_t.
+type bufferType uint32
 
 // The proxy_buffer_type_t values this binding uses.
 const (
-	BufferHTTPRequestBody     BufferType = 0
-	BufferHTTPResponseBody    BufferType = 1
-	BufferVMConfiguration     BufferType = 6
-	BufferPluginConfiguration BufferType = 7
+	BufferHTTPRequestBody     bufferType = 0
+	BufferHTTPResponseBody    bufferType = 1
+	bufferVMConfiguration     bufferType = 6
+	bufferPluginConfiguration bufferType = 7
 )
 
-// MapType is proxy_map_type_t.
-type MapType uint32
+// mapType is proxy_map_type_t.
+type mapType uint32
 
 // The proxy_map_type_t values of HTTP fields.
 const (
-	MapHTTPRequestHeaders   MapType = 0
-	MapHTTPRequestTrailers  MapType = 1
-	MapHTTPResponseHeaders  MapType = 2
-	MapHTTPResponseTrailers MapType = 3
+	MapHTTPRequestHeaders   mapType = 0
+	mapHTTPRequestTrailers  mapType = 1
+	MapHTTPResponseHeaders  mapType = 2
+	mapHTTPResponseTrailers mapType = 3
 )
 
 // LogLevel is proxy_log_level_t.
@@ -98,31 +98,31 @@ type LogLevel uint32
 
 // The proxy_log_level_t values.
 const (
-	LogTrace    LogLevel = 0
-	LogDebug    LogLevel = 1
+	logTrace    LogLevel = 0
+	logDebug    LogLevel = 1
 	LogInfo     LogLevel = 2
-	LogWarn     LogLevel = 3
+	logWarn     LogLevel = 3
 	LogError    LogLevel = 4
 	LogCritical LogLevel = 5
 )
 
-// MetricType is proxy_metric_type_t.
-type MetricType uint32
+// metricType is proxy_metric_type_t.
+type metricType uint32
 
 // The proxy_metric_type_t values.
 const (
-	MetricCounter   MetricType = 0
-	MetricGauge     MetricType = 1
-	MetricHistogram MetricType = 2
+	MetricCounter   metricType = 0
+	metricGauge     metricType = 1
+	metricHistogram metricType = 2
 )
 
-// StreamType is proxy_stream_type_t.
-type StreamType uint32
+// streamType is proxy_stream_type_t.
+type streamType uint32
 
 // The proxy_stream_type_t values of HTTP.
 const (
-	StreamHTTPRequest  StreamType = 0
-	StreamHTTPResponse StreamType = 1
+	streamHTTPRequest  streamType = 0
+	streamHTTPResponse streamType = 1
 )
 
 // Plugin is one plugin configuration (a root context).
@@ -152,10 +152,10 @@ type Stream interface {
 	OnDelete()
 }
 
-// NewPluginFunc creates the root context contextID.
-type NewPluginFunc func(contextID uint32) Plugin
+// newPluginFunc creates the root context contextID.
+type newPluginFunc func(contextID uint32) Plugin
 
-var newPlugin NewPluginFunc
+var newPlugin newPluginFunc
 
 // SetNewPlugin registers the plugin's constructor; call it from init.
-func SetNewPlugin(f NewPluginFunc) { newPlugin = f }
+func SetNewPlugin(f newPluginFunc) { newPlugin = f }

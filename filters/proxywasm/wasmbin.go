@@ -12,8 +12,8 @@ type Import struct {
 	Kind         byte // 0 function, 1 table, 2 memory, 3 global, 4 tag
 }
 
-// Export is one entry of a module's export section.
-type Export struct {
+// export is one entry of a module's export section.
+type export struct {
 	Name string
 	Kind byte
 }
@@ -25,7 +25,7 @@ var wasmMagic = []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
 // WebAssembly binary module (the binary format of the WebAssembly core
 // specification, section 5): enough to check what a plugin needs from its
 // host and what it offers, without compiling it.
-func ReadModuleInterface(b []byte) (imports []Import, exports []Export, err error) {
+func ReadModuleInterface(b []byte) (imports []Import, exports []export, err error) {
 	if !bytes.HasPrefix(b, wasmMagic) {
 		return nil, nil, errors.New("wasm: not a WebAssembly version 1 binary (bad magic or version)")
 	}
@@ -84,11 +84,11 @@ func readImports(r *wasmReader) ([]Import, error) {
 	return out, nil
 }
 
-func readExports(r *wasmReader) ([]Export, error) {
+func readExports(r *wasmReader) ([]export, error) {
 	n := r.u32()
-	var out []Export
+	var out []export
 	for i := uint32(0); i < n && r.err == nil; i++ {
-		e := Export{Name: r.name(), Kind: r.byte()}
+		e := export{Name: r.name(), Kind: r.byte()}
 		r.u32()
 		out = append(out, e)
 	}

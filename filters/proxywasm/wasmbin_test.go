@@ -53,7 +53,7 @@ func TestReadModuleInterface(t *testing.T) {
 			t.Errorf("import %d: got %+v, want %+v", i, ims[i], wantIm[i])
 		}
 	}
-	wantEx := []Export{{"proxy_on_memory_allocate", 0}, {"memory", 2}}
+	wantEx := []export{{"proxy_on_memory_allocate", 0}, {"memory", 2}}
 	if len(exs) != len(wantEx) || exs[0] != wantEx[0] || exs[1] != wantEx[1] {
 		t.Errorf("exports: got %+v, want %+v", exs, wantEx)
 	}

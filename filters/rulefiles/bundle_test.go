@@ -37,7 +37,7 @@ func TestBundleWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotFiles, err := WalkFS(b, main, func(l Line) error { fromBundle = append(fromBundle, l); return nil })
+	gotFiles, err := walkFS(b, main, func(l Line) error { fromBundle = append(fromBundle, l); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ type Line struct {
 // its rules name. A missing included or data file is an error; visit's error
 // stops the walk.
 func Walk(mainConf string, visit func(Line) error) ([]string, error) {
-	return WalkFS(OSFS{}, mainConf, visit)
+	return walkFS(OSFS{}, mainConf, visit)
 }
 
 // OSFS reads rules files from the operating system by absolute path.
@@ -53,10 +53,10 @@ func (OSFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 // Glob is filepath.Glob.
 func (OSFS) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
 
-// WalkFS is Walk reading through fsys, which takes absolute paths (the
+// walkFS is Walk reading through fsys, which takes absolute paths (the
 // Coraza Wasm filter gets its rule files in its configuration, not from a
 // file system).
-func WalkFS(fsys fs.FS, mainConf string, visit func(Line) error) ([]string, error) {
+func walkFS(fsys fs.FS, mainConf string, visit func(Line) error) ([]string, error) {
 	abs, err := filepath.Abs(mainConf)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func CheckNoScripts(mainConf string) error { return CheckNoScriptsFS(OSFS{}, mai
 
 // CheckNoScriptsFS is CheckNoScripts reading through fsys (see WalkFS).
 func CheckNoScriptsFS(fsys fs.FS, mainConf string) error {
-	_, err := WalkFS(fsys, mainConf, func(l Line) error {
+	_, err := walkFS(fsys, mainConf, func(l Line) error {
 		f := strings.Fields(l.Text)
 		if len(f) == 0 {
 			return nil

@@ -44,13 +44,13 @@ func Root() (string, error) {
 // Markers for paths outside the checkout.
 const (
 	TempMarker = "$TMPDIR"
-	HomeMarker = "$HOME"
+	homeMarker = "$HOME"
 )
 
-// Prefixes lists the absolute directories Portable rewrites, in the order it
+// prefixes lists the absolute directories Portable rewrites, in the order it
 // rewrites them, each with its replacement: the checkout root (when found)
 // first, since it may lie inside the home or temporary directory.
-func Prefixes() [][2]string {
+func prefixes() [][2]string {
 	root, _ := Root()
 	return prefixesFor(root)
 }
@@ -75,7 +75,7 @@ func prefixesFor(root string) [][2]string {
 	add(os.TempDir(), TempMarker)
 	add("/tmp", TempMarker)
 	if home, err := os.UserHomeDir(); err == nil && home != "/" {
-		add(home, HomeMarker)
+		add(home, homeMarker)
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func prefixesFor(root string) [][2]string {
 // byte that cannot be part of a path (a quote, a space, '=', ':'…) or at
 // the start of b.
 func Portable(b []byte) []byte {
-	return rewrite(b, Prefixes())
+	return rewrite(b, prefixes())
 }
 
 // PortableFrom is Portable with the checkout at root (the checkout a run
@@ -95,8 +95,8 @@ func PortableFrom(b []byte, root string) []byte {
 	return rewrite(b, prefixesFor(root))
 }
 
-// PortableString is Portable for one string.
-func PortableString(s string) string { return string(Portable([]byte(s))) }
+// portableString is Portable for one string.
+func portableString(s string) string { return string(Portable([]byte(s))) }
 
 func rewrite(b []byte, prefixes [][2]string) []byte {
 	for _, p := range prefixes {

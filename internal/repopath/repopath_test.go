@@ -7,7 +7,7 @@ import (
 )
 
 func TestRewrite(t *testing.T) {
-	prefixes := [][2]string{{"/srv/checkout", ""}, {"/tmp", TempMarker}, {"/root", HomeMarker}}
+	prefixes := [][2]string{{"/srv/checkout", ""}, {"/tmp", TempMarker}, {"/root", homeMarker}}
 	for _, tc := range []struct{ name, in, want string }{
 		{"file in the checkout", `{"path":"/srv/checkout/build/crs/main.conf"}`, `{"path":"build/crs/main.conf"}`},
 		{"the checkout itself", `{"dir":"/srv/checkout"}`, `{"dir":"."}`},

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Facts is what Collect finds; empty strings mean "could not be read".
-type Facts struct {
+// facts is what Collect finds; empty strings mean "could not be read".
+type facts struct {
 	Kernel    string
 	CPUModel  string
 	NumCPU    int
@@ -28,8 +28,8 @@ type Facts struct {
 }
 
 // Collect reads the facts; nothing here fails a run.
-func Collect(repoDir string) Facts {
-	f := Facts{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version()}
+func Collect(repoDir string) facts {
+	f := facts{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version()}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		f.Kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Machine[:])

@@ -39,8 +39,8 @@ func Stacks(dir string, r *result.Record) (perf.Folded, error) {
 	return st, err
 }
 
-// Group is the merged profile of one mode × workload × conns.
-type Group struct {
+// group is the merged profile of one mode × workload × conns.
+type group struct {
 	Mode, Workload string
 	Conns          int
 	Windows        int   // profiled windows merged
@@ -49,16 +49,16 @@ type Group struct {
 }
 
 // Key is the group's workload and conns: "headers@16".
-func (g *Group) Key() string { return fmt.Sprintf("%s@%d", g.Workload, g.Conns) }
+func (g *group) Key() string { return fmt.Sprintf("%s@%d", g.Workload, g.Conns) }
 
 // Base is the file name stem of the group's merged profile.
-func (g *Group) Base() string {
+func (g *group) Base() string {
 	return fmt.Sprintf("flame-%s-%s-c%d", g.Mode, g.Workload, g.Conns)
 }
 
 // Set is what a run's profiles gave: the merged groups and what was drawn.
 type Set struct {
-	Groups  []*Group // by mode, then workload and conns, in record order
+	Groups  []*group // by mode, then workload and conns, in record order
 	Missing int      // profiled windows without folded stacks
 	Empty   int      // profiled windows without samples
 	Drawn   bool     // SVGs were drawn (inferno found)
@@ -67,11 +67,11 @@ type Set struct {
 	DiffErr string   // why a requested differential graph was not drawn
 }
 
-// Read merges the folded stacks of recs' profiles by mode × workload ×
+// read merges the folded stacks of recs' profiles by mode × workload ×
 // conns. It returns nil when no record has a profile.
-func Read(dir string, recs []result.Record) (*Set, error) {
+func read(dir string, recs []result.Record) (*Set, error) {
 	fl := &Set{}
-	by := map[string]*Group{}
+	by := map[string]*group{}
 	for i := range recs {
 		r := &recs[i]
 		if r.PerfFile == "" || r.Error != "" {
@@ -92,7 +92,7 @@ func Read(dir string, recs []result.Record) (*Set, error) {
 		k := fmt.Sprintf("%s\x00%s\x00%d", r.Mode, r.Workload, r.Conns)
 		g := by[k]
 		if g == nil {
-			g = &Group{Mode: r.Mode, Workload: r.Workload, Conns: r.Conns, Stacks: perf.Folded{}}
+			g = &group{Mode: r.Mode, Workload: r.Workload, Conns: r.Conns, Stacks: perf.Folded{}}
 			by[k] = g
 			fl.Groups = append(fl.Groups, g)
 		}
@@ -103,7 +103,7 @@ func Read(dir string, recs []result.Record) (*Set, error) {
 	if len(fl.Groups) == 0 && fl.Missing == 0 && fl.Empty == 0 {
 		return nil, nil
 	}
-	slices.SortStableFunc(fl.Groups, func(a, b *Group) int { return strings.Compare(a.Mode, b.Mode) })
+	slices.SortStableFunc(fl.Groups, func(a, b *group) int { return strings.Compare(a.Mode, b.Mode) })
 	return fl, nil
 }
 
@@ -113,7 +113,7 @@ func Read(dir string, recs []result.Record) (*Set, error) {
 // renderer is recorded in the Set (NoTool), not returned as an error. It
 // returns nil when no record has a profile.
 func Draw(dir string, modeOrder []string, diffPair string, recs []result.Record) (*Set, error) {
-	fl, err := Read(dir, recs)
+	fl, err := read(dir, recs)
 	if fl == nil || err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func Draw(dir string, modeOrder []string, diffPair string, recs []result.Record)
 		}
 		return len(modeOrder)
 	}
-	slices.SortStableFunc(fl.Groups, func(a, b *Group) int { return rank(a.Mode) - rank(b.Mode) })
+	slices.SortStableFunc(fl.Groups, func(a, b *group) int { return rank(a.Mode) - rank(b.Mode) })
 	pdir := filepath.Join(dir, "perf")
 	if err := perf.FlameAvailable(); err != nil {
 		fl.NoTool = err.Error()
@@ -151,7 +151,7 @@ func Draw(dir string, modeOrder []string, diffPair string, recs []result.Record)
 // drawGroups draws each group's flame graph into pdir. The merged stacks
 // are inferno's input only, a by-product the per-window files give again:
 // written outside the run.
-func drawGroups(pdir string, groups []*Group) error {
+func drawGroups(pdir string, groups []*group) error {
 	tmp, err := os.MkdirTemp("", "wafbench-flame-")
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func Diff(dir, a, b string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flamediff %s: %w", dir, err)
 	}
-	fl, err := Read(dir, recs)
+	fl, err := read(dir, recs)
 	if err != nil {
 		return nil, fmt.Errorf("flamediff %s: %w", dir, err)
 	}
@@ -235,7 +235,7 @@ func drawDiffs(dir string, fl *Set, a, b string) ([]string, error) {
 
 // drawDiff draws the differential graph from ga to gb (one workload ×
 // conns), its inputs in tmp; it returns the SVG's path relative to dir.
-func drawDiff(dir, tmp string, ga, gb *Group) (string, error) {
+func drawDiff(dir, tmp string, ga, gb *group) (string, error) {
 	before, after := filepath.Join(tmp, "a.folded"), filepath.Join(tmp, "b.folded")
 	if err := ga.Stacks.Scale(float64(gb.Requests) / float64(ga.Requests)).Write(before); err != nil {
 		return "", err

@@ -41,7 +41,7 @@ func TestRead(t *testing.T) {
 		rec(5, "passthrough", "perf/t05.data", "failed"),
 		rec(6, "passthrough", "", ""),
 	}
-	fl, err := Read(dir, recs)
+	fl, err := read(dir, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRead(t *testing.T) {
 	if g.Key() != "headers@16" || g.Base() != "flame-coraza-headers-c16" || g.Windows != 2 || g.Requests != 200 || g.Stacks["main;a"] != 17 || g.Stacks.Total() != 22 {
 		t.Errorf("group: got %s %s, %d windows, %d requests, stacks %v", g.Key(), g.Base(), g.Windows, g.Requests, g.Stacks)
 	}
-	if fl, err := Read(dir, recs[5:]); fl != nil || err != nil {
+	if fl, err := read(dir, recs[5:]); fl != nil || err != nil {
 		t.Errorf("no profiles: got %+v, %v; want nil, nil", fl, err)
 	}
 }

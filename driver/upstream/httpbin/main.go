@@ -40,8 +40,8 @@ import (
 // module is the module path of go-httpbin, whose version -version prints.
 const module = "github.com/mccutchen/go-httpbin/v2"
 
-// Rewrite maps a request path onto go-httpbin's /anything handler.
-func Rewrite(path string) string {
+// rewrite maps a request path onto go-httpbin's /anything handler.
+func rewrite(path string) string {
 	if path == "/anything" || strings.HasPrefix(path, "/anything/") {
 		return path
 	}
@@ -104,7 +104,7 @@ func run(listen, addrFile string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			served.Add(1)
-			r.URL.Path = Rewrite(r.URL.Path)
+			r.URL.Path = rewrite(r.URL.Path)
 			r.URL.RawPath = ""
 			hb.ServeHTTP(w, r)
 		}),

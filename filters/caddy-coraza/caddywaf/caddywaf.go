@@ -36,23 +36,23 @@ import (
 	"wafbench/filters/coraza/engine"
 )
 
-// BuildName is the mode name the host reports in its self-report line: the
+// buildName is the mode name the host reports in its self-report line: the
 // driver's modes.RefCaddyCoraza. The preflight compares the two, so a
 // renamed mode shows up as a failed preflight, not as a silent mismatch.
-var BuildName = "ref-caddy-coraza"
+var buildName = "ref-caddy-coraza"
 
-// ModuleName is the "module" field of the self-report line.
-const ModuleName = "wafbench_caddy_coraza"
+// moduleName is the "module" field of the self-report line.
+const moduleName = "wafbench_caddy_coraza"
 
-// CountersPath is the admin-endpoint path that serves the counters.
-const CountersPath = "/wafbench/stats"
+// countersPath is the admin-endpoint path that serves the counters.
+const countersPath = "/wafbench/stats"
 
-// SelfReportPrefix starts the self-report line (the Envoy modules' prefix).
-const SelfReportPrefix = "wafbench-module "
+// selfReportPrefix starts the self-report line (the Envoy modules' prefix).
+const selfReportPrefix = "wafbench-module "
 
 func init() {
-	caddy.RegisterModule(Handler{})
-	caddy.RegisterModule(Counters{})
+	caddy.RegisterModule(handler{})
+	caddy.RegisterModule(counters{})
 }
 
 // The process-wide counters (one handler instance per configuration; the
@@ -77,9 +77,9 @@ var counterList = []struct {
 	{"wafbench_coraza_engine_errors", &ctrEngineErrors},
 }
 
-// Handler is the http.handlers.wafbench_coraza module. Its JSON fields are
+// handler is the http.handlers.wafbench_coraza module. Its JSON fields are
 // the Envoy modules' filter_config fields that apply to it.
-type Handler struct {
+type handler struct {
 	// RulesFile is the absolute path of the rule entry point (the main.conf
 	// every WAF mode loads).
 	RulesFile string `json:"rules_file"`
@@ -99,8 +99,8 @@ type Handler struct {
 }
 
 // CaddyModule returns the Caddy module information.
-func (Handler) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "http.handlers.wafbench_coraza", New: func() caddy.Module { return new(Handler) }}
+func (handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.wafbench_coraza", New: func() caddy.Module { return new(handler) }}
 }
 
 // selfReport is the self-report line's JSON: the Envoy modules' fields.
@@ -113,21 +113,21 @@ type selfReport struct {
 }
 
 // Provision loads the rules and logs the self-report line.
-func (h *Handler) Provision(caddy.Context) error {
+func (h *handler) Provision(caddy.Context) error {
 	w, err := engine.NewLogged(engine.Config{RulesFile: h.RulesFile, MaxBodyBytes: h.MaxBodyBytes,
 		InspectResponse: h.InspectResponse, MatchLog: h.MatchLog}, nil, writeMatchLine)
 	if err != nil {
 		return fmt.Errorf("wafbench_coraza: %w", err)
 	}
 	h.waf = w
-	line, err := json.Marshal(selfReport{Module: ModuleName, Engine: "coraza", EngineVersion: engine.Version(),
-		Build: BuildName, Rules: w.Rules()})
+	line, err := json.Marshal(selfReport{Module: moduleName, Engine: "coraza", EngineVersion: engine.Version(),
+		Build: buildName, Rules: w.Rules()})
 	if err != nil {
 		return err
 	}
 	// Straight to stderr, not through Caddy's JSON logger, which would
 	// quote the JSON object inside its message string.
-	fmt.Fprintf(os.Stderr, "%s%s\n", SelfReportPrefix, line)
+	fmt.Fprintf(os.Stderr, "%s%s\n", selfReportPrefix, line)
 	return nil
 }
 
@@ -141,7 +141,7 @@ const blockedBody = "Request blocked by wafbench caddy-coraza\n"
 // ServeHTTP evaluates the request and hands it to next when it passes. The
 // transaction stays open until next has answered (phase 5 runs last, as in
 // the Envoy module at stream end).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	ctrRequests.Add(1)
 	tx := h.waf.NewTx()
 	defer tx.Close()
@@ -161,7 +161,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // response body) the response buffered — up to the body limit, beyond
 // which phase 4 sees the first MaxBodyBytes — phase 4, and the response
 // or the intervention's answer written.
-func (h *Handler) serveInspected(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, tx *engine.Tx) error {
+func (h *handler) serveInspected(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, tx *engine.Tx) error {
 	var verdict *engine.Verdict
 	wantBody := false
 	buf := new(bytes.Buffer)
@@ -220,7 +220,7 @@ func answer(w http.ResponseWriter, status int) {
 // r may go on; when not, it has answered. A panic in the engine or in this
 // code fails the request closed (500, engine_errors); a panic in next is
 // not ours to count and is left to Caddy.
-func (h *Handler) inspect(w http.ResponseWriter, r *http.Request, tx *engine.Tx) (pass bool) {
+func (h *handler) inspect(w http.ResponseWriter, r *http.Request, tx *engine.Tx) (pass bool) {
 	answered := false
 	reply := func(status int) bool {
 		answered = true
@@ -260,7 +260,7 @@ func (h *Handler) inspect(w http.ResponseWriter, r *http.Request, tx *engine.Tx)
 	}
 	tx.ProcessConnection(cip, cport, sip, sport)
 	tx.ProcessURI(r.RequestURI, r.Method, r.Proto)
-	for _, h := range RequestHeaders(r) {
+	for _, h := range requestHeaders(r) {
 		tx.AddHeader(h[0], h[1])
 	}
 	if v := tx.ProcessRequestHeaders(); v != nil {
@@ -296,7 +296,7 @@ func (h *Handler) inspect(w http.ResponseWriter, r *http.Request, tx *engine.Tx)
 // feedBody reads the whole body (at most max+1 bytes, so a longer one is
 // seen to be too long) and writes it to the engine as it arrives. It returns
 // the body, or the engine's verdict, or the read error.
-func (h *Handler) feedBody(tx *engine.Tx, body io.Reader, max int) ([]byte, *engine.Verdict, error) {
+func (h *handler) feedBody(tx *engine.Tx, body io.Reader, max int) ([]byte, *engine.Verdict, error) {
 	buf := make([]byte, 0, 4096)
 	lr := io.LimitReader(body, int64(max)+1)
 	for {
@@ -320,11 +320,11 @@ func (h *Handler) feedBody(tx *engine.Tx, body io.Reader, max int) ([]byte, *eng
 	}
 }
 
-// RequestHeaders lists the request's headers as the engine is given them:
+// requestHeaders lists the request's headers as the engine is given them:
 // Host first (Go moves it out of the header map), then every header value,
 // then Transfer-Encoding (also moved out by Go) when the request had one.
 // The order of the other names is Go's map order; CRS does not depend on it.
-func RequestHeaders(r *http.Request) [][2]string {
+func requestHeaders(r *http.Request) [][2]string {
 	out := make([][2]string, 0, len(r.Header)+2)
 	if r.Host != "" {
 		out = append(out, [2]string{"Host", r.Host})
@@ -340,18 +340,18 @@ func RequestHeaders(r *http.Request) [][2]string {
 	return out
 }
 
-// Counters is the admin.api.wafbench module: it serves the handler's
+// counters is the admin.api.wafbench module: it serves the handler's
 // counters at CountersPath on Caddy's admin endpoint.
-type Counters struct{}
+type counters struct{}
 
 // CaddyModule returns the Caddy module information.
-func (Counters) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "admin.api.wafbench", New: func() caddy.Module { return new(Counters) }}
+func (counters) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "admin.api.wafbench", New: func() caddy.Module { return new(counters) }}
 }
 
 // Routes registers CountersPath.
-func (Counters) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{{Pattern: CountersPath, Handler: caddy.AdminHandlerFunc(serveCounters)}}
+func (counters) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{{Pattern: countersPath, Handler: caddy.AdminHandlerFunc(serveCounters)}}
 }
 
 // statsDoc is the shape of Envoy's admin /stats?format=json.
@@ -364,34 +364,34 @@ type statEntry struct {
 	Value uint64 `json:"value"`
 }
 
-// GOMAXPROCSStat is the gauge beside the counters that reports the
+// gomaxprocsStat is the gauge beside the counters that reports the
 // process's GOMAXPROCS, so the driver can check the host ran with the
 // thread budget it was given.
-const GOMAXPROCSStat = "wafbench_caddy_gomaxprocs"
+const gomaxprocsStat = "wafbench_caddy_gomaxprocs"
 
-// CountersJSON is the counters document CountersPath serves.
-func CountersJSON() []byte {
+// countersJSON is the counters document CountersPath serves.
+func countersJSON() []byte {
 	doc := statsDoc{Stats: make([]statEntry, 0, len(counterList))}
 	for _, c := range counterList {
 		doc.Stats = append(doc.Stats, statEntry{Name: c.name, Value: c.c.Load()})
 	}
-	doc.Stats = append(doc.Stats, statEntry{Name: GOMAXPROCSStat, Value: uint64(runtime.GOMAXPROCS(0))})
+	doc.Stats = append(doc.Stats, statEntry{Name: gomaxprocsStat, Value: uint64(runtime.GOMAXPROCS(0))})
 	b, _ := json.Marshal(doc)
 	return b
 }
 
 func serveCounters(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("%s %s: want GET", r.Method, CountersPath)}
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("%s %s: want GET", r.Method, countersPath)}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, err := w.Write(CountersJSON())
+	_, err := w.Write(countersJSON())
 	return err
 }
 
 // Interface guards.
 var (
-	_ caddy.Provisioner           = (*Handler)(nil)
-	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
-	_ caddy.AdminRouter           = Counters{}
+	_ caddy.Provisioner           = (*handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*handler)(nil)
+	_ caddy.AdminRouter           = counters{}
 )

@@ -30,7 +30,7 @@ func TestRequestHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := RequestHeaders(r)
+			got := requestHeaders(r)
 			// Go's header map has no order: compare Host first, the rest as sets.
 			if len(got) == 0 || got[0] != tt.want[0] {
 				t.Fatalf("got %v, want Host first: %v", got, tt.want)
@@ -49,7 +49,7 @@ func TestCountersJSON(t *testing.T) {
 	ctrRequests.Add(3)
 	ctrBlockedPhase2.Add(1)
 	rec := httptest.NewRecorder()
-	if err := serveCounters(rec, httptest.NewRequest("GET", CountersPath, nil)); err != nil {
+	if err := serveCounters(rec, httptest.NewRequest("GET", countersPath, nil)); err != nil {
 		t.Fatal(err)
 	}
 	var doc statsDoc
@@ -63,14 +63,14 @@ func TestCountersJSON(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	wantNames := []string{"wafbench_coraza_requests", "wafbench_coraza_blocked_phase1", "wafbench_coraza_blocked_phase2",
-		"wafbench_coraza_body_too_large", "wafbench_coraza_engine_errors", GOMAXPROCSStat}
+		"wafbench_coraza_body_too_large", "wafbench_coraza_engine_errors", gomaxprocsStat}
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("names: got %v, want %v", names, wantNames)
 	}
-	if got["wafbench_coraza_requests"] < 3 || got["wafbench_coraza_blocked_phase2"] < 1 || got[GOMAXPROCSStat] != uint64(runtime.GOMAXPROCS(0)) {
+	if got["wafbench_coraza_requests"] < 3 || got["wafbench_coraza_blocked_phase2"] < 1 || got[gomaxprocsStat] != uint64(runtime.GOMAXPROCS(0)) {
 		t.Errorf("values: got %v", got)
 	}
-	if err := serveCounters(httptest.NewRecorder(), httptest.NewRequest("POST", CountersPath, nil)); err == nil {
+	if err := serveCounters(httptest.NewRecorder(), httptest.NewRequest("POST", countersPath, nil)); err == nil {
 		t.Error("POST: got nil error, want method not allowed")
 	}
 }

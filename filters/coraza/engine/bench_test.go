@@ -13,7 +13,7 @@ import (
 // Envoy's header map mapped by MapHeaders, as the module does.
 type benchCase struct {
 	name string
-	req  Request
+	req  request
 	want int
 }
 
@@ -30,7 +30,7 @@ func benchCases(reqs []enginebench.Request) []benchCase {
 	out := make([]benchCase, 0, len(reqs))
 	for _, r := range reqs {
 		rl, hs := MapHeaders(nil, r.Headers)
-		out = append(out, benchCase{name: r.Name, req: Request{Method: rl.Method, Path: rl.Path, Headers: hs, Body: r.Body}, want: r.Want})
+		out = append(out, benchCase{name: r.Name, req: request{Method: rl.Method, Path: rl.Path, Headers: hs, Body: r.Body}, want: r.Want})
 	}
 	return out
 }

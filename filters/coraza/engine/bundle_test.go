@@ -17,14 +17,14 @@ func TestNewFSBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := NewFS(Config{RulesFile: main}, b)
+	mem, err := newFS(Config{RulesFile: main}, b)
 	if err != nil {
 		t.Fatalf("NewFS: %v", err)
 	}
 	if got, want := mem.Rules(), disk.Rules(); got != want || got <= 0 {
 		t.Errorf("rules: got %d from the bundle, want %d (from disk)", got, want)
 	}
-	for _, req := range []Request{
+	for _, req := range []request{
 		{Method: "GET", Path: "/", Headers: benignHeaders},
 		{Method: "GET", Path: "/?id=1%27%20OR%20%271%27=%271", Headers: benignHeaders},
 		{Method: "POST", Path: "/", Headers: withHeaders([2]string{"Content-Type", "application/json"}), Body: jsonBody(4096)},
@@ -34,7 +34,7 @@ func TestNewFSBundle(t *testing.T) {
 		}
 	}
 	delete(b, filepath.Join(filepath.Dir(main), "crs-setup.conf"))
-	if _, err := NewFS(Config{RulesFile: main}, b); err == nil {
+	if _, err := newFS(Config{RulesFile: main}, b); err == nil {
 		t.Error("NewFS with a file missing from the bundle: got no error")
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"wafbench/filters/rulefiles"
 )
 
-// DefaultMaxBodyBytes is the request-body buffering limit used when
+// defaultMaxBodyBytes is the request-body buffering limit used when
 // Config.MaxBodyBytes is zero (1 MiB, the same as SecRequestBodyLimit).
-const DefaultMaxBodyBytes = 1 << 20
+const defaultMaxBodyBytes = 1 << 20
 
 // Config describes one WAF instance. It mirrors the filter_config JSON of
 // both wafbench Envoy modules.
@@ -49,7 +49,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine config: rules_file: want an absolute path, got %q", c.RulesFile)
 	}
 	if c.MaxBodyBytes < 0 {
-		return fmt.Errorf("engine config: max_body_bytes: want >= 0 (0 means %d), got %d", DefaultMaxBodyBytes, c.MaxBodyBytes)
+		return fmt.Errorf("engine config: max_body_bytes: want >= 0 (0 means %d), got %d", defaultMaxBodyBytes, c.MaxBodyBytes)
 	}
 	return nil
 }
@@ -63,12 +63,12 @@ type WAF struct {
 
 // New loads cfg.RulesFile (Include directives resolve relative to the file's
 // directory; absolute paths are used as given).
-func New(cfg Config) (*WAF, error) { return NewFS(cfg, nil) }
+func New(cfg Config) (*WAF, error) { return newFS(cfg, nil) }
 
-// NewFS is New reading the rule files through root, which takes absolute
+// newFS is New reading the rule files through root, which takes absolute
 // paths (e.g. a rulefiles.Bundle, for the Wasm filter, which has no file
 // system); nil means the operating system's files.
-func NewFS(cfg Config, root fs.FS) (*WAF, error) { return NewLogged(cfg, root, nil) }
+func newFS(cfg Config, root fs.FS) (*WAF, error) { return NewLogged(cfg, root, nil) }
 
 // NewLogged is NewFS with the writer of cfg.MatchLog: with MatchLog set,
 // every rule match that Coraza logs is passed to write as one MatchLine
@@ -81,7 +81,7 @@ func NewLogged(cfg Config, root fs.FS, write func(line string)) (*WAF, error) {
 		return nil, err
 	}
 	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+		cfg.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	wc := coraza.NewWAFConfig()
 	if root == nil {

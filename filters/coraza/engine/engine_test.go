@@ -58,56 +58,56 @@ func TestEvaluateCRS(t *testing.T) {
 	w := loadCRS(t)
 	for _, tc := range []struct {
 		name string
-		req  Request
+		req  request
 		want Verdict
 	}{
 		{
 			name: "benign GET",
-			req:  Request{Method: "GET", Path: "/safe", Headers: withHeaders()},
+			req:  request{Method: "GET", Path: "/safe", Headers: withHeaders()},
 			want: Verdict{Status: 200},
 		},
 		{
 			name: "clean query",
-			req:  Request{Method: "GET", Path: "/search?q=" + strings.Repeat("normal-value-", 32), Headers: withHeaders()},
+			req:  request{Method: "GET", Path: "/search?q=" + strings.Repeat("normal-value-", 32), Headers: withHeaders()},
 			want: Verdict{Status: 200},
 		},
 		{
 			name: "form 1k",
-			req: Request{Method: "POST", Path: "/form", Body: []byte("value=" + strings.Repeat("b", 1018)),
+			req: request{Method: "POST", Path: "/form", Body: []byte("value=" + strings.Repeat("b", 1018)),
 				Headers: withHeaders([2]string{"Content-Type", "application/x-www-form-urlencoded"})},
 			want: Verdict{Status: 200},
 		},
 		{
 			name: "json 4k",
-			req: Request{Method: "POST", Path: "/json", Body: jsonBody(4096),
+			req: request{Method: "POST", Path: "/json", Body: jsonBody(4096),
 				Headers: withHeaders([2]string{"Content-Type", "application/json"})},
 			want: Verdict{Status: 200},
 		},
 		{
 			name: "json 64k",
-			req: Request{Method: "POST", Path: "/json", Body: jsonBody(64 << 10),
+			req: request{Method: "POST", Path: "/json", Body: jsonBody(64 << 10),
 				Headers: withHeaders([2]string{"Content-Type", "application/json"})},
 			want: Verdict{Status: 200},
 		},
 		{
 			name: "sqli form",
-			req: Request{Method: "POST", Path: "/attack", Body: []byte("user=1234+OR+1%3D1"),
+			req: request{Method: "POST", Path: "/attack", Body: []byte("user=1234+OR+1%3D1"),
 				Headers: withHeaders([2]string{"Content-Type", "application/x-www-form-urlencoded"})},
 			want: Verdict{Status: 403, RuleID: 949110, Phase: 2},
 		},
 		{
 			name: "xss query",
-			req:  Request{Method: "GET", Path: "/search?q=%3Cscript%3Ealert%281%29%3C%2Fscript%3E", Headers: withHeaders()},
+			req:  request{Method: "GET", Path: "/search?q=%3Cscript%3Ealert%281%29%3C%2Fscript%3E", Headers: withHeaders()},
 			want: Verdict{Status: 403, RuleID: 949110, Phase: 2},
 		},
 		{
 			name: "phase-1 header",
-			req:  Request{Method: "GET", Path: "/safe", Headers: withHeaders([2]string{"X-WAF-Benchmark", "phase1-block"})},
+			req:  request{Method: "GET", Path: "/safe", Headers: withHeaders([2]string{"X-WAF-Benchmark", "phase1-block"})},
 			want: Verdict{Status: 403, RuleID: 100001, Phase: 1},
 		},
 		{
 			name: "body over limit",
-			req: Request{Method: "POST", Path: "/json", Body: jsonBody(DefaultMaxBodyBytes + 10),
+			req: request{Method: "POST", Path: "/json", Body: jsonBody(defaultMaxBodyBytes + 10),
 				Headers: withHeaders([2]string{"Content-Type", "application/json"})},
 			want: Verdict{Status: 413, Phase: 2},
 		},

@@ -7,8 +7,8 @@ import (
 	"github.com/corazawaf/coraza/v3/types"
 )
 
-// MatchLinePrefix starts every MatchLine.
-const MatchLinePrefix = "wafbench-match"
+// matchLinePrefix starts every MatchLine.
+const matchLinePrefix = "wafbench-match"
 
 // MatchLine is the line the CRS conformance runner parses for one rule
 // match:
@@ -24,8 +24,8 @@ func MatchLine(mr types.MatchedRule) string {
 
 func matchLine(id int, msg, data, tx string) string {
 	var b strings.Builder
-	b.Grow(len(MatchLinePrefix) + len(msg) + len(data) + len(tx) + 48)
-	b.WriteString(MatchLinePrefix)
+	b.Grow(len(matchLinePrefix) + len(msg) + len(data) + len(tx) + 48)
+	b.WriteString(matchLinePrefix)
 	quoted(&b, "id", strconv.Itoa(id))
 	quoted(&b, "msg", msg)
 	quoted(&b, "data", data)

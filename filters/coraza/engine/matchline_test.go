@@ -62,7 +62,7 @@ func TestMatchLog(t *testing.T) {
 		}
 		return false
 	}
-	marker := Request{Method: "GET", Path: "/", Headers: [][2]string{{"Host", "h"}, {"X-CRS-Test", `m "1"`}}}
+	marker := request{Method: "GET", Path: "/", Headers: [][2]string{{"Host", "h"}, {"X-CRS-Test", `m "1"`}}}
 	if v := w.Evaluate(marker); v.Status != 200 {
 		t.Errorf("marker: status %d", v.Status)
 	}
@@ -70,7 +70,7 @@ func TestMatchLog(t *testing.T) {
 		t.Errorf("marker lines: %q", lines)
 	}
 	lines = nil
-	if v := w.Evaluate(Request{Method: "GET", Path: "/?q=1'%20OR%20'1'='1", Headers: [][2]string{{"Host", "h"}}}); v.Status != 200 {
+	if v := w.Evaluate(request{Method: "GET", Path: "/?q=1'%20OR%20'1'='1", Headers: [][2]string{{"Host", "h"}}}); v.Status != 200 {
 		t.Errorf("DetectionOnly attack: status %d, want 200", v.Status)
 	}
 	if !has(`[id "200"] [msg "sqli"] [data "1' OR '1'='1"]`) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Request is one HTTP request as recorded by tests and benchmarks.
-type Request struct {
+// request is one HTTP request as recorded by tests and benchmarks.
+type request struct {
 	Method     string
 	Path       string // with query string
 	Proto      string // "" means HTTP/1.1
@@ -27,7 +27,7 @@ const (
 // Evaluate runs one whole request through the WAF (phases 1, 2 and 5) and
 // returns the verdict; a request that passes gets Status 200, Phase 0, and an
 // engine error gives Status 500 (Tx.Err tells them apart from a rule's 500).
-func (w *WAF) Evaluate(req Request) Verdict {
+func (w *WAF) Evaluate(req request) Verdict {
 	t := w.NewTx()
 	defer t.Close()
 	defer t.ProcessLogging()
@@ -81,8 +81,8 @@ func ParseAddr(s string) (ip string, port int, err error) {
 	return "", 0, fmt.Errorf("parse address %q: %w", s, errNoAddr)
 }
 
-// RequestLine is what the pseudo-headers of an Envoy request carry.
-type RequestLine struct {
+// requestLine is what the pseudo-headers of an Envoy request carry.
+type requestLine struct {
 	Method    string // :method
 	Path      string // :path
 	Scheme    string // :scheme
@@ -94,8 +94,8 @@ type RequestLine struct {
 // in order, with Host taken from :authority when the request has no Host
 // header (HTTP/1.1 Host arrives in Envoy as :authority). Unknown
 // pseudo-headers are dropped. The result appends to dst[:0].
-func MapHeaders(dst [][2]string, hs [][2]string) (RequestLine, [][2]string) {
-	var rl RequestLine
+func MapHeaders(dst [][2]string, hs [][2]string) (requestLine, [][2]string) {
+	var rl requestLine
 	out := dst[:0]
 	hasHost := false
 	for _, h := range hs {

@@ -39,25 +39,25 @@ func TestMapHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		in     [][2]string
-		wantRL RequestLine
+		wantRL requestLine
 		want   [][2]string
 	}{
 		{
 			name:   "http1 request",
 			in:     [][2]string{{":authority", "example.com"}, {":path", "/a?b=c"}, {":method", "GET"}, {":scheme", "http"}, {"user-agent", "ua"}, {"accept", "*/*"}},
-			wantRL: RequestLine{Method: "GET", Path: "/a?b=c", Scheme: "http", Authority: "example.com"},
+			wantRL: requestLine{Method: "GET", Path: "/a?b=c", Scheme: "http", Authority: "example.com"},
 			want:   [][2]string{{"user-agent", "ua"}, {"accept", "*/*"}, {"Host", "example.com"}},
 		},
 		{
 			name:   "explicit host wins",
 			in:     [][2]string{{":authority", "a"}, {"host", "b"}},
-			wantRL: RequestLine{Authority: "a"},
+			wantRL: requestLine{Authority: "a"},
 			want:   [][2]string{{"host", "b"}},
 		},
 		{
 			name:   "unknown pseudo dropped",
 			in:     [][2]string{{":protocol", "websocket"}, {"x", "y"}},
-			wantRL: RequestLine{},
+			wantRL: requestLine{},
 			want:   [][2]string{{"x", "y"}},
 		},
 	} {
@@ -131,7 +131,7 @@ func FuzzMapRequest(f *testing.F) {
 
 		// Invariants of MapHeaders.
 		hasHost, regular := false, 0
-		var want RequestLine
+		var want requestLine
 		for _, h := range in {
 			switch {
 			case h[0] == ":method":

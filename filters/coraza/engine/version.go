@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// CorazaModule is the module path of the Coraza engine.
-const CorazaModule = "github.com/corazawaf/coraza/v3"
+// corazaModule is the module path of the Coraza engine.
+const corazaModule = "github.com/corazawaf/coraza/v3"
 
 // Version is the version of CorazaModule linked into the running binary
 // (e.g. "v3.8.1"), read from its build information, so a module built with
@@ -18,7 +18,7 @@ var Version = sync.OnceValue(func() string {
 		return "unknown"
 	}
 	for _, d := range bi.Deps {
-		if d.Path == CorazaModule {
+		if d.Path == corazaModule {
 			if d.Replace != nil {
 				return d.Replace.Version
 			}

@@ -24,34 +24,34 @@ type Counter int
 
 // The counters, in the order the modules define them.
 const (
-	Requests      Counter = iota // every stream that reached the filter
-	BlockedPhase1                // rule verdicts in phase 1
-	BlockedPhase2                // rule verdicts in phase 2 (and on responses)
-	BodyTooLarge                 // 413s from the filter's own body limit
-	EngineErrors                 // requests failed closed (engine error or panic), answered 500
-	Phase1Ns                     // ns: headers mapped and phase 1
-	BodyNs                       // ns: feeding the buffered body to the engine
-	Phase2Ns                     // ns: phase 2
-	LoggingNs                    // ns: phase 5
+	requests      Counter = iota // every stream that reached the filter
+	blockedPhase1                // rule verdicts in phase 1
+	blockedPhase2                // rule verdicts in phase 2 (and on responses)
+	bodyTooLarge                 // 413s from the filter's own body limit
+	engineErrors                 // requests failed closed (engine error or panic), answered 500
+	phase1Ns                     // ns: headers mapped and phase 1
+	bodyNs                       // ns: feeding the buffered body to the engine
+	phase2Ns                     // ns: phase 2
+	loggingNs                    // ns: phase 5
 	NumCounters
-	FirstTimer = Phase1Ns
+	FirstTimer = phase1Ns
 )
 
-// CounterPrefix is the prefix of every counter name of the Coraza filters.
-const CounterPrefix = "wafbench_coraza_"
+// counterPrefix is the prefix of every counter name of the Coraza filters.
+const counterPrefix = "wafbench_coraza_"
 
 // CounterNames are the full counter names, the same in both Coraza filters
 // and, with the engine's prefix, in the C++ module.
 var CounterNames = [NumCounters]string{
-	Requests:      CounterPrefix + "requests",
-	BlockedPhase1: CounterPrefix + "blocked_phase1",
-	BlockedPhase2: CounterPrefix + "blocked_phase2",
-	BodyTooLarge:  CounterPrefix + "body_too_large",
-	EngineErrors:  CounterPrefix + "engine_errors",
-	Phase1Ns:      CounterPrefix + "phase1_ns",
-	BodyNs:        CounterPrefix + "body_ns",
-	Phase2Ns:      CounterPrefix + "phase2_ns",
-	LoggingNs:     CounterPrefix + "logging_ns",
+	requests:      counterPrefix + "requests",
+	blockedPhase1: counterPrefix + "blocked_phase1",
+	blockedPhase2: counterPrefix + "blocked_phase2",
+	bodyTooLarge:  counterPrefix + "body_too_large",
+	engineErrors:  counterPrefix + "engine_errors",
+	phase1Ns:      counterPrefix + "phase1_ns",
+	bodyNs:        counterPrefix + "body_ns",
+	phase2Ns:      counterPrefix + "phase2_ns",
+	loggingNs:     counterPrefix + "logging_ns",
 }
 
 // StageTimersEnv enables the stage timers when set to "1".
@@ -63,24 +63,24 @@ type Reason int
 // The local-reply reasons. The native module's glue.h indexes its details
 // strings by these values.
 const (
-	ReplyPhase1 Reason = iota
-	ReplyPhase2
-	ReplyResponse
-	ReplyBodyTooLarge
-	ReplyEngineError
+	replyPhase1 Reason = iota
+	replyPhase2
+	replyResponse
+	replyBodyTooLarge
+	replyEngineError
 )
 
 // Details is the response-code details string of r (Envoy's
 // %RESPONSE_CODE_DETAILS%).
 func (r Reason) Details() string {
 	switch r {
-	case ReplyPhase1:
+	case replyPhase1:
 		return "wafbench_coraza_phase1"
-	case ReplyPhase2:
+	case replyPhase2:
 		return "wafbench_coraza_phase2"
-	case ReplyResponse:
+	case replyResponse:
 		return "wafbench_coraza_response"
-	case ReplyBodyTooLarge:
+	case replyBodyTooLarge:
 		return "wafbench_coraza_body_too_large"
 	}
 	return "wafbench_coraza_engine_error"
@@ -89,11 +89,11 @@ func (r Reason) Details() string {
 // ReplyBody is the body of every local reply.
 const ReplyBody = "Request blocked by wafbench coraza\n"
 
-// ModuleInfoPrefix starts the self-report line (preamble contract 3).
-const ModuleInfoPrefix = "wafbench-module "
+// moduleInfoPrefix starts the self-report line (preamble contract 3).
+const moduleInfoPrefix = "wafbench-module "
 
-// ModuleInfo is the self-report of one filter configuration.
-type ModuleInfo struct {
+// moduleInfo is the self-report of one filter configuration.
+type moduleInfo struct {
 	Module        string `json:"module"`
 	Engine        string `json:"engine"`
 	EngineVersion string `json:"engine_version"`
@@ -104,12 +104,12 @@ type ModuleInfo struct {
 // InfoLine is the self-report line of a filter of build running w, e.g.
 // `wafbench-module {"module":"wafbench_coraza",...}`.
 func InfoLine(build string, w *engine.WAF) (string, error) {
-	b, err := json.Marshal(ModuleInfo{Module: "wafbench_coraza", Engine: "coraza", EngineVersion: engine.Version(),
+	b, err := json.Marshal(moduleInfo{Module: "wafbench_coraza", Engine: "coraza", EngineVersion: engine.Version(),
 		Build: build, Rules: w.Rules()})
 	if err != nil {
 		return "", err
 	}
-	return ModuleInfoPrefix + string(b), nil
+	return moduleInfoPrefix + string(b), nil
 }
 
 // ParseConfig decodes a filter configuration (the filter_config JSON of
@@ -209,10 +209,10 @@ func (s *Stream) FailClosed(err error, reply bool) {
 	s.h.LogError(fmt.Sprintf("wafbench_coraza: failing closed: %v", err))
 	if !s.errorCounted {
 		s.errorCounted = true
-		s.inc(EngineErrors, 1)
+		s.inc(engineErrors, 1)
 	}
 	if reply {
-		s.reply(http.StatusInternalServerError, ReplyEngineError)
+		s.reply(http.StatusInternalServerError, replyEngineError)
 	}
 }
 
@@ -225,16 +225,16 @@ func (s *Stream) block(v *engine.Verdict) {
 	}
 	switch v.Phase {
 	case 1:
-		s.inc(BlockedPhase1, 1)
-		s.reply(v.Status, ReplyPhase1)
+		s.inc(blockedPhase1, 1)
+		s.reply(v.Status, replyPhase1)
 	case 2:
-		s.inc(BlockedPhase2, 1)
-		s.reply(v.Status, ReplyPhase2)
+		s.inc(blockedPhase2, 1)
+		s.reply(v.Status, replyPhase2)
 	default:
 		// No separate counter, as in the C++ module: response inspection
 		// is off in the benchmark setup.
-		s.inc(BlockedPhase2, 1)
-		s.reply(v.Status, ReplyResponse)
+		s.inc(blockedPhase2, 1)
+		s.reply(v.Status, replyResponse)
 	}
 }
 
@@ -248,7 +248,7 @@ type Request struct {
 // Start counts the request and starts its transaction; call it first
 // when the request headers arrive.
 func (s *Stream) Start() {
-	s.inc(Requests, 1)
+	s.inc(requests, 1)
 	s.t0 = s.now()
 	s.tx = s.f.WAF.NewTx()
 }
@@ -272,7 +272,7 @@ func (s *Stream) RequestHeaders(req Request, endOfStream bool) bool {
 		s.tx.AddHeader(h[0], h[1])
 	}
 	v := s.tx.ProcessRequestHeaders()
-	s.addTime(Phase1Ns, t0)
+	s.addTime(phase1Ns, t0)
 	if v != nil {
 		s.block(v)
 		return false
@@ -289,8 +289,8 @@ func (s *Stream) CheckBodySize(total uint64) bool {
 	if total <= uint64(s.f.MaxBodyBytes()) {
 		return false
 	}
-	s.inc(BodyTooLarge, 1)
-	s.reply(http.StatusRequestEntityTooLarge, ReplyBodyTooLarge)
+	s.inc(bodyTooLarge, 1)
+	s.reply(http.StatusRequestEntityTooLarge, replyBodyTooLarge)
 	return true
 }
 
@@ -309,7 +309,7 @@ func (s *Stream) Body(chunks [][]byte) bool {
 			break
 		}
 	}
-	s.addTime(BodyNs, t0)
+	s.addTime(bodyNs, t0)
 	if v != nil {
 		s.block(v)
 		return false
@@ -321,7 +321,7 @@ func (s *Stream) Body(chunks [][]byte) bool {
 func (s *Stream) phase2() bool {
 	t0 := s.now()
 	v := s.tx.ProcessRequestBody()
-	s.addTime(Phase2Ns, t0)
+	s.addTime(phase2Ns, t0)
 	if v != nil {
 		s.block(v)
 		return false
@@ -391,7 +391,7 @@ func (s *Stream) Log() {
 	defer s.Close()
 	t0 := s.now()
 	s.tx.ProcessLogging()
-	s.addTime(LoggingNs, t0)
+	s.addTime(loggingNs, t0)
 }
 
 // Close releases the transaction; later calls do nothing.
@@ -403,8 +403,8 @@ func (s *Stream) Close() {
 	}
 }
 
-// FailCloser is what Rescue needs of a stream.
-type FailCloser interface {
+// failCloser is what Rescue needs of a stream.
+type failCloser interface {
 	FailClosed(err error, reply bool)
 }
 
@@ -412,7 +412,7 @@ type FailCloser interface {
 // look-up: it recovers a panic, so that none reaches the proxy, sets the
 // hook's status to closed and fails the request closed. reply is false for
 // hooks that run after the response (logging, destroy).
-func Rescue[S any](fc FailCloser, st *S, closed S, reply bool) {
+func Rescue[S any](fc failCloser, st *S, closed S, reply bool) {
 	r := recover()
 	if r == nil {
 		return

@@ -145,15 +145,15 @@ func TestStream(t *testing.T) {
 		wantCounts  map[Counter]uint64
 	}{
 		{name: "benign get", req: request("/safe", "GET"), wantForward: true,
-			wantCounts: map[Counter]uint64{Requests: 1}},
-		{name: "sqli query", req: request("/?id=1%27%20OR%20%271%27=%271", "GET"), wantReply: 403, wantReason: ReplyPhase2,
-			wantCounts: map[Counter]uint64{Requests: 1, BlockedPhase2: 1}},
+			wantCounts: map[Counter]uint64{requests: 1}},
+		{name: "sqli query", req: request("/?id=1%27%20OR%20%271%27=%271", "GET"), wantReply: 403, wantReason: replyPhase2,
+			wantCounts: map[Counter]uint64{requests: 1, blockedPhase2: 1}},
 		{name: "benign json body", req: request("/api", "POST", json), body: []byte(`{"a":"b"}`), wantForward: true,
-			wantCounts: map[Counter]uint64{Requests: 1}},
+			wantCounts: map[Counter]uint64{requests: 1}},
 		{name: "sqli json body", req: request("/api", "POST", json), body: []byte(`{"q":"1' OR '1'='1"}`), wantReply: 403,
-			wantReason: ReplyPhase2, wantCounts: map[Counter]uint64{Requests: 1, BlockedPhase2: 1}},
+			wantReason: replyPhase2, wantCounts: map[Counter]uint64{requests: 1, blockedPhase2: 1}},
 		{name: "body over the limit", req: request("/api", "POST", json), body: []byte(strings.Repeat("a", 65)), wantReply: 413,
-			wantReason: ReplyBodyTooLarge, wantCounts: map[Counter]uint64{Requests: 1, BodyTooLarge: 1}},
+			wantReason: replyBodyTooLarge, wantCounts: map[Counter]uint64{requests: 1, bodyTooLarge: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &host{}
@@ -198,8 +198,8 @@ func TestFailClosed(t *testing.T) {
 	s.Start()
 	s.FailClosed(errors.New("boom"), true)
 	s.FailClosed(errors.New("again"), true)
-	if h.counts[EngineErrors] != 1 || len(h.replies) != 1 || h.replies[0] != 500 || h.reasons[0] != ReplyEngineError {
-		t.Errorf("got engine_errors %d, replies %v; want 1 and one 500", h.counts[EngineErrors], h.replies)
+	if h.counts[engineErrors] != 1 || len(h.replies) != 1 || h.replies[0] != 500 || h.reasons[0] != replyEngineError {
+		t.Errorf("got engine_errors %d, replies %v; want 1 and one 500", h.counts[engineErrors], h.replies)
 	}
 	if len(h.errs) != 2 || !strings.Contains(h.errs[0], "failing closed: boom") {
 		t.Errorf("logged %q", h.errs)
@@ -220,7 +220,7 @@ func TestStageTimers(t *testing.T) {
 			if f.Defined(c) != on {
 				t.Errorf("timers %v: %s defined %v", on, CounterNames[c], f.Defined(c))
 			}
-			if c != BodyNs && (h.counts[c] > 0) != on {
+			if c != bodyNs && (h.counts[c] > 0) != on {
 				t.Errorf("timers %v: %s = %d", on, CounterNames[c], h.counts[c])
 			}
 		}

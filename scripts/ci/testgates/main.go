@@ -53,8 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testgates: root %s: not a directory\n", root)
 		return 2
 	}
-	c := Config{Tags: split(*tags), Modules: split(*modules)}
-	problems, files, err := Check(root, c)
+	c := config{Tags: split(*tags), Modules: split(*modules)}
+	problems, files, err := check(root, c)
 	if err != nil {
 		fmt.Fprintf(stderr, "testgates: %v\n", err)
 		return 2
@@ -76,21 +76,21 @@ func split(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
-// Config is what make test satisfies: the build tags of its go test runs and
+// config is what make test satisfies: the build tags of its go test runs and
 // the module directories (relative to the root) it runs them in.
-type Config struct {
+type config struct {
 	Tags    []string
 	Modules []string
 }
 
-// Counts is how many test files of each kind Check read.
-type Counts struct{ Go, Script, GTest int }
+// counts is how many test files of each kind Check read.
+type counts struct{ Go, Script, GTest int }
 
-func (c Counts) total() int { return c.Go + c.Script + c.GTest }
+func (c counts) total() int { return c.Go + c.Script + c.GTest }
 
-// Check walks the tree under root and returns one line per gate found,
+// check walks the tree under root and returns one line per gate found,
 // sorted, each naming the file and line.
-func Check(root string, c Config) ([]string, Counts, error) {
+func check(root string, c config) ([]string, counts, error) {
 	ctx := build.Default
 	ctx.GOOS, ctx.GOARCH, ctx.CgoEnabled, ctx.BuildTags = "linux", "amd64", true, c.Tags
 	mods := map[string]bool{}
@@ -98,7 +98,7 @@ func Check(root string, c Config) ([]string, Counts, error) {
 		mods[filepath.Clean(m)] = true
 	}
 	var problems []string
-	var n Counts
+	var n counts
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -31,16 +31,16 @@ func TestCheck(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		files map[string]string
-		conf  Config
+		conf  config
 		want  []string // substrings of the problems, one each, in order
 	}{
-		{"clean", map[string]string{"go.mod": "module x\n", "a/a_test.go": okTest}, Config{Modules: []string{"."}}, nil},
+		{"clean", map[string]string{"go.mod": "module x\n", "a/a_test.go": okTest}, config{Modules: []string{"."}}, nil},
 		{"tag not passed", map[string]string{"go.mod": "module x\n", "a/a_test.go": "//go:build slow\n\n" + okTest},
-			Config{Modules: []string{"."}}, []string{"a/a_test.go: its build constraints exclude it"}},
+			config{Modules: []string{"."}}, []string{"a/a_test.go: its build constraints exclude it"}},
 		{"tag passed", map[string]string{"go.mod": "module x\n", "a/a_test.go": "//go:build slow\n\n" + okTest},
-			Config{Tags: []string{"slow"}, Modules: []string{"."}}, nil},
+			config{Tags: []string{"slow"}, Modules: []string{"."}}, nil},
 		{"other GOOS by file name", map[string]string{"go.mod": "module x\n", "a/a_windows_test.go": okTest},
-			Config{Modules: []string{"."}}, []string{"a/a_windows_test.go: its build constraints exclude it"}},
+			config{Modules: []string{"."}}, []string{"a/a_windows_test.go: its build constraints exclude it"}},
 		{"env-gated skip", map[string]string{"go.mod": "module x\n", "a/a_test.go": `package a
 
 import (
@@ -53,7 +53,7 @@ func TestSlow(t *testing.T) {
 		t.Skip("slow")
 	}
 }
-`}, Config{Modules: []string{"."}}, []string{"a/a_test.go:10: Skip skips the test"}},
+`}, config{Modules: []string{"."}}, []string{"a/a_test.go:10: Skip skips the test"}},
 		{"skips of every kind", map[string]string{"go.mod": "module x\n", "a/a_test.go": `package a
 
 import (
@@ -72,7 +72,7 @@ func TestA(t *testing.T) {
 }
 
 func BenchmarkB(b *testing.B) { b.Skip() }
-`}, Config{Modules: []string{"."}}, []string{
+`}, config{Modules: []string{"."}}, []string{
 			"a/a_test.go:10: SkipNow", "a/a_test.go:12: an if on an environment variable that only returns",
 			"a/a_test.go:15: Skipf", "a/a_test.go:18: Skip skips", "a/a_test.go:9: testing.Short"}},
 		{"env read that configures, not gates", map[string]string{"go.mod": "module x\n", "a/a_test.go": `package a
@@ -91,18 +91,18 @@ func TestMain(m *testing.M) {
 }
 
 func main() {}
-`}, Config{Modules: []string{"."}}, nil},
+`}, config{Modules: []string{"."}}, nil},
 		{"module not tested", map[string]string{"go.mod": "module x\n", "sub/go.mod": "module y\n", "sub/p/p_test.go": okTest},
-			Config{Modules: []string{"."}}, []string{"sub/p/p_test.go: in module sub, where make test runs no go test"}},
+			config{Modules: []string{"."}}, []string{"sub/p/p_test.go: in module sub, where make test runs no go test"}},
 		{"testscript skip", map[string]string{"go.mod": "module x\n", "a/testdata/script/s.txtar": "exec true\n[!exec:perf] skip 'no perf'\n-- f --\nskip\n",
-			"a/testdata/other/b_test.go": "not go"}, Config{Modules: []string{"."}}, []string{"a/testdata/script/s.txtar:2: testscript skip"}},
+			"a/testdata/other/b_test.go": "not go"}, config{Modules: []string{"."}}, []string{"a/testdata/script/s.txtar:2: testscript skip"}},
 		{"gtest gates", map[string]string{"go.mod": "module x\n", "c/x_test.cc": "TEST(A, DISABLED_B) {}\nTEST(A, C) { GTEST_SKIP() << \"no\"; }\nTEST(A, D) {}\n"},
-			Config{Modules: []string{"."}}, []string{"c/x_test.cc:1: GoogleTest", "c/x_test.cc:2: GoogleTest"}},
+			config{Modules: []string{"."}}, []string{"c/x_test.cc:1: GoogleTest", "c/x_test.cc:2: GoogleTest"}},
 		{"build outputs and hidden dirs ignored", map[string]string{"go.mod": "module x\n", "build/a_test.go": "//go:build never\n\n" + okTest,
-			".venv/b_test.go": "//go:build never\n\n" + okTest}, Config{Modules: []string{"."}}, nil},
+			".venv/b_test.go": "//go:build never\n\n" + okTest}, config{Modules: []string{"."}}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := Check(tree(t, tt.files), tt.conf)
+			got, _, err := check(tree(t, tt.files), tt.conf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf := Config{}
+	conf := config{}
 	for _, l := range strings.Split(string(mk), "\n") {
 		if v, ok := strings.CutPrefix(l, "TEST_TAGS"); ok {
 			conf.Tags = split(strings.TrimLeft(v, " :?="))
@@ -156,7 +156,7 @@ func TestRepository(t *testing.T) {
 	if !slices.Contains(conf.Modules, ".") {
 		t.Fatalf("Makefile: TEST_MODULES %q lacks the root module", conf.Modules)
 	}
-	problems, n, err := Check("../../..", conf)
+	problems, n, err := check("../../..", conf)
 	if err != nil {
 		t.Fatal(err)
 	}
