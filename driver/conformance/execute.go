@@ -169,6 +169,10 @@ func (req *RunRequest) runModes(ctx context.Context, dir, self string, st *stack
 			}
 		}
 	}
+	opts.engineVersions = map[string]string{}
+	for name, mod := range meta.Modules {
+		opts.engineVersions[name] = mod.EngineVersion
+	}
 	sess, err := runner.Open(ctx, cfg)
 	if err != nil {
 		meta.Status = "failed"
@@ -177,9 +181,6 @@ func (req *RunRequest) runModes(ctx context.Context, dir, self string, st *stack
 	}
 	res, err = runModes(ctx, sess, req.Modes, suite, ov, opts, func(line string) { fmt.Fprintln(stderr, "wafbench: "+line) })
 	sess.Close()
-	for i := range res {
-		res[i].EngineVersion = meta.Modules[res[i].Mode].EngineVersion
-	}
 	return res, true, err
 }
 

@@ -99,7 +99,7 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 			return out, err
 		}
 		name := m.String()
-		mr := modeResult{Mode: name, Engine: m.Engine, Host: string(m.Host)}
+		mr := modeResult{Mode: name, Engine: m.Engine, Host: string(m.Host), EngineVersion: o.engineVersions[name]}
 		if m.Build != nil {
 			mr.Build = m.Build.Mode()
 		}

@@ -74,6 +74,10 @@ type options struct {
 	// still unanswered after it ends at once if the host spent the last
 	// interval idle (busyWait).
 	idle time.Duration
+	// engineVersions is each mode's engine version as meta.json records
+	// it, known before the suite runs: a version-narrowed override
+	// (Override.EngineVersions) is judged with it.
+	engineVersions map[string]string
 	// Progress, when set, is called after each test.
 	Progress func(done, total int, r *testResult)
 }
