@@ -3,9 +3,11 @@
 // binary, and starts, watches and stops Envoy processes.
 //
 // One Config yields one static bootstrap: a loopback listener on a
-// kernel-chosen port, an HTTP connection manager with the router (and, in the
-// WAF modes, the wafbench dynamic-module filter in front of it), and one
-// static cluster "upstream".
+// kernel-chosen port (plain, or terminating TLS with the run's certificate),
+// an HTTP connection manager with the router (and, in the WAF modes, the
+// wafbench dynamic-module filter in front of it), and one static cluster
+// "upstream". Every mode gets the same listener for a given downstream
+// protocol.
 package envoy
 
 import (
@@ -31,6 +33,7 @@ import (
 	dynmodfilter "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/dynamic_modules/v3"
 	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	upstreamhttp "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -40,6 +43,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/modes"
 	"wafbench/internal/atomicfile"
 )
@@ -136,6 +140,15 @@ type Config struct {
 	// coraza-wasm a 64 KiB body on a shared machine raise it: the filter's
 	// time in the request body counts against it.
 	RouteTimeout time.Duration
+	// Downstream is the protocol clients speak on the listener; "" (or
+	// downstream.H1) is plain HTTP/1.1 with the codec chosen by AUTO, the
+	// bootstrap of every run before it existed. h1-tls and h2-tls terminate
+	// TLS with CertFile and KeyFile and offer one ALPN protocol; h2c is
+	// HTTP/2 with prior knowledge on the plain listener. The TLS and h2c
+	// listeners fix the codec, so a client speaking anything else fails.
+	Downstream downstream.Protocol
+	CertFile   string // PEM certificate chain served with TLS; TLS downstreams only
+	KeyFile    string // PEM private key of CertFile; TLS downstreams only
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -152,6 +165,19 @@ func (c Config) Validate() error {
 	}
 	if c.RouteTimeout < 0 {
 		return fmt.Errorf("route timeout: want >= 0, got %v", c.RouteTimeout)
+	}
+	if _, err := downstream.Parse(string(c.Downstream)); err != nil {
+		return fmt.Errorf("downstream: %w", err)
+	}
+	if c.Downstream.TLS() {
+		for _, f := range []struct{ what, path string }{{"certificate", c.CertFile}, {"key", c.KeyFile}} {
+			if f.path == "" {
+				return fmt.Errorf("downstream %s: %s file not set", c.Downstream, f.what)
+			}
+			if _, err := os.Stat(f.path); err != nil {
+				return fmt.Errorf("downstream %s: %s file: %w", c.Downstream, f.what, err)
+			}
+		}
 	}
 	if !c.Mode.IsWAF() {
 		return nil
@@ -280,16 +306,63 @@ func makeListener(c Config) (*listener.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &listener.Listener{
-		Name:    listenerName,
-		Address: loopback(0),
-		FilterChains: []*listener.FilterChain{{
-			Filters: []*listener.Filter{{
-				Name:       "envoy.filters.network.http_connection_manager",
-				ConfigType: &listener.Filter_TypedConfig{TypedConfig: a},
-			}},
+	fc := &listener.FilterChain{
+		Filters: []*listener.Filter{{
+			Name:       "envoy.filters.network.http_connection_manager",
+			ConfigType: &listener.Filter_TypedConfig{TypedConfig: a},
 		}},
+	}
+	if c.Downstream.TLS() {
+		if fc.TransportSocket, err = makeDownstreamTLS(c); err != nil {
+			return nil, err
+		}
+	}
+	return &listener.Listener{
+		Name:         listenerName,
+		Address:      loopback(0),
+		FilterChains: []*listener.FilterChain{fc},
 	}, nil
+}
+
+// makeDownstreamTLS is the listener's TLS transport socket: the run's
+// certificate and key (absolute paths: Envoy's working directory may differ
+// from ours) and the one ALPN protocol of c.Downstream. TLS versions and
+// cipher suites are Envoy's defaults.
+func makeDownstreamTLS(c Config) (*core.TransportSocket, error) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
+		CommonTlsContext: &tlsv3.CommonTlsContext{
+			TlsCertificates: []*tlsv3.TlsCertificate{{
+				CertificateChain: &core.DataSource{Specifier: &core.DataSource_Filename{Filename: abs(c.CertFile)}},
+				PrivateKey:       &core.DataSource{Specifier: &core.DataSource_Filename{Filename: abs(c.KeyFile)}},
+			}},
+			AlpnProtocols: []string{c.Downstream.ALPN()},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &core.TransportSocket{
+		Name:       "envoy.transport_sockets.tls",
+		ConfigType: &core.TransportSocket_TypedConfig{TypedConfig: ctx},
+	}, nil
+}
+
+// codecType is the HCM codec for a downstream protocol: AUTO for plain
+// HTTP/1.1 (unchanged), fixed for the others.
+func codecType(p downstream.Protocol) hcm.HttpConnectionManager_CodecType {
+	switch p {
+	case downstream.H1TLS:
+		return hcm.HttpConnectionManager_HTTP1
+	case downstream.H2TLS, downstream.H2C:
+		return hcm.HttpConnectionManager_HTTP2
+	}
+	return hcm.HttpConnectionManager_AUTO
 }
 
 func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
@@ -299,7 +372,7 @@ func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
 	}
 	m := &hcm.HttpConnectionManager{
 		StatPrefix:          "ingress",
-		CodecType:           hcm.HttpConnectionManager_AUTO,
+		CodecType:           codecType(c.Downstream),
 		GenerateRequestId:   wrapperspb.Bool(false),
 		MaxRequestHeadersKb: wrapperspb.UInt32(MaxRequestHeadersKB),
 		RouteSpecifier:      &hcm.HttpConnectionManager_RouteConfig{RouteConfig: makeRoute(c)},

@@ -4,6 +4,12 @@
 // a per-second series and a latency histogram for a measured window that
 // follows a warmup. It emits results only; it knows nothing about Envoy.
 //
+// The connections speak Options.Downstream: HTTP/1.1 in plain text (the
+// default) or over TLS (crypto/tls around the same connection code), or
+// HTTP/2 over TLS or in plain text with prior knowledge (h2.go: the framing
+// and HPACK of golang.org/x/net/http2, Options.Streams concurrent streams
+// per connection, each stream validated like an HTTP/1.1 request).
+//
 // Two load models:
 //
 //   - Closed loop (Options.Rate == 0): each connection sends its next request
@@ -27,6 +33,7 @@
 package load
 
 import (
+	"crypto/tls"
 	"fmt"
 	"math"
 	"net"
@@ -35,6 +42,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"wafbench/driver/downstream"
 	"wafbench/internal/http1"
 )
 
@@ -70,6 +78,18 @@ type Options struct {
 	ConnMode    ConnMode      // "" or ConnKeepAlive: persistent connections; ConnPerRequest: one per request
 	Arrival     Arrival       // open loop: "" or ArrivalUniform (fixed intervals), ArrivalPoisson (exponential gaps)
 	Seed        int64         // open loop, Poisson: seed of the arrival schedule (the same seed, the same schedule)
+
+	// Downstream is the protocol spoken to Target: "" or downstream.H1
+	// (plain HTTP/1.1), H1TLS, H2TLS or H2C. HTTP/2 runs closed loop
+	// with keep-alive connections only.
+	Downstream downstream.Protocol
+	// TLS is the client configuration of the TLS protocols; its NextProtos
+	// is replaced by the protocol's ALPN. nil means the server's
+	// certificate is not verified (the target is on this machine).
+	TLS *tls.Config
+	// Streams is the number of concurrent HTTP/2 streams per connection,
+	// 1..MaxStreams; 0 means 1. HTTP/1.1 carries one request at a time.
+	Streams int
 
 	// OnWarmupEnd and OnMeasureEnd are called synchronously, from Run's
 	// goroutine, when the measured window starts and when it ends (the
@@ -110,6 +130,7 @@ func ParseConnMode(s string) (ConnMode, error) {
 const (
 	DefaultTimeout = 5 * time.Second
 	MaxConns       = 1024
+	MaxStreams     = 256
 )
 
 // Validate reports the first invalid field, by name.
@@ -144,6 +165,22 @@ func (o *Options) Validate() error {
 	if o.Timeout < 0 {
 		return fmt.Errorf("timeout: want >= 0 (0 = %v), got %v", DefaultTimeout, o.Timeout)
 	}
+	p, err := downstream.Parse(string(o.Downstream))
+	if err != nil {
+		return fmt.Errorf("downstream: %w", err)
+	}
+	if o.Streams < 0 || o.Streams > MaxStreams {
+		return fmt.Errorf("streams: want 1..%d (0 = 1), got %d", MaxStreams, o.Streams)
+	}
+	if !p.HTTP2() && o.Streams > 1 {
+		return fmt.Errorf("streams: %s carries one request per connection at a time, got %d", p, o.Streams)
+	}
+	if p.HTTP2() && o.Rate > 0 {
+		return fmt.Errorf("rate: %s runs closed loop only (rate 0), got %v", p, o.Rate)
+	}
+	if p.HTTP2() && o.ConnMode == ConnPerRequest {
+		return fmt.Errorf("conn_mode: %s keeps its connections (keepalive), got %s", p, o.ConnMode)
+	}
 	return nil
 }
 
@@ -152,10 +189,12 @@ func (o *Options) Validate() error {
 type Result struct {
 	Requests int64 // valid responses (status == ExpectStatus)
 	// Errors counts failures by kind: connect, write, read, parse (a
-	// response that is not HTTP/1.x), timeout, closed (the server closed the
-	// connection: EOF, reset, or "Connection: close" on a response, which
-	// itself still counts) and status_NNN (a status other than
-	// ExpectStatus). A failed connection is reopened.
+	// response that is not HTTP/1.x, or an HTTP/2 protocol error), timeout,
+	// closed (the server closed the connection: EOF, reset, "Connection:
+	// close" on a response, which itself still counts, or an HTTP/2 GOAWAY),
+	// reset (an HTTP/2 stream reset by the server) and status_NNN (a status
+	// other than ExpectStatus). A failed connection is reopened; over
+	// HTTP/2 each stream in flight on it counts once.
 	Errors   map[string]int64
 	Statuses map[int]int64 // every status received, valid or not
 	Hist     *hdrhistogram.Histogram

@@ -38,6 +38,7 @@ type classReq struct {
 	raw    []byte
 	head   bool
 	expect int
+	h2     h2req // HTTP/2 trials: raw converted (prepareH2)
 }
 
 // checkClasses validates a mix.

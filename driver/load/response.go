@@ -21,11 +21,12 @@ const (
 	kindParse
 	kindTimeout
 	kindClosed
+	kindReset
 	numKinds
 )
 
 // kindNames are the keys of Result.Errors (besides "status_NNN").
-var kindNames = [numKinds]string{"", "connect", "write", "read", "parse", "timeout", "closed"}
+var kindNames = [numKinds]string{"", "connect", "write", "read", "parse", "timeout", "closed", "reset"}
 
 // writeError marks an error of writing the request, which sockIO.Read
 // reports when it wrote the request queued by Send.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +36,9 @@ type trial struct {
 	every   float64 // open loop: ns between intended sends; 0 = closed loop
 	dialer  net.Dialer
 	ctx     context.Context // canceled when the trial stops
+	tls     *tls.Config     // TLS protocols: the client configuration
+	h2      bool            // HTTP/2: workers run runH2
+	streams int             // HTTP/2: concurrent streams per connection
 
 	stop    atomic.Bool
 	done    atomic.Int64 // responses counted in the window, for MaxRequests
@@ -80,6 +84,16 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		ctx:     runCtx,
 		capped:  make(chan struct{}),
 		perReq:  opts.ConnMode == ConnPerRequest,
+		h2:      opts.Downstream.HTTP2(),
+		streams: max(opts.Streams, 1),
+	}
+	if opts.Downstream.TLS() {
+		t.tls = clientTLS(&opts)
+	}
+	if t.h2 {
+		if err := t.prepareH2(); err != nil {
+			return nil, err
+		}
 	}
 	if t.timeout == 0 {
 		t.timeout = DefaultTimeout
@@ -171,7 +185,9 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	return res, nil
 }
 
-func (t *trial) dial() (*net.TCPConn, *sockIO, error) {
+// dial opens one connection to the target, with its TLS handshake when
+// the protocol runs over TLS.
+func (t *trial) dial() (*net.TCPConn, connIO, error) {
 	c, err := t.dialer.DialContext(t.ctx, "tcp", t.opts.Target)
 	if err != nil {
 		return nil, nil, err
@@ -183,7 +199,15 @@ func (t *trial) dial() (*net.TCPConn, *sockIO, error) {
 		tc.Close()
 		return nil, nil, err
 	}
-	return tc, sock, nil
+	if t.tls == nil {
+		return tc, sock, nil
+	}
+	tio, err := t.handshake(tc, sock)
+	if err != nil {
+		tc.Close()
+		return nil, nil, err
+	}
+	return tc, tio, nil
 }
 
 // dialCause strips "dial tcp ADDR: connect:" from a dial error, keeping the

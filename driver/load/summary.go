@@ -13,6 +13,8 @@ type Summary struct {
 	Target            string           `json:"target"`
 	Conns             int              `json:"conns"`
 	Load              string           `json:"load"`                   // "closed" or "open"
+	Downstream        string           `json:"downstream,omitempty"`   // h1-tls, h2-tls, h2c; "" = plain HTTP/1.1 (set by the caller)
+	Streams           int              `json:"streams,omitempty"`      // HTTP/2 streams per connection (set by the caller)
 	Arrival           string           `json:"arrival,omitempty"`      // open loop: "uniform" or "poisson"
 	Seed              int64            `json:"arrival_seed,omitempty"` // open loop, poisson: the schedule's seed
 	DurationS         float64          `json:"duration_s"`

@@ -19,7 +19,8 @@ type worker struct {
 
 	mu   sync.Mutex // guards conn against interrupt
 	conn *net.TCPConn
-	sock *sockIO // I/O on conn
+	sock connIO  // I/O on conn
+	h2   *h2conn // HTTP/2 state of conn; nil for HTTP/1.1
 
 	deadlineAt   time.Duration // when the connection deadline was last moved
 	needDeadline bool
@@ -39,7 +40,7 @@ type classCounts struct {
 	requests int64
 }
 
-func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
+func newWorker(t *trial, id int, c *net.TCPConn, sock connIO) *worker {
 	w := &worker{
 		t:            t,
 		id:           id,
@@ -53,8 +54,12 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 	for i := range w.cls {
 		w.cls[i].hist = NewHistogram()
 	}
-	w.rr.buf = make([]byte, readBufSize)
-	w.rr.reset(sock)
+	if t.h2 {
+		w.h2 = newH2conn(t, sock)
+	} else {
+		w.rr.buf = make([]byte, readBufSize)
+		w.rr.reset(sock)
+	}
 	if t.every > 0 {
 		w.pacer = newPacer()
 		w.sched = newSchedule(t.opts.Arrival, t.opts.Seed, id, t.opts.Conns, t.every)
@@ -67,6 +72,10 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock *sockIO) *worker {
 // the connection deadline (at most Timeout, and never past the window end)
 // or by the pacer's deadline.
 func (w *worker) run() {
+	if w.t.h2 {
+		w.runH2()
+		return
+	}
 	t := w.t
 	for !t.stop.Load() {
 		now := t.since()
@@ -212,7 +221,11 @@ func (w *worker) connect() bool {
 	w.mu.Lock()
 	w.conn, w.sock = c, sock
 	w.mu.Unlock()
-	w.rr.reset(sock)
+	if t.h2 {
+		w.h2 = newH2conn(t, sock)
+	} else {
+		w.rr.reset(sock)
+	}
 	w.needDeadline = true
 	return true
 }
@@ -221,7 +234,7 @@ func (w *worker) dropConn() {
 	w.mu.Lock()
 	if w.conn != nil {
 		w.conn.Close()
-		w.conn, w.sock = nil, nil
+		w.conn, w.sock, w.h2 = nil, nil, nil
 	}
 	w.mu.Unlock()
 }

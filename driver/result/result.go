@@ -39,6 +39,11 @@ type Record struct {
 	// ConnMode is "per-request" when every request opened a new connection
 	// (run --conn-mode, profile conn_mode); "" is keep-alive.
 	ConnMode string `json:"conn_mode,omitempty"`
+	// Downstream is the protocol the client spoke to the proxy (run
+	// --downstream: h1-tls, h2-tls, h2c); "" is plain HTTP/1.1. Streams is
+	// the concurrent HTTP/2 streams per connection (0 for HTTP/1.1).
+	Downstream string `json:"downstream,omitempty"`
+	Streams    int    `json:"streams,omitempty"`
 
 	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
 	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`
@@ -219,6 +224,9 @@ type Meta struct {
 	// own; also meant when empty, in runs from before the field) or
 	// "go-httpbin v2.21.0" (with the version linked into it).
 	Upstream string `json:"upstream,omitempty"`
+	// Downstream is the protocol every trial's client spoke to the proxy
+	// (run --downstream); "" (runs before it, and h1) is plain HTTP/1.1.
+	Downstream string `json:"downstream,omitempty"`
 
 	Modules map[string]Module `json:"modules,omitempty"` // by mode
 	CRS     *CRS              `json:"crs,omitempty"`
