@@ -13,8 +13,12 @@ package hosts
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 )
@@ -33,6 +37,9 @@ type Host interface {
 	// Proxy reports whether the host runs a process between the client and
 	// the upstream (false only when the client talks to the upstream).
 	Proxy() bool
+	// Downstreams lists the protocols a client may speak to the host
+	// (Stack.Downstream); every host serves downstream.H1.
+	Downstreams() []downstream.Protocol
 	// Check reports what mode m needs on this machine and lacks (software,
 	// a module that is not built, a --module-dir without the module), as one
 	// message that names the mode and says how to fix it.
@@ -70,6 +77,31 @@ type Stack struct {
 	// compiles its whole module in V8 before the listener opens; 0 means
 	// DefaultWasmStartTimeout.
 	WasmStartTimeout time.Duration
+	// Downstream is the protocol clients speak to the host ("" = plain
+	// HTTP/1.1), one of its Downstreams; the TLS protocols serve CertFile
+	// and KeyFile, the run's certificate (driver/downstream).
+	Downstream        downstream.Protocol
+	CertFile, KeyFile string
+}
+
+// CheckDownstream reports when h cannot serve mode m over protocol p (""
+// is plain HTTP/1.1), naming the mode and what it serves.
+func CheckDownstream(h Host, m modes.Mode, p downstream.Protocol) error {
+	served := h.Downstreams()
+	if slices.Contains(served, p.Or()) {
+		return nil
+	}
+	switch {
+	case len(served) == 0:
+		return fmt.Errorf("%s serves no downstream protocol", m)
+	case len(served) == 1 && served[0] == downstream.H1:
+		return fmt.Errorf("%s serves plain HTTP/1.1 only", m)
+	}
+	names := make([]string, len(served))
+	for i, s := range served {
+		names[i] = string(s)
+	}
+	return fmt.Errorf("%s serves %s only", m, strings.Join(names, ", "))
 }
 
 // DefaultWasmStartTimeout is the start-up bound of a coraza-wasm Envoy:

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/caddy"
 	"wafbench/driver/hosts/direct"
@@ -34,10 +35,11 @@ func Of(m modes.Mode) hosts.Host {
 // unknown is the host of a mode no host serves.
 type unknown struct{}
 
-func (unknown) Kind() modes.Host    { return "" }
-func (unknown) ProcessName() string { return "proxy" }
-func (unknown) Proxy() bool         { return true }
-func (unknown) Title() string       { return "proxy" }
+func (unknown) Kind() modes.Host                   { return "" }
+func (unknown) ProcessName() string                { return "proxy" }
+func (unknown) Proxy() bool                        { return true }
+func (unknown) Downstreams() []downstream.Protocol { return nil }
+func (unknown) Title() string                      { return "proxy" }
 func (unknown) err(m modes.Mode) error {
 	return fmt.Errorf("mode %q: no host serves it (not a mode modes.Registry resolved)", m.String())
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/modes"
 )
@@ -51,5 +52,29 @@ func TestUnknownMode(t *testing.T) {
 	}
 	if _, err := h.Start(context.Background(), m, hosts.Stack{}, hosts.Where{}); err == nil {
 		t.Error("Start: got nil error")
+	}
+}
+
+// TestDownstreams: every host serves plain HTTP/1.1; only Envoy serves the
+// others, and a host asked for one it lacks is refused by mode name.
+func TestDownstreams(t *testing.T) {
+	for _, h := range Hosts {
+		m := modes.Mode{Name: modes.Name{Base: "m-" + h.ProcessName(), Host: h.Kind()}}
+		for _, p := range downstream.Protocols {
+			err := hosts.CheckDownstream(h, m, p)
+			if wantOK := p == downstream.H1 || h.Kind() == modes.Envoy; (err == nil) != wantOK {
+				t.Errorf("%s over %s: got %v, want served %v", h.ProcessName(), p, err, wantOK)
+			}
+			if err != nil && !strings.Contains(err.Error(), m.String()+" serves plain HTTP/1.1 only") {
+				t.Errorf("%s over %s: got %q, want it to name the mode and what it serves", h.ProcessName(), p, err)
+			}
+		}
+		if err := hosts.CheckDownstream(h, m, ""); err != nil {
+			t.Errorf("%s over \"\" (plain HTTP/1.1): %v", h.ProcessName(), err)
+		}
+	}
+	m := modes.Mode{Name: modes.Name{Base: "ref-bogus"}}
+	if err := hosts.CheckDownstream(Of(m), m, downstream.H1); err == nil || !strings.Contains(err.Error(), "ref-bogus") {
+		t.Errorf("unknown host: got %v, want an error naming ref-bogus", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"wafbench/driver/child"
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
@@ -43,6 +44,9 @@ func (Host) Kind() modes.Host { return modes.Caddy }
 
 // Proxy is true.
 func (Host) Proxy() bool { return true }
+
+// Downstreams is plain HTTP/1.1: its site listens in plain text.
+func (Host) Downstreams() []downstream.Protocol { return []downstream.Protocol{downstream.H1} }
 
 // Title is "caddy".
 func (Host) Title() string { return "caddy" }

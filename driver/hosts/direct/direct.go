@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
@@ -20,6 +21,9 @@ func (Host) Kind() modes.Host { return modes.Direct }
 
 // Proxy is false: there is no process.
 func (Host) Proxy() bool { return false }
+
+// Downstreams is plain HTTP/1.1: the upstream speaks nothing else.
+func (Host) Downstreams() []downstream.Protocol { return []downstream.Protocol{downstream.H1} }
 
 // Title is "no proxy".
 func (Host) Title() string { return "no proxy" }

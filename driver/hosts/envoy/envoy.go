@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"wafbench/driver/builds"
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
@@ -31,6 +32,10 @@ func (Host) Kind() modes.Host { return modes.Envoy }
 
 // Proxy is true.
 func (Host) Proxy() bool { return true }
+
+// Downstreams is every protocol: plain HTTP/1.1, TLS termination with
+// HTTP/1.1 or HTTP/2, and HTTP/2 with prior knowledge (envoy.Config).
+func (Host) Downstreams() []downstream.Protocol { return downstream.Protocols }
 
 // Title is "Envoy".
 func (Host) Title() string { return "Envoy" }
@@ -84,6 +89,9 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 		MaxBodyBytes:     1 << 20,
 		MatchLog:         st.MatchLog,
 		InspectResponse:  st.InspectResponse,
+		Downstream:       st.Downstream,
+		CertFile:         st.CertFile,
+		KeyFile:          st.KeyFile,
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"wafbench/driver/child"
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
@@ -38,6 +39,9 @@ func (Host) Kind() modes.Host { return modes.Nginx }
 
 // Proxy is true.
 func (Host) Proxy() bool { return true }
+
+// Downstreams is plain HTTP/1.1: its server block listens in plain text.
+func (Host) Downstreams() []downstream.Protocol { return []downstream.Protocol{downstream.H1} }
 
 // Title is "nginx".
 func (Host) Title() string { return "nginx" }
