@@ -71,11 +71,13 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*Host, error) {
 	if !ok {
 		return nil, fmt.Errorf("mode %s: not resolved in the run's modes", mode)
 	}
-	p, err := startProxy(ctx, s.cfg, mode, s.up.Addr, s.tmp, tag)
+	h1 := *s.cfg
+	h1.Downstream = "" // a session's clients (matrix, crs-test) speak plain HTTP/1.1
+	p, err := startProxy(ctx, &h1, mode, s.up.Addr, s.tmp, tag)
 	if err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", mode, s.cfg.processName(mode), err)
 	}
-	pf, err := preflight(ctx, m, p, s.cfg.Conformance)
+	pf, err := preflight(ctx, m, p, s.cfg.Conformance, client{})
 	if err != nil {
 		p.Stop()
 		removeIfEmpty(p.LogPath)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/all"
 	"wafbench/driver/load"
@@ -39,8 +40,9 @@ type Preflight = hosts.Identity
 // With conformance (a crs-test host, DetectionOnly), only the identity is
 // proved here: the canaries are not denied by design, and the conformance
 // runner proves the host logs matches. Without it, a host loading the crs-test
-// configuration is refused by name.
-func preflight(ctx context.Context, m modes.Mode, p *proxy, conformance bool) (*Preflight, error) {
+// configuration is refused by name. The canaries go as via speaks: in the
+// protocol the trial measures.
+func preflight(ctx context.Context, m modes.Mode, p *proxy, conformance bool, via client) (*Preflight, error) {
 	if m.Engine == "" {
 		return nil, nil
 	}
@@ -64,12 +66,12 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy, conformance bool) (*
 			return nil, fail("%v", err)
 		}
 	}
-	if st, err := roundTrip(ctx, p.Addr, canaryBenign); err != nil {
+	if st, err := roundTrip(ctx, p.Addr, canaryBenign, via); err != nil {
 		return nil, fail("benign canary request: %v", err)
 	} else if st != 200 {
 		return nil, fail("benign canary request answered %d, want 200 — the rules block ordinary traffic", st)
 	}
-	if st, err := roundTrip(ctx, p.Addr, canaryAttack); err != nil {
+	if st, err := roundTrip(ctx, p.Addr, canaryAttack, via); err != nil {
 		return nil, fail("canary SQL injection: %v", err)
 	} else if st != 403 {
 		return nil, fail("canary SQL injection answered %d — rules not enforcing (DetectionOnly?)", st)
@@ -91,9 +93,13 @@ func preflight(ctx context.Context, m modes.Mode, p *proxy, conformance bool) (*
 	return pf, nil
 }
 
-// roundTrip sends one serialized request on a fresh connection and returns
-// the response status.
-func roundTrip(ctx context.Context, addr string, req load.Request) (int, error) {
+// roundTrip sends one serialized request on a fresh connection to addr and
+// returns the response status. Over TLS or HTTP/2 the load engine sends it,
+// in the protocol via speaks.
+func roundTrip(ctx context.Context, addr string, req load.Request, via client) (int, error) {
+	if via.downstream.Or() != downstream.H1 {
+		return roundTripVia(ctx, addr, req, via)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var d net.Dialer
@@ -114,4 +120,21 @@ func roundTrip(ctx context.Context, addr string, req load.Request) (int, error) 
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// roundTripVia sends one request to addr with the load engine, over via's
+// protocol, and returns the status of the first response.
+func roundTripVia(ctx context.Context, addr string, req load.Request, via client) (int, error) {
+	opts := load.Options{Target: addr, Conns: 1, Duration: 10 * time.Second, MaxRequests: 1,
+		Timeout: 10 * time.Second, Downstream: via.downstream, TLS: via.tls}
+	res, err := load.Run(ctx, opts, req)
+	if err != nil {
+		return 0, err
+	}
+	for st, n := range res.Statuses {
+		if n > 0 {
+			return st, nil
+		}
+	}
+	return 0, fmt.Errorf("no response in 10 s over %s (errors %v)", via.downstream, res.Errors)
 }

@@ -64,7 +64,7 @@ func TestPreflightCaddy(t *testing.T) {
 	}
 	t.Run("enforcing", func(t *testing.T) {
 		p := start(t, man.MainConf, 2)
-		pf, err := preflight(ctx, mode, p, false)
+		pf, err := preflight(ctx, mode, p, false, client{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestPreflightCaddy(t *testing.T) {
 			if tt.lie != 0 {
 				p.GOMAXPROCS = tt.lie
 			}
-			_, err := preflight(ctx, mode, p, false)
+			_, err := preflight(ctx, mode, p, false, client{})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("preflight error = %v, want %q", err, tt.wantErr)
 			}

@@ -75,7 +75,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name+"/enforcing", func(t *testing.T) {
-			pf, err := preflight(ctx, m, start(t, m, "", man.MainConf), false)
+			pf, err := preflight(ctx, m, start(t, m, "", man.MainConf), false, client{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 			}
 		})
 		t.Run(name+"/detection-only", func(t *testing.T) {
-			_, err := preflight(ctx, m, start(t, m, "", detect), false)
+			_, err := preflight(ctx, m, start(t, m, "", detect), false, client{})
 			if err == nil || !strings.Contains(err.Error(), "canary SQL injection answered 200 — rules not enforcing") {
 				t.Fatalf("preflight error = %v, want the canary refusal", err)
 			}
@@ -98,7 +98,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 	// the canary, since it is DetectionOnly.
 	t.Run("crs-test", func(t *testing.T) {
 		m, _ := reg.Resolve(modes.Coraza)
-		_, err := preflight(ctx, m, start(t, m, "", man.Conformance.File), false)
+		_, err := preflight(ctx, m, start(t, m, "", man.Conformance.File), false, client{})
 		if err == nil || !strings.Contains(err.Error(), "is the crs-test conformance configuration") {
 			t.Fatalf("preflight error = %v, want the crs-test refusal", err)
 		}
@@ -110,7 +110,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 		if err := os.WriteFile(renamed, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err = preflight(ctx, m, start(t, m, "", renamed), false)
+		_, err = preflight(ctx, m, start(t, m, "", renamed), false, client{})
 		if err == nil || !strings.Contains(err.Error(), "canary SQL injection answered 200") {
 			t.Fatalf("preflight error = %v, want the canary refusal", err)
 		}
@@ -126,7 +126,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "libwafbench_modsecurity.so"), b, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err = preflight(ctx, ms, start(t, ms, dir, man.MainConf), false)
+		_, err = preflight(ctx, ms, start(t, ms, dir, man.MainConf), false, client{})
 		if err == nil || !strings.Contains(err.Error(), `reports engine "coraza"`) {
 			t.Fatalf("preflight error = %v, want a refusal naming the engine", err)
 		}

@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/all"
 	"wafbench/driver/load"
@@ -58,6 +60,13 @@ type Config struct {
 	// module comes from its build directory unless Envoy.ModuleDir is set.
 	Modes map[string]modes.Mode
 	Shard string // "i/N" of run --shard, copied into every record; "" when not sharded
+	// Downstream is the protocol the client speaks to every host of the
+	// run's trials (run --downstream); "" is plain HTTP/1.1. The TLS
+	// protocols serve a certificate made for the run (tls/ in Dir, ignored
+	// by git). Streams is the HTTP/2 streams per connection (0 = 1).
+	// Sessions (matrix, crs-test) keep plain HTTP/1.1.
+	Downstream downstream.Protocol
+	Streams    int
 
 	// Conformance starts every host in the crs-test configuration
 	// (wafbench crs-test): the rules file is filters/crs's crs-test.conf,
@@ -75,6 +84,8 @@ type Config struct {
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
 	onWindowStart func(p *proxy, up *Upstream)
+	cert          *downstream.Cert   // the run's certificate (TLS downstreams)
+	clientTLS     *tls.Config        // the load engine's TLS configuration trusting cert
 	writeErr      error              // first failure to append to raw.jsonl (see failTrial)
 	capacity      map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
 }
@@ -91,6 +102,9 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	if err := cfg.prepareDownstream(); err != nil {
+		return nil, err
+	}
 
 	up, err := cfg.startUpstream(ctx, tmp)
 	if err != nil {
@@ -161,7 +175,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		statsRel = filepath.Join("stats", tag+".json")
 	}
 	cfg.Progress.Trial(tr, "preflight")
-	pf, err := preflight(ctx, cfg.Modes[tr.Mode], p, false)
+	pf, err := preflight(ctx, cfg.Modes[tr.Mode], p, false, cfg.client())
 	if err != nil {
 		return failTrial(cfg, tr, err), err
 	}
@@ -226,7 +240,7 @@ func (cfg *Config) processName(mode string) string { return cfg.hostOf(mode).Pro
 
 // startProxy starts the host of mode as a trial runs it.
 func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
-	st := cfg.Envoy
+	st := cfg.downstreamStack(cfg.Envoy)
 	if cfg.Conformance {
 		st.MatchLog, st.InspectResponse = true, true
 	}
@@ -243,6 +257,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		ExpectStatus: c.Workload.Expected(tr.Mode), EnvoyConcurrency: cfg.Envoy.Concurrency,
 		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
 	}
+	cfg.recordDownstream(&rec)
 	if cfg.MaxRate != nil && rateErr == nil {
 		found, err := searchCase(ctx, cfg, c, p, tr.Mode)
 		rec.MaxRate = found
@@ -299,6 +314,9 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		ConnMode:    connMode,
 		Arrival:     cfg.Arrival,
 		Seed:        cfg.ArrivalSeed,
+		Downstream:  cfg.Downstream,
+		TLS:         cfg.clientTLS,
+		Streams:     cfg.Streams,
 		OnWarmupEnd: func() {
 			var err error
 			if p.PID != 0 {
@@ -482,6 +500,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 		c := cfg.Cases[ci]
 		rec := result.Record{Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
 			Workload: c.Workload.Name, Conns: c.Conns, ExpectStatus: c.Workload.Expected(tr.Mode), Error: err.Error(), Shard: cfg.Shard}
+		cfg.recordDownstream(&rec)
 		if errors.Is(err, context.Canceled) {
 			rec.Error, rec.Interrupted = "", true
 		}
@@ -499,6 +518,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 // drive runs one window of case c: a plain workload's request, or a mix's
 // classes (the mix's order seeded by opts.Seed).
 func drive(ctx context.Context, cfg *Config, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
+	opts.Downstream, opts.TLS, opts.Streams = cfg.Downstream, cfg.clientTLS, cfg.Streams
 	if c.Workload.IsMix() {
 		return load.RunMix(ctx, opts, cfg.Set.Classes(c.Workload, mode))
 	}
