@@ -139,6 +139,9 @@ func (p *Plan) newMeta(m *machine, stderr io.Writer) (*result.Meta, error) {
 		Upstream: m.upstreamVersion, Precision: p.Precision, Workloads: p.Workloads,
 	}
 	p.Shard.record(meta)
+	if p.Downstream != "" {
+		meta.Downstream = string(p.Downstream)
+	}
 	err := runmeta.Describe(meta, runmeta.Stack{RepoDir: p.RepoDir, EnvoyBinary: st.Envoy.Binary,
 		ModuleDir: p.Stack.ModuleDir, CRSDir: p.Stack.CRSDir, Modes: p.modeSpecs})
 	if me := (*runmeta.ModuleError)(nil); errors.As(err, &me) {
@@ -169,6 +172,7 @@ func (p *Plan) runnerConfig(dir string, m *machine, stderr io.Writer) *runner.Co
 		Envoy: m.stack.Envoy, ClientCPUs: p.CPUs.Client, UpstreamCPU: p.CPUs.Upstream, Upstream: p.Upstream,
 		Progress: prog, PerfFreqHz: p.PerfHz, Modes: matrix.ByName(p.modeSpecs), Shard: p.Shard.name(),
 		ConnMode: p.ConnMode, Arrival: load.Arrival(p.Arrival), ArrivalSeed: p.Design.Seed, MaxRate: p.MaxRate,
+		Downstream: p.Downstream, Streams: p.Streams,
 	}
 	cfg.Budget = newBudget(p.Precision, p.Design, stderr)
 	if prog == nil {

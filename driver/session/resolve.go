@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts/all"
 	"wafbench/driver/internal/flaglist"
 	"wafbench/driver/internal/usage"
@@ -96,6 +97,9 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		return Plan{}, usage.Errorf("--arrival: %v", err)
 	}
 	p.Arrival = string(arr)
+	if err := p.resolveDownstream(req, ms, cases); err != nil {
+		return Plan{}, err
+	}
 	if p.MaxRate, err = req.MaxRate.resolve(); err != nil {
 		return Plan{}, err
 	}
@@ -116,6 +120,29 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	p.Flags["repeats"] = fmt.Sprint(repeats)
 	p.Flags["modes"], p.Flags["matrix"], p.Flags["conn-mode"] = modesArg, p.Matrix, p.ConnMode
 	return p, nil
+}
+
+// resolveDownstream checks --downstream and --streams against the load
+// engine (HTTP/2 runs closed loop, one request at a time over HTTP/1.1)
+// and the modes' hosts and workloads (runner.CheckDownstream).
+func (p *Plan) resolveDownstream(req Request, ms []modes.Mode, cases []profile.Case) error {
+	ds, err := downstream.Parse(req.Downstream)
+	if err != nil {
+		return usage.Errorf("--downstream: %v", err)
+	}
+	if err := (&load.Options{Target: "127.0.0.1:1", Conns: 1, Duration: 1, Rate: req.Rate, Downstream: ds, Streams: req.Streams}).Validate(); err != nil {
+		return usage.Errorf("--downstream %s: %v", ds, err)
+	}
+	if err := runner.CheckDownstream(ds, ms, cases); err != nil {
+		return usage.Wrap(err)
+	}
+	if ds != downstream.H1 {
+		p.Downstream = ds
+	}
+	if ds.HTTP2() {
+		p.Streams = max(req.Streams, 1)
+	}
+	return nil
 }
 
 // resolveDesign plans the trials, the shard and the precision targets.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/downstream"
 	"wafbench/driver/modes"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
@@ -43,6 +44,8 @@ type Request struct {
 	Rate        float64
 	ConnMode    string // "" = the suite's
 	Arrival     string
+	Downstream  string // h1, h1-tls, h2-tls or h2c; "" = h1
+	Streams     int    // HTTP/2 streams per connection; 0 = 1
 	Order       string
 	Scope       string
 	Seed        int64
@@ -100,6 +103,12 @@ type Plan struct {
 	ConnMode    string          `json:"conn_mode,omitempty"`
 	Arrival     string          `json:"arrival,omitempty"`
 	MaxRate     *runner.MaxRate `json:"max_rate,omitempty"`
+
+	// Downstream is the protocol every trial's client speaks to its host
+	// ("" = plain HTTP/1.1) and Streams the HTTP/2 streams per connection
+	// (0 for HTTP/1.1).
+	Downstream downstream.Protocol `json:"downstream,omitempty"`
+	Streams    int                 `json:"streams,omitempty"`
 
 	Precision *result.Precision `json:"precision,omitempty"`
 
