@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ENVOY_VERSION=1.40.0
-APT_PACKAGES=(pkg-config libmodsecurity-dev libgtest-dev g++ clang clang-format wrk nginx libnginx-mod-http-modsecurity
+APT_PACKAGES=(pkg-config libmodsecurity-dev libgtest-dev g++ clang clang-format wrk nghttp2-client nginx libnginx-mod-http-modsecurity
   linux-perf valgrind python3-venv nlohmann-json3-dev libtcmalloc-minimal4)
 # Engine builds from source (make engines, make pgo: scripts/engines/modsecurity.sh).
 APT_PACKAGES+=(clang-14 lld-14 llvm-14 libclang-rt-14-dev autoconf automake libtool libpcre2-dev libyajl-dev libxml2-dev)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/result"
 )
 
@@ -69,11 +70,16 @@ func (r *Result) FellBehind() bool {
 }
 
 // WriteText writes s as 'wafbench load' prints it: target, throughput,
-// latency percentiles, errors and statuses, and for an open loop (rate >
-// 0) the rate requested and achieved.
+// latency percentiles, errors and statuses, the protocol when it is not
+// plain HTTP/1.1 (s.Downstream), and for an open loop (rate > 0) the rate
+// requested and achieved.
 func (s Summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
 	fmt.Fprintf(w, "target     %s (%s loop, %d %s conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
 		s.Target, s.Load, s.Conns, cm, s.Requests, s.DurationS, s.ReqPerS, s.P50Us, s.P90Us, s.P99Us, s.P999Us, s.MaxUs, s.Errors, s.Statuses)
+	if s.Downstream != "" {
+		ds := downstream.Protocol(s.Downstream)
+		fmt.Fprintf(w, "protocol   %s (%s), %d streams per connection\n", ds, ds.Label(), s.Streams)
+	}
 	if rate > 0 {
 		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals), achieved %.0f req/s, %d sent late (>1 ms)\n", s.RateRequestedPerS, s.Arrival, s.RateAchievedPerS, s.Late)
 		if s.BehindRate {

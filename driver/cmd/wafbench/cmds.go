@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/downstream"
 	"wafbench/driver/export"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/load"
@@ -107,8 +110,11 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	hgrmOut := fs.String("hgrm", "", "also write the latency distribution here as an HdrHistogram percentile file (.hgrm, values in ms); empty = none")
 	fortioOut := fs.String("fortio-json", "", "also write the result here as fortio-compatible JSON (latencies in seconds); empty = none")
+	downstreamArg := fs.String("downstream", "h1", "protocol spoken to the target: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); the URL stays http://HOST:PORT/PATH")
+	streams := fs.Int("streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
+	tlsCA := fs.String("tls-ca", "", "h1-tls, h2-tls: PEM file of the CA certificates to verify the target with (SNI "+downstream.ServerName+"); empty = the target's certificate is not verified (loopback only)")
 	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
-	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 endpoint with wafbench's load engine. Exit status 1 when the\ntarget refuses connections, 2 on bad flags.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 or HTTP/2 endpoint with wafbench's load engine. Exit status 1 when the\ntarget refuses connections, 2 on bad flags.\n\nFlags:\n"); err != nil {
 		return err
 	}
 	if *target == "" {
@@ -144,7 +150,24 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return usagef("load: --arrival: %v", err)
 	}
-	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout, ConnMode: cm, Arrival: arr, Seed: *seed}
+	ds, err := downstream.Parse(*downstreamArg)
+	if err != nil {
+		return usagef("load: --downstream: %v", err)
+	}
+	var tlsCfg *tls.Config
+	if *tlsCA != "" {
+		pem, err := os.ReadFile(*tlsCA)
+		if err != nil {
+			return usagef("load: --tls-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return usagef("load: --tls-ca %s: no PEM certificate in it", *tlsCA)
+		}
+		tlsCfg = &tls.Config{RootCAs: pool, ServerName: downstream.ServerName}
+	}
+	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout, ConnMode: cm, Arrival: arr, Seed: *seed,
+		Downstream: ds, TLS: tlsCfg, Streams: *streams}
 	if err := opts.Validate(); err != nil {
 		return usagef("load: %v", err)
 	}
@@ -158,6 +181,9 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("load: %w", err)
 	}
 	out := res.Summarize(*target, *conns)
+	if ds != downstream.H1 {
+		out.Downstream, out.Streams = string(ds), max(*streams, 1)
+	}
 	if err := export.WriteLoad(res, *hgrmOut, *fortioOut, *target, *conns); err != nil {
 		return err
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/all"
 	runmeta "wafbench/driver/meta"
@@ -30,6 +32,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sf.register(fs)
 	modeArg := fs.String("mode", "passthrough", "mode to serve: passthrough, an engine (modsecurity, coraza: its default build), <engine>@<build> (see 'wafbench build --list'), coraza-wasm, ref-direct, ref-nginx-modsecurity[@<build>] or ref-caddy-coraza")
 	logDir := fs.String("log-dir", "", "where the host's config and log go, created if missing (default: a temporary directory, removed on exit)")
+	serveDS := fs.String("downstream", "h1", "protocol of the host's listener: h1, h1-tls, h2-tls or h2c (as run --downstream; Envoy modes only beyond h1); TLS serves a certificate made now, written to tls/ in the log directory; the printed URL stays http://")
 	if err := parse(fs, args, stdout, serveUsage); err != nil {
 		return err
 	}
@@ -41,6 +44,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("serve: --mode: want one mode, got %q", *modeArg)
 	}
 	m := ms[0]
+	h := all.Of(m)
+	ds, err := downstream.Parse(*serveDS)
+	if err != nil {
+		return usagef("serve: --downstream: %v", err)
+	}
+	if err := hosts.CheckDownstream(h, m, ds); err != nil {
+		return usagef("serve: --downstream %s: %v (serve it with --downstream h1)", ds, err)
+	}
 	st, err := sf.resolve(ms)
 	if err != nil {
 		return err
@@ -65,12 +76,19 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("serve: --log-dir: %w", err)
 	}
+	st.spec.Downstream = ds
+	if ds.TLS() {
+		cert, err := downstream.WriteCert(filepath.Join(dir, "tls"))
+		if err != nil {
+			return err
+		}
+		st.spec.CertFile, st.spec.KeyFile = cert.CertFile, cert.KeyFile
+	}
 	up, err := runner.StartUpstream(ctx, self, st.cpus.Upstream, tmp)
 	if err != nil {
 		return err
 	}
 	defer up.Stop()
-	h := all.Of(m)
 	p, err := h.Start(ctx, m, st.spec, hosts.Where{UpstreamAddr: up.Addr, Dir: dir, TmpDir: tmp,
 		Tag: "serve-" + strings.ReplaceAll(m.String(), "@", "_")})
 	if err != nil {
@@ -79,6 +97,13 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer p.Stop()
 	fmt.Fprintf(stdout, "http://%s\n", p.Addr)
 	fmt.Fprintf(stderr, "wafbench: %s; Ctrl-C to stop\n", serving(m.String(), h, p, st.spec.CPUs, up.Addr))
+	if ds != downstream.H1 {
+		fmt.Fprintf(stderr, "wafbench: the listener speaks %s (%s)", ds, ds.Label())
+		if ds.TLS() {
+			fmt.Fprintf(stderr, ", certificate %s", st.spec.CertFile)
+		}
+		fmt.Fprintln(stderr)
+	}
 	<-ctx.Done()
 	return nil
 }
