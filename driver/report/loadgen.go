@@ -13,7 +13,8 @@ import (
 )
 
 // LoadgenFile is the raw file of a comparison of wafbench's load engine with
-// wrk (scripts/vs-wrk.sh): a header record, then one record per tool window.
+// a reference tool — wrk (scripts/vs-wrk.sh) or h2load (scripts/vs-h2load.sh,
+// HTTP/2 and TLS) — : a header record, then one record per tool window.
 const LoadgenFile = "loadgen.jsonl"
 
 // loadgenHeader is the first record of LoadgenFile: how the comparison ran.
@@ -25,10 +26,18 @@ type loadgenHeader struct {
 	Conns      []int   `json:"conns"`
 	Seconds    float64 `json:"seconds"`
 	Path       string  `json:"path"`
-	Wrk        string  `json:"wrk"`
-	EnvoyCPUs  string  `json:"envoy_cpus"`
-	ClientCPUs string  `json:"client_cpus"`
-	CPUMethod  string  `json:"cpu_method"`
+	Wrk        string  `json:"wrk"` // wrk's version (vs-wrk.sh)
+	// Reference is the tool compared with: "" (files before the field)
+	// and "wrk", or "h2load"; ReferenceVersion its version when not wrk.
+	Reference        string `json:"reference,omitempty"`
+	ReferenceVersion string `json:"reference_version,omitempty"`
+	// Downstream is the protocol both tools spoke (h1-tls, h2-tls, h2c;
+	// "" is plain HTTP/1.1) and Streams the HTTP/2 streams per connection.
+	Downstream string `json:"downstream,omitempty"`
+	Streams    int    `json:"streams,omitempty"`
+	EnvoyCPUs  string `json:"envoy_cpus"`
+	ClientCPUs string `json:"client_cpus"`
+	CPUMethod  string `json:"cpu_method"`
 	// StartupMethod says, per tool, what its start-up run was.
 	StartupMethod map[string]string `json:"startup_method"`
 	Notes         []string          `json:"notes"`
@@ -37,7 +46,7 @@ type loadgenHeader struct {
 // loadgenWindow is one tool's measured window in one pair.
 type loadgenWindow struct {
 	Kind     string  `json:"kind"` // "window"
-	Tool     string  `json:"tool"` // "wrk" or "wafbench"
+	Tool     string  `json:"tool"` // the reference tool ("wrk", "h2load") or "wafbench"
 	Conns    int     `json:"conns"`
 	Pair     int     `json:"pair"`
 	Position int     `json:"position"` // 1: ran first in its pair
@@ -72,6 +81,14 @@ func (w *loadgenWindow) netCPUPerReq() float64 {
 		return math.NaN()
 	}
 	return (w.ClientCPUS - w.StartupCPUS) * 1e6 / float64(n)
+}
+
+// reference is the tool the comparison is against.
+func (h *loadgenHeader) reference() string {
+	if h.Reference == "" {
+		return "wrk"
+	}
+	return h.Reference
 }
 
 // loadgenRun is a run's LoadgenFile: its header and windows.
@@ -118,8 +135,8 @@ func parseLoadgen(b []byte) (h loadgenHeader, ws []loadgenWindow, err error) {
 			if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
 				return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
 			}
-			if w.Tool != "wrk" && w.Tool != "wafbench" {
-				return h, nil, fmt.Errorf("%s:%d: tool: want wrk or wafbench, got %q", LoadgenFile, line, w.Tool)
+			if ref := h.reference(); w.Tool != ref && w.Tool != "wafbench" {
+				return h, nil, fmt.Errorf("%s:%d: tool: want %s or wafbench, got %q", LoadgenFile, line, ref, w.Tool)
 			}
 			ws = append(ws, w)
 		default:
@@ -132,25 +149,36 @@ func parseLoadgen(b []byte) (h loadgenHeader, ws []loadgenWindow, err error) {
 	return h, ws, sc.Err()
 }
 
-// writeLoadgenSection appends the "Load engine vs wrk" section when the run
-// holds LoadgenFile: per connection count, one row per pair and the median
-// and geometric mean (paired-t 95% interval) of each ratio over pairs.
+// writeLoadgenSection appends the "Load engine vs wrk" (or "vs h2load")
+// section when the run holds LoadgenFile: per connection count, one row per
+// pair and the median and geometric mean (paired-t 95% interval) of each
+// ratio over pairs.
 func writeLoadgenSection(m *md, fig *Figures) {
 	if fig.Loadgen == nil {
 		return
 	}
 	h, ws := fig.Loadgen.header, fig.Loadgen.windows
-	m.p("## Load engine vs wrk")
+	ref := h.reference()
+	version, latency, request := h.Wrk, "(wrk's from its --latency distribution)", "GET "+h.Path
+	if ref != "wrk" {
+		version, latency = h.ReferenceVersion, "("+ref+" reports no percentiles: its columns are empty)"
+	}
+	if h.Downstream != "" {
+		request += " over " + h.Downstream
+		if h.Streams > 0 {
+			request += fmt.Sprintf(" with %d stream%s per connection", h.Streams, map[bool]string{true: "", false: "s"}[h.Streams == 1])
+		}
+	}
+	m.p("## Load engine vs %s", ref)
 	m.nl()
-	m.p("`%s`, started %s: wafbench's load engine (`wafbench load`) and wrk (%s) against one passthrough Envoy (CPU %s), "+
-		"each client pinned to CPU %s, same connections and %g s window, GET %s, in alternated pairs (the tool that goes first "+
+	m.p("`%s`, started %s: wafbench's load engine (`wafbench load`) and %s (%s) against one passthrough Envoy (CPU %s), "+
+		"each client pinned to CPU %s, same connections and %g s window, %s, in alternated pairs (the tool that goes first "+
 		"alternates). Client CPU: %s, over the window's requests (errors included); *net of start-up* subtracts the CPU and "+
-		"requests of a one-request run of the same tool in the same pair. Ratios are wafbench ÷ wrk; over pairs, their median "+
-		"and their geometric mean with its paired-t 95%% interval. Latency percentiles are each tool's own (wrk's from its "+
-		"--latency distribution), so they are shown, not divided. Rebuilt from %s.",
-		h.Command, h.StartedUTC, h.Wrk, h.EnvoyCPUs, h.ClientCPUs, h.Seconds, h.Path, h.CPUMethod, LoadgenFile)
+		"requests of a one-request run of the same tool in the same pair. Ratios are wafbench ÷ %s; over pairs, their median "+
+		"and their geometric mean with its paired-t 95%% interval. Latency percentiles are each tool's own %s, so they are shown, not divided. Rebuilt from %s.",
+		h.Command, h.StartedUTC, ref, version, h.EnvoyCPUs, h.ClientCPUs, h.Seconds, request, h.CPUMethod, ref, latency, LoadgenFile)
 	m.nl()
-	for _, t := range []string{"wrk", "wafbench"} {
+	for _, t := range []string{ref, "wafbench"} {
 		if s := h.StartupMethod[t]; s != "" {
 			m.p("- Start-up run, %s: %s.", t, s)
 		}
@@ -169,12 +197,13 @@ func writeLoadgenSection(m *md, fig *Figures) {
 		}
 	}
 	for _, c := range conns {
-		writeLoadgenPairs(m, ws, c)
+		writeLoadgenPairs(m, ws, ref, c)
 	}
 }
 
-// writeLoadgenPairs is the table of the pairs at c connections.
-func writeLoadgenPairs(m *md, ws []loadgenWindow, c int) {
+// writeLoadgenPairs is the table of the pairs at c connections, wafbench
+// against the reference tool ref.
+func writeLoadgenPairs(m *md, ws []loadgenWindow, ref string, c int) {
 	byPair := map[int]map[string]*loadgenWindow{}
 	for i := range ws {
 		x := &ws[i]
@@ -188,7 +217,7 @@ func writeLoadgenPairs(m *md, ws []loadgenWindow, c int) {
 	}
 	var pairs []int
 	for p, t := range byPair {
-		if t["wrk"] != nil && t["wafbench"] != nil {
+		if t[ref] != nil && t["wafbench"] != nil {
 			pairs = append(pairs, p)
 		}
 	}
@@ -200,12 +229,12 @@ func writeLoadgenPairs(m *md, ws []loadgenWindow, c int) {
 		m.nl()
 		return
 	}
-	m.head("pair", "first", "wrk req/s", "wafbench req/s", "req/s ratio", "wrk CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
-		"wrk start-up ms", "wafbench start-up ms", "CPU ratio net of start-up", "wrk p50 / p99 ms", "wafbench p50 / p99 ms", "errors wrk / wafbench")
+	m.head("pair", "first", ref+" req/s", "wafbench req/s", "req/s ratio", ref+" CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
+		ref+" start-up ms", "wafbench start-up ms", "CPU ratio net of start-up", ref+" p50 / p99 ms", "wafbench p50 / p99 ms", "errors "+ref+" / wafbench")
 	var rr, cr, nr []float64
 	for _, p := range pairs {
-		a, b := byPair[p]["wrk"], byPair[p]["wafbench"]
-		first := "wrk"
+		a, b := byPair[p][ref], byPair[p]["wafbench"]
+		first := ref
 		if b.Position == 1 {
 			first = "wafbench"
 		}

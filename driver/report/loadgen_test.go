@@ -65,3 +65,37 @@ func TestLoadgenSection(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadgenSectionH2load: a comparison with h2load over HTTP/2 names the
+// tool, its version and the protocol; wrk windows are then foreign.
+func TestLoadgenSectionH2load(t *testing.T) {
+	dir := t.TempDir()
+	raw := `{"kind": "header", "command": "scripts/vs-h2load.sh 1 16 3 /safe h2-tls 1", "started_utc": "2026-12-02T00:00:00Z", "pairs": 1, "conns": [16], "seconds": 3, "path": "/safe", "reference": "h2load", "reference_version": "h2load nghttp2/1.52.0", "downstream": "h2-tls", "streams": 1, "envoy_cpus": "0", "client_cpus": "1", "cpu_method": "user+sys", "startup_method": {"h2load": "h2load -n1", "wafbench": "one request"}}
+{"kind": "window", "tool": "h2load", "conns": 16, "pair": 1, "position": 1, "seconds": 3, "requests": 30000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.3, "startup_cpu_s": 0.003, "startup_requests": 1, "p50_us": null, "p90_us": null, "p99_us": null}
+{"kind": "window", "tool": "wafbench", "conns": 16, "pair": 1, "position": 2, "seconds": 3, "requests": 30000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.27, "startup_cpu_s": 0.012, "startup_requests": 1, "p50_us": 1600, "p90_us": 2100, "p99_us": 3300}
+`
+	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadgenSection(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Load engine vs h2load", "and h2load (h2load nghttp2/1.52.0)", "GET /safe over h2-tls with 1 stream per connection",
+		"Ratios are wafbench ÷ h2load", "h2load reports no percentiles", "- Start-up run, h2load: h2load -n1.",
+		"| pair | first | h2load req/s |",
+		"| 1 | h2load | 10000 | 10000 | 1.000 | 10.00 | 9.00 | 0.900 | 3.0 | 12.0 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	bad := strings.Replace(raw, `"tool": "h2load"`, `"tool": "wrk"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadgenSection(dir); err == nil || !strings.Contains(err.Error(), "want h2load or wafbench") {
+		t.Errorf("a wrk window in an h2load comparison: got %v", err)
+	}
+}
