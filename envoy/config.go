@@ -64,8 +64,8 @@ const (
 // Modes lists every mode in a fixed order.
 var Modes = []Mode{Passthrough, ModSecurity, Coraza, CorazaWasm}
 
-// ParseMode returns the Mode named s.
-func ParseMode(s string) (Mode, error) {
+// parseMode returns the Mode named s.
+func parseMode(s string) (Mode, error) {
 	for _, m := range Modes {
 		if string(m) == s {
 			return m, nil
@@ -100,10 +100,10 @@ func (m Mode) ModuleFile() string {
 // Names and limits fixed by the generated bootstrap.
 const (
 	listenerName    = "wafbench"
-	UpstreamCluster = "upstream"
-	FilterName      = "wafbench" // filter_name passed to the module
+	upstreamCluster = "upstream"
+	filterName      = "wafbench" // filter_name passed to the module
 	// DynamicModuleFilterName is the HTTP filter name of the module filter.
-	DynamicModuleFilterName = "envoy.filters.http.dynamic_modules"
+	dynamicModuleFilterName = "envoy.filters.http.dynamic_modules"
 
 	// BlockHeader and BlockValue mark a request every mode must answer with
 	// 403: the WAF rules deny it in phase 1, passthrough by a direct_response
@@ -114,11 +114,11 @@ const (
 	// MaxRequestHeadersKB is the HCM max_request_headers_kb we set
 	// explicitly. It equals Envoy 1.40's default, so behaviour is unchanged;
 	// it is spelled out so results can record it.
-	MaxRequestHeadersKB = 60
+	maxRequestHeadersKB = 60
 	// CircuitBreakerMax is the default-priority max_connections,
 	// max_pending_requests and max_requests of the upstream cluster, far
 	// above any client connection count we run (1024).
-	CircuitBreakerMax = 100000
+	circuitBreakerMax = 100000
 	// connectTimeout is the upstream cluster's connect timeout.
 	connectTimeout = 10 * time.Second
 )
@@ -134,7 +134,7 @@ type Config struct {
 	MaxBodyBytes     int         // request body limit passed to the module; 0 means the module's default
 	AccessLog        bool        // add an HCM access log to stdout (off for measurements)
 	MatchLog         bool        // the module logs each rule match as a wafbench-match line at info (CRS conformance runs only)
-	Wasm             WasmOptions // V8 options of coraza-wasm (envoy/wasm.go)
+	Wasm             wasmOptions // V8 options of coraza-wasm (envoy/wasm.go)
 	// RouteTimeout is the upstream route's timeout, from the request's end
 	// to the response's; 0 keeps Envoy's default (15 s). Tests that send
 	// coraza-wasm a 64 KiB body on a shared machine raise it: the filter's
@@ -154,7 +154,7 @@ type Config struct {
 // Validate checks c and, for WAF modes, that the rules file and the module
 // file exist.
 func (c Config) Validate() error {
-	if _, err := ParseMode(string(c.Mode)); err != nil {
+	if _, err := parseMode(string(c.Mode)); err != nil {
 		return err
 	}
 	if _, err := upstreamAddrPort(c.UpstreamAddr); err != nil {
@@ -231,8 +231,8 @@ func Env(c Config) []string {
 	return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
 }
 
-// Bootstrap builds the Envoy bootstrap for c.
-func Bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
+// bootstrap builds the Envoy bootstrap for c.
+func bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func Bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
 
 // WriteYAML writes the bootstrap for c to path as YAML.
 func WriteYAML(c Config, path string) error {
-	b, err := Bootstrap(c)
+	b, err := bootstrap(c)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
 		StatPrefix:          "ingress",
 		CodecType:           codecType(c.Downstream),
 		GenerateRequestId:   wrapperspb.Bool(false),
-		MaxRequestHeadersKb: wrapperspb.UInt32(MaxRequestHeadersKB),
+		MaxRequestHeadersKb: wrapperspb.UInt32(maxRequestHeadersKB),
 		RouteSpecifier:      &hcm.HttpConnectionManager_RouteConfig{RouteConfig: makeRoute(c)},
 		HttpFilters:         filters,
 	}
@@ -417,7 +417,7 @@ func makeRoute(c Config) *route.RouteConfiguration {
 		})
 	}
 	action := &route.RouteAction{
-		ClusterSpecifier: &route.RouteAction_Cluster{Cluster: UpstreamCluster},
+		ClusterSpecifier: &route.RouteAction_Cluster{Cluster: upstreamCluster},
 	}
 	if c.RouteTimeout > 0 {
 		action.Timeout = durationpb.New(c.RouteTimeout)
@@ -438,10 +438,10 @@ func makeRoute(c Config) *route.RouteConfiguration {
 	}
 }
 
-// ModuleFilterConfig is the JSON the wafbench modules receive as their
+// moduleFilterConfig is the JSON the wafbench modules receive as their
 // filter_config (a google.protobuf.StringValue, passed to the module
 // unwrapped).
-type ModuleFilterConfig struct {
+type moduleFilterConfig struct {
 	RulesFile       string `json:"rules_file"`
 	InspectResponse bool   `json:"inspect_response"`
 	MaxBodyBytes    int    `json:"max_body_bytes"`
@@ -479,7 +479,7 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	if c.Mode == CorazaWasm {
 		return makeWasmFilter(c, rules)
 	}
-	js, err := json.Marshal(ModuleFilterConfig{
+	js, err := json.Marshal(moduleFilterConfig{
 		RulesFile:       rules,
 		InspectResponse: c.InspectResponse,
 		MaxBodyBytes:    c.MaxBodyBytes,
@@ -497,14 +497,14 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 			Name:       c.Mode.moduleName(),
 			DoNotClose: true, // required for the Go module, harmless for C++
 		},
-		FilterName:   FilterName,
+		FilterName:   filterName,
 		FilterConfig: fc,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &hcm.HttpFilter{
-		Name:       DynamicModuleFilterName,
+		Name:       dynamicModuleFilterName,
 		ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: f},
 	}, nil
 }
@@ -522,9 +522,9 @@ func makeCluster(up netip.AddrPort) (*cluster.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	max := wrapperspb.UInt32(CircuitBreakerMax)
+	max := wrapperspb.UInt32(circuitBreakerMax)
 	return &cluster.Cluster{
-		Name:                 UpstreamCluster,
+		Name:                 upstreamCluster,
 		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_STATIC},
 		ConnectTimeout:       durationpb.New(connectTimeout),
 		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
@@ -543,7 +543,7 @@ func makeCluster(up netip.AddrPort) (*cluster.Cluster, error) {
 
 func makeEndpoint(up netip.AddrPort) *endpoint.ClusterLoadAssignment {
 	return &endpoint.ClusterLoadAssignment{
-		ClusterName: UpstreamCluster,
+		ClusterName: upstreamCluster,
 		Endpoints: []*endpoint.LocalityLbEndpoints{{
 			LbEndpoints: []*endpoint.LbEndpoint{{
 				HostIdentifier: &endpoint.LbEndpoint_Endpoint{Endpoint: &endpoint.Endpoint{

@@ -58,12 +58,12 @@ func hcmOf(t *testing.T, b *bootstrapv3.Bootstrap) *hcm.HttpConnectionManager {
 
 func TestParseMode(t *testing.T) {
 	for _, m := range Modes {
-		got, err := ParseMode(string(m))
+		got, err := parseMode(string(m))
 		if err != nil || got != m {
 			t.Errorf("ParseMode(%q) = %q, %v", m, got, err)
 		}
 	}
-	_, err := ParseMode("x")
+	_, err := parseMode("x")
 	want := `unknown mode "x" (want passthrough, modsecurity, coraza, coraza-wasm)`
 	if err == nil || err.Error() != want {
 		t.Errorf("ParseMode(x) error = %v, want %s", err, want)
@@ -77,13 +77,13 @@ func TestBootstrap(t *testing.T) {
 		wantRoutes  []string
 	}{
 		{Passthrough, []string{"envoy.filters.http.router"}, []string{"phase1-block", "upstream"}},
-		{ModSecurity, []string{DynamicModuleFilterName, "envoy.filters.http.router"}, []string{"upstream"}},
-		{Coraza, []string{DynamicModuleFilterName, "envoy.filters.http.router"}, []string{"upstream"}},
+		{ModSecurity, []string{dynamicModuleFilterName, "envoy.filters.http.router"}, []string{"upstream"}},
+		{Coraza, []string{dynamicModuleFilterName, "envoy.filters.http.router"}, []string{"upstream"}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			c := testConfig(t, tt.mode)
-			b, err := Bootstrap(c)
+			b, err := bootstrap(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,8 +105,8 @@ func TestBootstrap(t *testing.T) {
 			if got := m.GetCodecType(); got != hcm.HttpConnectionManager_AUTO {
 				t.Errorf("codec_type = %v, want AUTO", got)
 			}
-			if got := m.GetMaxRequestHeadersKb().GetValue(); got != MaxRequestHeadersKB {
-				t.Errorf("max_request_headers_kb = %d, want %d", got, MaxRequestHeadersKB)
+			if got := m.GetMaxRequestHeadersKb().GetValue(); got != maxRequestHeadersKB {
+				t.Errorf("max_request_headers_kb = %d, want %d", got, maxRequestHeadersKB)
 			}
 			if got := m.GetAccessLog(); len(got) != 0 {
 				t.Errorf("access logs %v, want none", got)
@@ -134,22 +134,22 @@ func TestBootstrap(t *testing.T) {
 				t.Errorf("routes %v, want %v", gotRoutes, tt.wantRoutes)
 			}
 			last := vh[0].GetRoutes()[len(vh[0].GetRoutes())-1]
-			if got := last.GetRoute().GetCluster(); got != UpstreamCluster {
-				t.Errorf("last route cluster %q, want %q", got, UpstreamCluster)
+			if got := last.GetRoute().GetCluster(); got != upstreamCluster {
+				t.Errorf("last route cluster %q, want %q", got, upstreamCluster)
 			}
 			if tt.mode == Passthrough {
 				checkBlockRoute(t, vh[0].GetRoutes()[0])
 			}
 
 			cl := b.GetStaticResources().GetClusters()
-			if len(cl) != 1 || cl[0].GetName() != UpstreamCluster {
-				t.Fatalf("clusters %v, want one named %s", cl, UpstreamCluster)
+			if len(cl) != 1 || cl[0].GetName() != upstreamCluster {
+				t.Fatalf("clusters %v, want one named %s", cl, upstreamCluster)
 			}
 			th := cl[0].GetCircuitBreakers().GetThresholds()
-			if len(th) != 1 || th[0].GetMaxConnections().GetValue() != CircuitBreakerMax ||
-				th[0].GetMaxPendingRequests().GetValue() != CircuitBreakerMax ||
-				th[0].GetMaxRequests().GetValue() != CircuitBreakerMax {
-				t.Errorf("circuit breakers %v, want all %d", th, CircuitBreakerMax)
+			if len(th) != 1 || th[0].GetMaxConnections().GetValue() != circuitBreakerMax ||
+				th[0].GetMaxPendingRequests().GetValue() != circuitBreakerMax ||
+				th[0].GetMaxRequests().GetValue() != circuitBreakerMax {
+				t.Errorf("circuit breakers %v, want all %d", th, circuitBreakerMax)
 			}
 			ep := cl[0].GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
 			if ep.GetAddress() != "127.0.0.1" || ep.GetPortValue() != 18080 {
@@ -183,18 +183,18 @@ func checkModuleFilter(t *testing.T, c Config, f *hcm.HttpFilter) {
 	if got := dm.GetDynamicModuleConfig(); got.GetName() != "wafbench_"+string(c.Mode) || !got.GetDoNotClose() {
 		t.Errorf("dynamic_module_config %v, want name wafbench_%s, do_not_close", got, c.Mode)
 	}
-	if dm.GetFilterName() != FilterName {
-		t.Errorf("filter_name %q, want %q", dm.GetFilterName(), FilterName)
+	if dm.GetFilterName() != filterName {
+		t.Errorf("filter_name %q, want %q", dm.GetFilterName(), filterName)
 	}
 	var sv wrapperspb.StringValue
 	if err := dm.GetFilterConfig().UnmarshalTo(&sv); err != nil {
 		t.Fatalf("filter_config is not a StringValue: %v", err)
 	}
-	var got ModuleFilterConfig
+	var got moduleFilterConfig
 	if err := json.Unmarshal([]byte(sv.GetValue()), &got); err != nil {
 		t.Fatalf("filter_config %q: %v", sv.GetValue(), err)
 	}
-	want := ModuleFilterConfig{RulesFile: c.RulesFile, MaxBodyBytes: c.MaxBodyBytes}
+	want := moduleFilterConfig{RulesFile: c.RulesFile, MaxBodyBytes: c.MaxBodyBytes}
 	if got != want {
 		t.Errorf("filter_config %+v, want %+v", got, want)
 	}
@@ -203,7 +203,7 @@ func checkModuleFilter(t *testing.T, c Config, f *hcm.HttpFilter) {
 func TestAccessLogOption(t *testing.T) {
 	c := testConfig(t, Passthrough)
 	c.AccessLog = true
-	b, err := Bootstrap(c)
+	b, err := bootstrap(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestRouteTimeoutOption(t *testing.T) {
 	for _, d := range []time.Duration{0, 3 * time.Minute} {
 		c := testConfig(t, Coraza)
 		c.RouteTimeout = d
-		b, err := Bootstrap(c)
+		b, err := bootstrap(c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func TestDownstreamBootstrap(t *testing.T) {
 	for _, m := range []Mode{Passthrough, ModSecurity, Coraza} {
 		t.Run(string(m), func(t *testing.T) {
 			base := testConfig(t, m)
-			zero, err := Bootstrap(base)
+			zero, err := bootstrap(base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestDownstreamBootstrap(t *testing.T) {
 			for _, tt := range tests {
 				c := withDownstream(t, m, tt.p)
 				c.RulesFile, c.ModuleSearchPath = base.RulesFile, base.ModuleSearchPath
-				b, err := Bootstrap(c)
+				b, err := bootstrap(c)
 				if err != nil {
 					t.Fatalf("%s: %v", tt.p, err)
 				}

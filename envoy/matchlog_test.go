@@ -34,7 +34,7 @@ func TestMatchLogConfig(t *testing.T) {
 			if !on && strings.Contains(js, "match_log") {
 				t.Errorf("%s MatchLog=false: filter config names match_log: %s", mode, js)
 			}
-			var got ModuleFilterConfig
+			var got moduleFilterConfig
 			if err := json.Unmarshal([]byte(js), &got); err != nil || got.MatchLog != on {
 				t.Errorf("%s: decoded %+v (%v), want MatchLog %v", mode, got, err, on)
 			}
@@ -50,7 +50,7 @@ func filterConfigJSON(t *testing.T, c Config) string {
 		t.Fatal(err)
 	}
 	if c.Mode == CorazaWasm {
-		b, err := Bootstrap(c)
+		b, err := bootstrap(c)
 		if err != nil {
 			t.Fatal(err)
 		}

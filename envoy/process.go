@@ -144,7 +144,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	defer cancel()
 	if err := p.waitReady(sctx, o.adminAddrPath(), t0); err != nil {
 		p.Stop(2 * time.Second)
-		if line := WasmLoadFailure(logPath); line != "" {
+		if line := wasmLoadFailure(logPath); line != "" {
 			return nil, errors.New(line) // one line quoting Envoy (envoy/wasm.go)
 		}
 		return nil, fmt.Errorf("%w\n%s", err, logTail(logPath, 20))

@@ -20,21 +20,21 @@ import (
 // Names of the coraza-wasm filter in the bootstrap.
 const (
 	// WasmFilterName is the HTTP filter name of Envoy's Wasm filter.
-	WasmFilterName = "envoy.filters.http.wasm"
+	wasmFilterName = "envoy.filters.http.wasm"
 	// WasmRuntime is the Wasm runtime coraza-wasm runs in (the official
 	// Envoy build has V8 only).
-	WasmRuntime = "envoy.wasm.runtime.v8"
+	wasmRuntime = "envoy.wasm.runtime.v8"
 	// WasmPluginName is the plugin's name; Envoy's "Plugin … failed to load"
 	// errors and the wasm log lines name it.
 	WasmPluginName = "wafbench_coraza"
 	// WasmVMID is the vm_id: every plugin with this id and the same code
 	// shares one VM per worker.
-	WasmVMID = "wafbench_coraza"
+	wasmVMID = "wafbench_coraza"
 )
 
-// WasmOptions are the VM options of the coraza-wasm filter that bear on
+// wasmOptions are the VM options of the coraza-wasm filter that bear on
 // start-up. The zero value is the benchmark default.
-type WasmOptions struct {
+type wasmOptions struct {
 	// AllowPrecompiled lets V8 use machine code stored in the module's
 	// custom section, when the module carries one (a standard Go build
 	// does not: Envoy then compiles the bytecode as usual).
@@ -44,11 +44,11 @@ type WasmOptions struct {
 	Env map[string]string
 }
 
-// WasmPluginConfig is the plugin configuration of the coraza-wasm filter:
+// wasmPluginConfig is the plugin configuration of the coraza-wasm filter:
 // the native module's filter_config plus every rule file, by absolute path,
 // since a Wasm VM has no file system.
-type WasmPluginConfig struct {
-	ModuleFilterConfig
+type wasmPluginConfig struct {
+	moduleFilterConfig
 	Files rulefiles.Bundle `json:"files"`
 }
 
@@ -59,8 +59,8 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mode %s: rule files: %w", c.Mode, err)
 	}
-	js, err := json.Marshal(WasmPluginConfig{
-		ModuleFilterConfig: ModuleFilterConfig{RulesFile: rules, InspectResponse: c.InspectResponse, MaxBodyBytes: c.MaxBodyBytes,
+	js, err := json.Marshal(wasmPluginConfig{
+		moduleFilterConfig: moduleFilterConfig{RulesFile: rules, InspectResponse: c.InspectResponse, MaxBodyBytes: c.MaxBodyBytes,
 			MatchLog: c.MatchLog},
 		Files: files,
 	})
@@ -76,8 +76,8 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 		code = abs
 	}
 	vm := &wasmv3.VmConfig{
-		VmId:    WasmVMID,
-		Runtime: WasmRuntime,
+		VmId:    wasmVMID,
+		Runtime: wasmRuntime,
 		Code: &core.AsyncDataSource{Specifier: &core.AsyncDataSource_Local{Local: &core.DataSource{
 			Specifier: &core.DataSource_Filename{Filename: code},
 		}}},
@@ -103,14 +103,14 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hcm.HttpFilter{Name: WasmFilterName, ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: f}}, nil
+	return &hcm.HttpFilter{Name: wasmFilterName, ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: f}}, nil
 }
 
-// WasmLoadFailure returns one line saying why a Wasm plugin failed to load,
+// wasmLoadFailure returns one line saying why a Wasm plugin failed to load,
 // quoting Envoy's log at logPath: "Plugin wafbench_coraza failed to load:
 // <the VM's reasons and the plugin's own error>", or "" when the log has no
 // such failure.
-func WasmLoadFailure(logPath string) string {
+func wasmLoadFailure(logPath string) string {
 	b, err := os.ReadFile(logPath)
 	if err != nil {
 		return ""

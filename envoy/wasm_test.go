@@ -32,7 +32,7 @@ func TestWasmLoadFailure(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tc.log), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if got := WasmLoadFailure(p); got != tc.want {
+			if got := wasmLoadFailure(p); got != tc.want {
 				t.Errorf("got %q\nwant %q", got, tc.want)
 			}
 		})
@@ -56,8 +56,8 @@ func TestWasmFilterConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Config{Mode: CorazaWasm, UpstreamAddr: "127.0.0.1:1", ModuleSearchPath: dir, RulesFile: rules, MaxBodyBytes: 4096,
-		Wasm: WasmOptions{AllowPrecompiled: true}}
-	b, err := Bootstrap(c)
+		Wasm: wasmOptions{AllowPrecompiled: true}}
+	b, err := bootstrap(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +65,14 @@ func TestWasmFilterConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{WasmFilterName, WasmRuntime, "vm_id: " + WasmVMID, "filename: " + wasmFile,
+	for _, want := range []string{wasmFilterName, wasmRuntime, "vm_id: " + wasmVMID, "filename: " + wasmFile,
 		"failure_policy: FAIL_CLOSED", "allow_precompiled: true", "allow_on_headers_stop_iteration: true",
 		"request_body_buffer_limit: \"2105344\""} {
 		if !strings.Contains(string(y), want) {
 			t.Errorf("bootstrap lacks %q", want)
 		}
 	}
-	if strings.Contains(string(y), DynamicModuleFilterName) {
+	if strings.Contains(string(y), dynamicModuleFilterName) {
 		t.Errorf("coraza-wasm bootstrap loads the dynamic module filter too")
 	}
 	f, err := makeWasmFilter(c, rules)
@@ -84,7 +84,7 @@ func TestWasmFilterConfig(t *testing.T) {
 		t.Errorf("Env: got %q, want none (no dynamic module)", got)
 	}
 	// The plugin configuration, as the module decodes it.
-	var pc WasmPluginConfig
+	var pc wasmPluginConfig
 	js := pluginConfigJSON(t, string(y))
 	if err := json.Unmarshal([]byte(js), &pc); err != nil {
 		t.Fatalf("plugin configuration: %v\n%s", err, js)

@@ -15,10 +15,10 @@ import (
 	"wafbench/envoy"
 )
 
-// ModuleInfoPrefix starts the line each WAF module logs once per filter
+// moduleInfoPrefix starts the line each WAF module logs once per filter
 // config: `wafbench-module {"module":…,"engine":…,"engine_version":…,
 // "build":…,"rules":…}`.
-const ModuleInfoPrefix = "wafbench-module "
+const moduleInfoPrefix = "wafbench-module "
 
 // ReadModuleInfo returns the last module self-report in a host's log.
 func ReadModuleInfo(logPath string) (*result.ModuleInfo, error) {
@@ -35,15 +35,15 @@ func parseModuleInfo(r io.Reader, name string) (*result.ModuleInfo, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if i := strings.Index(sc.Text(), ModuleInfoPrefix); i >= 0 {
-			last = sc.Text()[i+len(ModuleInfoPrefix):]
+		if i := strings.Index(sc.Text(), moduleInfoPrefix); i >= 0 {
+			last = sc.Text()[i+len(moduleInfoPrefix):]
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if last == "" {
-		return nil, fmt.Errorf("the module logged no %q line in %s — not a wafbench module of this version?", strings.TrimSpace(ModuleInfoPrefix), name)
+		return nil, fmt.Errorf("the module logged no %q line in %s — not a wafbench module of this version?", strings.TrimSpace(moduleInfoPrefix), name)
 	}
 	var info result.ModuleInfo
 	dec := json.NewDecoder(strings.NewReader(last))

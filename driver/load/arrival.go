@@ -16,7 +16,7 @@ type Arrival string
 // superposition of independent Poisson processes is a Poisson process at
 // Rate. The schedule of a seed is the same on every run.
 const (
-	ArrivalUniform Arrival = "uniform"
+	arrivalUniform Arrival = "uniform"
 	ArrivalPoisson Arrival = "poisson"
 )
 
@@ -24,12 +24,12 @@ const (
 // "poisson".
 func ParseArrival(s string) (Arrival, error) {
 	switch a := Arrival(s); a {
-	case "", ArrivalUniform:
-		return ArrivalUniform, nil
+	case "", arrivalUniform:
+		return arrivalUniform, nil
 	case ArrivalPoisson:
 		return a, nil
 	}
-	return "", fmt.Errorf("want %s or %s, got %q", ArrivalUniform, ArrivalPoisson, s)
+	return "", fmt.Errorf("want %s or %s, got %q", arrivalUniform, ArrivalPoisson, s)
 }
 
 // schedule yields one connection's intended send offsets, in order.

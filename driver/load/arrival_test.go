@@ -12,7 +12,7 @@ import (
 
 // TestScheduleUniform checks the round-robin slots of the uniform schedule.
 func TestScheduleUniform(t *testing.T) {
-	s := newSchedule(ArrivalUniform, 0, 1, 4, 1000)
+	s := newSchedule(arrivalUniform, 0, 1, 4, 1000)
 	for i, want := range []time.Duration{1000, 5000, 9000} {
 		if got := s.next(); got != want {
 			t.Errorf("slot %d: got %v, want %v", i, got, want)

@@ -128,7 +128,7 @@ func ParseConnMode(s string) (ConnMode, error) {
 
 // Default and limits of Options.
 const (
-	DefaultTimeout = 5 * time.Second
+	defaultTimeout = 5 * time.Second
 	MaxConns       = 1024
 	MaxStreams     = 256
 )
@@ -163,7 +163,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("conn_mode: %w", err)
 	}
 	if o.Timeout < 0 {
-		return fmt.Errorf("timeout: want >= 0 (0 = %v), got %v", DefaultTimeout, o.Timeout)
+		return fmt.Errorf("timeout: want >= 0 (0 = %v), got %v", defaultTimeout, o.Timeout)
 	}
 	p, err := downstream.Parse(string(o.Downstream))
 	if err != nil {
@@ -216,7 +216,7 @@ type Result struct {
 
 	// Classes holds each class of a mix (RunMix), in the order given;
 	// nil for Run.
-	Classes []ClassResult
+	Classes []classResult
 }
 
 // ReqPerS returns valid responses per second of the measured window.

@@ -20,10 +20,10 @@ type Class struct {
 // connection walks is that long.
 const MaxMixWeight = 10000
 
-// ClassResult is what a mix's window measured for one class. Errors and
+// classResult is what a mix's window measured for one class. Errors and
 // Statuses are keyed as in Result; a status other than the class's own
 // ExpectStatus is an error of that class.
-type ClassResult struct {
+type classResult struct {
 	Name         string
 	Weight       int
 	ExpectStatus int

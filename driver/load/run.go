@@ -96,7 +96,7 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		}
 	}
 	if t.timeout == 0 {
-		t.timeout = DefaultTimeout
+		t.timeout = defaultTimeout
 	}
 	t.refresh = t.timeout / 16
 	t.dialer.Timeout = t.timeout
@@ -272,10 +272,10 @@ func collect(res *Result, t *trial, workers []*worker) {
 }
 
 // collectClasses merges the workers' per-class counters.
-func collectClasses(classes []Class, workers []*worker) []ClassResult {
-	out := make([]ClassResult, len(classes))
+func collectClasses(classes []Class, workers []*worker) []classResult {
+	out := make([]classResult, len(classes))
 	for ci, cl := range classes {
-		cr := ClassResult{Name: cl.Name, Weight: cl.Weight, ExpectStatus: cl.ExpectStatus,
+		cr := classResult{Name: cl.Name, Weight: cl.Weight, ExpectStatus: cl.ExpectStatus,
 			Errors: map[string]int64{}, Statuses: map[int]int64{}}
 		var hists []*hdrhistogram.Histogram
 		for _, w := range workers {

@@ -8,9 +8,9 @@ import (
 	"wafbench/driver/result"
 )
 
-// Summary is a trial's result as `wafbench load --json` prints it: one
+// summary is a trial's result as `wafbench load --json` prints it: one
 // flat JSON object, latencies in microseconds.
-type Summary struct {
+type summary struct {
 	Target            string           `json:"target"`
 	Conns             int              `json:"conns"`
 	Load              string           `json:"load"`                   // "closed" or "open"
@@ -38,8 +38,8 @@ type Summary struct {
 
 // Summarize flattens r, the result of driving target over conns
 // connections, into a Summary.
-func (r *Result) Summarize(target string, conns int) Summary {
-	s := Summary{Target: target, Conns: conns, Load: "closed", DurationS: r.Elapsed.Seconds(), Requests: r.Requests,
+func (r *Result) Summarize(target string, conns int) summary {
+	s := summary{Target: target, Conns: conns, Load: "closed", DurationS: r.Elapsed.Seconds(), Requests: r.Requests,
 		ReqPerS: r.ReqPerS(), RateRequestedPerS: r.RateRequested, RateAchievedPerS: r.RateAchieved, Late: r.Late,
 		WarmupErrors: r.WarmupErrors, Errors: r.Errors, Statuses: r.Statuses, PerSecond: r.PerSecond}
 	if r.RateRequested > 0 {
@@ -73,7 +73,7 @@ func (r *Result) FellBehind() bool {
 // latency percentiles, errors and statuses, the protocol when it is not
 // plain HTTP/1.1 (s.Downstream), and for an open loop (rate > 0) the rate
 // requested and achieved.
-func (s Summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
+func (s summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
 	fmt.Fprintf(w, "target     %s (%s loop, %d %s conns)\nrequests   %d in %.2fs = %.0f req/s\nlatency    p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs  max %.0f µs\nerrors     %v\nstatuses   %v\n",
 		s.Target, s.Load, s.Conns, cm, s.Requests, s.DurationS, s.ReqPerS, s.P50Us, s.P90Us, s.P99Us, s.P999Us, s.MaxUs, s.Errors, s.Statuses)
 	if s.Downstream != "" {

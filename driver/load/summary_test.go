@@ -41,7 +41,7 @@ func TestSummarize(t *testing.T) {
 
 // TestSummaryJSON pins the field names and order `wafbench load --json` prints.
 func TestSummaryJSON(t *testing.T) {
-	b, err := json.Marshal(Summary{Errors: map[string]int64{"timeout": 1}, Statuses: map[int]int64{200: 2}, PerSecond: []int64{2}})
+	b, err := json.Marshal(summary{Errors: map[string]int64{"timeout": 1}, Statuses: map[int]int64{200: 2}, PerSecond: []int64{2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"net/url"
 )
 
-// Target is an HTTP URL to drive, split the way Options and Build want it.
-type Target struct {
+// target is an HTTP URL to drive, split the way Options and Build want it.
+type target struct {
 	Addr string // host:port to connect to (port 80 when the URL has none)
 	Host string // the URL's host[:port], the Host header Build adds
 	Path string // the request-target: path and query
@@ -21,15 +21,15 @@ var ErrNotLoopback = errors.New("not a loopback address; wafbench only drives 12
 // ParseTarget parses an http://HOST[:PORT]/PATH URL. wafbench sends load to
 // this machine only: a HOST other than a loopback address or localhost is
 // refused (wrapping ErrNotLoopback).
-func ParseTarget(s string) (Target, error) {
+func ParseTarget(s string) (target, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return Target{}, fmt.Errorf("want http://HOST:PORT/PATH, got %q", s)
+		return target{}, fmt.Errorf("want http://HOST:PORT/PATH, got %q", s)
 	}
 	if ip := net.ParseIP(u.Hostname()); (ip == nil && u.Hostname() != "localhost") || (ip != nil && !ip.IsLoopback()) {
-		return Target{}, fmt.Errorf("%s is %w", u.Hostname(), ErrNotLoopback)
+		return target{}, fmt.Errorf("%s is %w", u.Hostname(), ErrNotLoopback)
 	}
-	t := Target{Addr: u.Host, Host: u.Host, Path: u.RequestURI()}
+	t := target{Addr: u.Host, Host: u.Host, Path: u.RequestURI()}
 	if u.Port() == "" {
 		t.Addr = net.JoinHostPort(u.Hostname(), "80")
 	}

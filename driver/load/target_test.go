@@ -9,12 +9,12 @@ import (
 func TestParseTarget(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    Target
+		want    target
 		wantErr string
 	}{
-		{in: "http://127.0.0.1:8080/a?b=1", want: Target{Addr: "127.0.0.1:8080", Host: "127.0.0.1:8080", Path: "/a?b=1"}},
-		{in: "http://localhost", want: Target{Addr: "localhost:80", Host: "localhost", Path: "/"}},
-		{in: "http://[::1]:9/", want: Target{Addr: "[::1]:9", Host: "[::1]:9", Path: "/"}},
+		{in: "http://127.0.0.1:8080/a?b=1", want: target{Addr: "127.0.0.1:8080", Host: "127.0.0.1:8080", Path: "/a?b=1"}},
+		{in: "http://localhost", want: target{Addr: "localhost:80", Host: "localhost", Path: "/"}},
+		{in: "http://[::1]:9/", want: target{Addr: "[::1]:9", Host: "[::1]:9", Path: "/"}},
 		{in: "https://127.0.0.1/", wantErr: `want http://HOST:PORT/PATH, got "https://127.0.0.1/"`},
 		{in: "127.0.0.1:80", wantErr: "want http://HOST:PORT/PATH"},
 		{in: "http://192.0.2.1/", wantErr: "192.0.2.1 is not a loopback address"},

@@ -115,7 +115,7 @@ func pairedByRepeat(ar []int, a []float64, br []int, b []float64, g func(x, y fl
 
 // writeAccountSection writes the cost-account section of report.md;
 // nothing when the run has no profiles.
-func writeAccountSection(m *md, fig *Figures) {
+func writeAccountSection(m *md, fig *figures) {
 	rows := fig.Account
 	if len(rows) == 0 {
 		return

@@ -93,7 +93,7 @@ func advPoints(recs []result.Record) []advPoint {
 // changed along N (a limit cutting in); then every attack a WAF mode let
 // through; then every point. Nothing is written for a run without
 // measured-verdict records.
-func writeAdversarial(m *md, fig *Figures) {
+func writeAdversarial(m *md, fig *figures) {
 	recs := fig.Records
 	pts := advPoints(recs)
 	if len(pts) == 0 {

@@ -14,15 +14,15 @@ import (
 
 // Units written to bench.txt besides ns/op, with their direction.
 const (
-	UnitReqPerS = "req/s"
-	UnitCPU     = "cpu-µs/op"
-	UnitP99     = "p99-µs"
+	unitReqPerS = "req/s"
+	unitCPU     = "cpu-µs/op"
+	unitP99     = "p99-µs"
 )
 
-// BenchName is the benchfmt name of a record without the "Benchmark"
+// benchName is the benchfmt name of a record without the "Benchmark"
 // prefix, e.g. "WAF/mode=coraza/workload=headers/conns=16", so benchstat
 // can group by /mode, /workload and /conns.
-func BenchName(r *result.Record) string {
+func benchName(r *result.Record) string {
 	return "WAF/mode=" + r.Mode + "/workload=" + r.Workload + "/conns=" + itoa(r.Conns)
 }
 
@@ -74,7 +74,7 @@ func round(v float64, decimals int) float64 {
 	return math.Round(v*p) / p
 }
 
-// WriteBench writes one benchfmt line per valid record (interrupted and
+// writeBench writes one benchfmt line per valid record (interrupted and
 // failed trials are left out), preceded by unit metadata and the run's
 // file configuration:
 //
@@ -82,10 +82,10 @@ func round(v float64, decimals int) float64 {
 //
 // ns/op is 1e9 / req/s: wall time per completed request at the achieved
 // throughput, not per-request latency.
-func WriteBench(w io.Writer, meta *result.Meta, recs []result.Record) error {
+func writeBench(w io.Writer, meta *result.Meta, recs []result.Record) error {
 	bw := benchfmt.NewWriter(w)
 	for _, u := range []struct{ unit, better string }{
-		{"ns/op", "lower"}, {UnitReqPerS, "higher"}, {UnitCPU, "lower"}, {UnitP99, "lower"},
+		{"ns/op", "lower"}, {unitReqPerS, "higher"}, {unitCPU, "lower"}, {unitP99, "lower"},
 	} {
 		md := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: "better"}, OrigUnit: u.unit, Value: u.better}
 		if err := bw.Write(md); err != nil {
@@ -103,13 +103,13 @@ func WriteBench(w io.Writer, meta *result.Meta, recs []result.Record) error {
 		}
 		res := &benchfmt.Result{
 			Config: cfg,
-			Name:   benchfmt.Name(BenchName(r)),
+			Name:   benchfmt.Name(benchName(r)),
 			Iters:  int(r.Requests),
 			Values: []benchfmt.Value{
 				{Value: round(1e9/r.ReqPerS, 1), Unit: "ns/op"},
-				{Value: round(r.ReqPerS, 2), Unit: UnitReqPerS},
-				{Value: round(r.CPU.UsPerRequest, 3), Unit: UnitCPU},
-				{Value: round(r.Latency.P99Us, 1), Unit: UnitP99},
+				{Value: round(r.ReqPerS, 2), Unit: unitReqPerS},
+				{Value: round(r.CPU.UsPerRequest, 3), Unit: unitCPU},
+				{Value: round(r.Latency.P99Us, 1), Unit: unitP99},
 			},
 		}
 		if err := bw.Write(res); err != nil {

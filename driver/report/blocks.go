@@ -32,7 +32,7 @@ func orderLabels(meta *result.Meta) []int {
 
 // writeShards says which slice of its design a shard ran, or how many of
 // its design's shards a merge holds, naming the missing ones.
-func writeShards(m *md, fig *Figures) {
+func writeShards(m *md, fig *figures) {
 	meta := fig.Meta
 	switch {
 	case meta.Shard != nil:
@@ -66,7 +66,7 @@ func blockName(b int) string { return fmt.Sprintf("M%d", b+1) }
 // then per workload every paired ratio pooled over machines with the
 // machine as a random block effect (stats.AnalyseBlocks), each machine's
 // own ratio beside it.
-func writeBlocks(m *md, fig *Figures) {
+func writeBlocks(m *md, fig *figures) {
 	meta, s := fig.Meta, fig.Summary
 	if len(meta.Blocks) == 0 {
 		return

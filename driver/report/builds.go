@@ -14,7 +14,7 @@ import (
 // within repeats), then, per workload, each engine's cheapest build against
 // the other engine's cheapest. It writes nothing when the run measured no
 // build besides the default ones.
-func writeBuilds(m *md, fig *Figures) {
+func writeBuilds(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	var rows []*stats.Comparison
 	for i := range s.Comparisons {

@@ -32,10 +32,10 @@ func Byproduct(rel string) string {
 	base := path.Base(rel)
 	dir := path.Dir(rel)
 	switch {
-	case dir == "." && (base == "meta.json" || base == "raw.jsonl" || base == EngineBenchFile ||
-		base == MatrixFile || base == "matrix.csv" || base == SummaryFile || base == BenchFile ||
+	case dir == "." && (base == "meta.json" || base == "raw.jsonl" || base == engineBenchFile ||
+		base == matrixFile || base == "matrix.csv" || base == SummaryFile || base == BenchFile ||
 		base == ReportFile || base == HTMLFile || base == ByproductsArchive || base == ByproductsList ||
-		base == "README.md" || base == LoadgenFile):
+		base == "README.md" || base == loadgenFile):
 		return ""
 	case dir == ChartsDir:
 		return ""
@@ -120,7 +120,7 @@ func readByproducts(dir string) (*byproductsStats, error) {
 // writeByproductsSection says where the run's by-products are: in
 // ByproductsArchive, as ByproductsList lists them. Nothing when the run has
 // no list.
-func writeByproductsSection(m *md, fig *Figures) {
+func writeByproductsSection(m *md, fig *figures) {
 	st := fig.Byproducts
 	if st == nil {
 		return

@@ -14,14 +14,14 @@ import (
 	"wafbench/driver/stats"
 )
 
-// Figures is everything a run's report shows, computed once from the run
+// figures is everything a run's report shows, computed once from the run
 // directory: its meta and raw records, the optional inputs beside them
 // (engine-bench.txt, loadgen.jsonl, matrix.md, the folded stacks of a
 // --perf run, the by-products list of a kept run), and the analyses the
 // sections read (summary statistics, growth fits, lab pooling, cost
 // account). The sections and the summary write Figures and read nothing
 // else: no file, no tool.
-type Figures struct {
+type figures struct {
 	Meta    *result.Meta
 	Records []result.Record // after quality checks: impossible ones marked failed
 	Summary *stats.Summary
@@ -29,7 +29,7 @@ type Figures struct {
 	Growth  *growthFigures
 	Lab     *labRun // nil unless the lab suite
 
-	Overhead   *Overhead        // engine-bench.txt; nil for none
+	Overhead   *overhead        // engine-bench.txt; nil for none
 	Account    []*accountRow    // the cost account of the profiled windows
 	Matrix     []byte           // matrix.md; nil for none
 	Loadgen    *loadgenRun      // loadgen.jsonl; nil for none
@@ -42,11 +42,11 @@ type Figures struct {
 
 // analyse computes the figures of meta and recs (the records as read,
 // dropped torn lines): everything that needs no other file.
-func analyse(meta *result.Meta, recs []result.Record, dropped int) *Figures {
+func analyse(meta *result.Meta, recs []result.Record, dropped int) *figures {
 	q := &quality{PartialDropped: dropped}
 	recs = q.check(recs)
 	s := stats.Summarize(recs)
-	return &Figures{Meta: meta, Records: recs, Summary: s, Quality: q,
+	return &figures{Meta: meta, Records: recs, Summary: s, Quality: q,
 		Growth: analyseGrowth(meta, recs), Lab: analyseLab(meta, recs, s)}
 }
 
@@ -64,9 +64,9 @@ func readRun(dir string) (*result.Meta, []result.Record, int, error) {
 }
 
 // readInputs adds the figures of dir's optional inputs to fig.
-func readInputs(dir string, fig *Figures) error {
+func readInputs(dir string, fig *figures) error {
 	var err error
-	if fig.Overhead, err = ReadOverhead(dir, fig.Summary); err != nil {
+	if fig.Overhead, err = readOverhead(dir, fig.Summary); err != nil {
 		return err
 	}
 	if fig.Account, err = readAccount(dir, fig.Records); err != nil {
@@ -84,7 +84,7 @@ func readInputs(dir string, fig *Figures) error {
 
 // draw writes the run's pictures into dir — the charts, the growth charts
 // and the flame graphs — and records what it drew in fig.
-func draw(dir string, fig *Figures) error {
+func draw(dir string, fig *figures) error {
 	var err error
 	if fig.Charts, err = chart.WriteAll(filepath.Join(dir, ChartsDir), fig.Summary, fig.Records); err != nil {
 		return fmt.Errorf("charts: %w", err)

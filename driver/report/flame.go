@@ -22,7 +22,7 @@ const flameTop = 10
 
 // writeFlameSection writes the flame-graph section of report.md; nothing
 // when the run has no profiles.
-func writeFlameSection(m *md, fig *Figures) {
+func writeFlameSection(m *md, fig *figures) {
 	fl := fig.Flames
 	if fl == nil {
 		return

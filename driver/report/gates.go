@@ -8,20 +8,20 @@ import (
 	"wafbench/driver/result"
 )
 
-// Gate is one qualification threshold of the Envoy + libmodsecurity
+// gate is one qualification threshold of the Envoy + libmodsecurity
 // benchmark this project reproduces (issue 22): a metric of one workload,
 // at most (or at least) a limit.
-type Gate struct {
+type gate struct {
 	Name     string
 	Workload string // "name@conns"
 	Metric   string // req_per_s, p99_ms, cpu_ms_per_req, rss_growth_mib
 	Min, Max float64
 }
 
-// Gates are the anchor's thresholds. Times are absolute as the anchor
+// gates are the anchor's thresholds. Times are absolute as the anchor
 // states them; the report shows each beside the same figure as a ratio to
 // passthrough in the same run, which is what carries between machines.
-var Gates = []Gate{
+var gates = []gate{
 	{Name: "throughput", Workload: "headers@16", Metric: "req_per_s", Min: 50},
 	{Name: "p99", Workload: "headers@16", Metric: "p99_ms", Max: 250},
 	{Name: "pathological regex p99", Workload: "gate_regex@1", Metric: "p99_ms", Max: 1000},
@@ -46,7 +46,7 @@ func gateValue(r *result.Record, metric string) (float64, bool) {
 // writeGates judges every gate per mode on the worst repeat (a gate holds
 // only if every repeat holds it). A record with an error fails its gates and
 // says why; a window that completed no request is "no request", never 0.
-func writeGates(m *md, fig *Figures) {
+func writeGates(m *md, fig *figures) {
 	recs := fig.Records
 	type key struct{ mode, workload string }
 	byKey := map[key][]*result.Record{}
@@ -77,7 +77,7 @@ func writeGates(m *md, fig *Figures) {
 	m.head("mode", "gate", "workload", "limit", "measured", "×passthrough", "result")
 	failed := map[string][]string{}
 	for _, md := range modeList {
-		for _, g := range Gates {
+		for _, g := range gates {
 			rs := byKey[key{md, g.Workload}]
 			if len(rs) == 0 {
 				continue

@@ -621,7 +621,7 @@ func analyseGrowth(meta *result.Meta, recs []result.Record) *growthFigures {
 // parameter with fitted exponents and crossovers, the latency–throughput
 // curves with the highest rate holding the p99 objective, and throughput
 // against Envoy workers. Nothing is written for a run without sweeps.
-func writeGrowth(m *md, fig *Figures) {
+func writeGrowth(m *md, fig *figures) {
 	g := fig.Growth
 	if g == nil {
 		return
@@ -650,7 +650,7 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 		"crossing), and the share is given. **Cheaper throughout** is stated only when the paired-t 95%% interval of the "+
 		"ratio excludes 1 on the same side at every point. Anything else is *not established*, with the repeats it would take "+
 		"at the observed ratios and spread (estimated as in Verdicts).",
-		stats.FitResamples, 100*CrossShare)
+		stats.FitResamples, 100*crossShare)
 	m.nl()
 	for _, s := range sweeps {
 		m.p("### %s", s.title())
@@ -701,9 +701,9 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 	}
 }
 
-// CrossShare is the share of bootstrap resamples that must show a crossing
+// crossShare is the share of bootstrap resamples that must show a crossing
 // before the growth section states a crossover.
-const CrossShare = 0.95
+const crossShare = 0.95
 
 // pointRatio is the paired ratio a ÷ b of two modes' costs at one point of
 // a sweep: its geometric mean over repeats and paired-t 95% interval, as
@@ -880,13 +880,13 @@ func writeCrossover(m *md, s *sweep, a, b string, block float64) {
 	switch {
 	case cr.CheaperBelow == "":
 		m.p("- %s vs %s: no paired difference to compare.", a, b)
-	case nMed > 0 && cr.Crossings > 0 && share >= CrossShare:
+	case nMed > 0 && cr.Crossings > 0 && share >= crossShare:
 		extra := ""
 		if cr.Crossings > 1 || nMed > 1 {
 			extra = fmt.Sprintf("; the curves cross more than once (paired medians %d times, the table's medians %d times), the first is given", cr.Crossings, nMed)
 		}
 		m.p("- %s vs %s: **crossover at %s** (the table's medians cross between %s and %s; %s, at least the %.0f%% a crossover needs; 95%% CI %s–%s, conditional on a crossing: over the %d resamples that cross): %s is cheaper below, %s above%s.",
-			a, b, s.fmtX(cr.At.Value), prs[mLo].label, prs[mHi].label, shareText, 100*CrossShare, s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined,
+			a, b, s.fmtX(cr.At.Value), prs[mLo].label, prs[mHi].label, shareText, 100*crossShare, s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined,
 			name[cr.CheaperBelow], other[cr.CheaperBelow], extra)
 		var open []string
 		for _, i := range []int{mLo, mHi} {
@@ -935,7 +935,7 @@ func writeCrossover(m *md, s *sweep, a, b string, block float64) {
 			cond = fmt.Sprintf(" (95%% CI %s–%s, conditional on a crossing: over those %d resamples only)", s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined)
 		}
 		m.p("- %s vs %s: **crossover not established** in %s–%s: %s; %s%s. Stating a crossover needs the table's medians and the paired medians to cross and at least %.0f%% of resamples to cross.",
-			a, b, lo, hi, joinSemi(seen), shareText, cond, 100*CrossShare)
+			a, b, lo, hi, joinSemi(seen), shareText, cond, 100*crossShare)
 		if nMed > 0 {
 			if t := takes([]int{mLo, mHi}, fmt.Sprintf("Intervals excluding 1 on opposite sides at %s and %s", prs[mLo].label, prs[mHi].label)); t != "" {
 				m.p("  %s", t)

@@ -16,8 +16,8 @@ import (
 	"wafbench/driver/stats"
 )
 
-// LabSuite is the suite whose report carries the lab section (profiles/lab.yaml).
-const LabSuite = "lab"
+// labSuite is the suite whose report carries the lab section (profiles/lab.yaml).
+const labSuite = "lab"
 
 // labReference names the external study the lab suite reproduces. Its
 // figures below are that study's published reference values, quoted, not
@@ -97,7 +97,7 @@ type labRun struct {
 
 // analyseLab pools the lab suite's trials; nil for any other suite.
 func analyseLab(meta *result.Meta, recs []result.Record, s *stats.Summary) *labRun {
-	if meta.Suite != LabSuite {
+	if meta.Suite != labSuite {
 		return nil
 	}
 	l := &labRun{trials: labTrials(recs), upstream: meta.Upstream}
@@ -137,7 +137,7 @@ func analyseLab(meta *result.Meta, recs []result.Record, s *stats.Summary) *labR
 // published figures beside ours with the caveats; RSS per host after
 // warmup, at the end and at its peak; and the lab's open questions answered
 // by paired ratios within repeats.
-func writeLab(m *md, fig *Figures) {
+func writeLab(m *md, fig *figures) {
 	l := fig.Lab
 	if l == nil {
 		return

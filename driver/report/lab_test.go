@@ -60,11 +60,11 @@ func TestWriteLab(t *testing.T) {
 	recs := labRecords(t)
 	s := stats.Summarize(recs)
 	var m md
-	writeLab(&m, &Figures{Lab: analyseLab(&result.Meta{Suite: "seed"}, recs, s)})
+	writeLab(&m, &figures{Lab: analyseLab(&result.Meta{Suite: "seed"}, recs, s)})
 	if m.b.Len() != 0 {
 		t.Fatalf("a non-lab suite got a lab section:\n%s", m.b.String())
 	}
-	writeLab(&m, &Figures{Lab: analyseLab(&result.Meta{Suite: LabSuite, Upstream: "go-httpbin v2.21.0"}, recs, s)})
+	writeLab(&m, &figures{Lab: analyseLab(&result.Meta{Suite: labSuite, Upstream: "go-httpbin v2.21.0"}, recs, s)})
 	got := m.b.String()
 	for _, want := range []string{
 		"## The Docker lab, reproduced",

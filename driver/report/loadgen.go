@@ -12,10 +12,10 @@ import (
 	"wafbench/driver/stats"
 )
 
-// LoadgenFile is the raw file of a comparison of wafbench's load engine with
+// loadgenFile is the raw file of a comparison of wafbench's load engine with
 // a reference tool — wrk (scripts/vs-wrk.sh) or h2load (scripts/vs-h2load.sh,
 // HTTP/2 and TLS) — : a header record, then one record per tool window.
-const LoadgenFile = "loadgen.jsonl"
+const loadgenFile = "loadgen.jsonl"
 
 // loadgenHeader is the first record of LoadgenFile: how the comparison ran.
 type loadgenHeader struct {
@@ -99,7 +99,7 @@ type loadgenRun struct {
 
 // readLoadgen reads dir/LoadgenFile; nil when the run has none.
 func readLoadgen(dir string) (*loadgenRun, error) {
-	b, ok, err := readOptional(dir, LoadgenFile)
+	b, ok, err := readOptional(dir, loadgenFile)
 	if !ok {
 		return nil, err
 	}
@@ -123,28 +123,28 @@ func parseLoadgen(b []byte) (h loadgenHeader, ws []loadgenWindow, err error) {
 			Kind string `json:"kind"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &kind); err != nil {
-			return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
+			return h, nil, fmt.Errorf("%s:%d: %v", loadgenFile, line, err)
 		}
 		switch kind.Kind {
 		case "header":
 			if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
-				return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
+				return h, nil, fmt.Errorf("%s:%d: %v", loadgenFile, line, err)
 			}
 		case "window":
 			var w loadgenWindow
 			if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
-				return h, nil, fmt.Errorf("%s:%d: %v", LoadgenFile, line, err)
+				return h, nil, fmt.Errorf("%s:%d: %v", loadgenFile, line, err)
 			}
 			if ref := h.reference(); w.Tool != ref && w.Tool != "wafbench" {
-				return h, nil, fmt.Errorf("%s:%d: tool: want %s or wafbench, got %q", LoadgenFile, line, ref, w.Tool)
+				return h, nil, fmt.Errorf("%s:%d: tool: want %s or wafbench, got %q", loadgenFile, line, ref, w.Tool)
 			}
 			ws = append(ws, w)
 		default:
-			return h, nil, fmt.Errorf("%s:%d: kind: want header or window, got %q", LoadgenFile, line, kind.Kind)
+			return h, nil, fmt.Errorf("%s:%d: kind: want header or window, got %q", loadgenFile, line, kind.Kind)
 		}
 	}
 	if h.Kind == "" {
-		return h, nil, fmt.Errorf("%s: no header record", LoadgenFile)
+		return h, nil, fmt.Errorf("%s: no header record", loadgenFile)
 	}
 	return h, ws, sc.Err()
 }
@@ -153,7 +153,7 @@ func parseLoadgen(b []byte) (h loadgenHeader, ws []loadgenWindow, err error) {
 // section when the run holds LoadgenFile: per connection count, one row per
 // pair and the median and geometric mean (paired-t 95% interval) of each
 // ratio over pairs.
-func writeLoadgenSection(m *md, fig *Figures) {
+func writeLoadgenSection(m *md, fig *figures) {
 	if fig.Loadgen == nil {
 		return
 	}
@@ -176,7 +176,7 @@ func writeLoadgenSection(m *md, fig *Figures) {
 		"alternates). Client CPU: %s, over the window's requests (errors included); *net of start-up* subtracts the CPU and "+
 		"requests of a one-request run of the same tool in the same pair. Ratios are wafbench ÷ %s; over pairs, their median "+
 		"and their geometric mean with its paired-t 95%% interval. Latency percentiles are each tool's own %s, so they are shown, not divided. Rebuilt from %s.",
-		h.Command, h.StartedUTC, ref, version, h.EnvoyCPUs, h.ClientCPUs, h.Seconds, request, h.CPUMethod, ref, latency, LoadgenFile)
+		h.Command, h.StartedUTC, ref, version, h.EnvoyCPUs, h.ClientCPUs, h.Seconds, request, h.CPUMethod, ref, latency, loadgenFile)
 	m.nl()
 	for _, t := range []string{ref, "wafbench"} {
 		if s := h.StartupMethod[t]; s != "" {

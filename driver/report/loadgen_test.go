@@ -23,16 +23,16 @@ func loadgenSection(dir string) (string, error) {
 		return "", err
 	}
 	m := &md{}
-	writeLoadgenSection(m, &Figures{Loadgen: lg})
+	writeLoadgenSection(m, &figures{Loadgen: lg})
 	return m.b.String(), nil
 }
 
 func TestLoadgenSection(t *testing.T) {
 	dir := t.TempDir()
 	if got, err := loadgenSection(dir); err != nil || got != "" {
-		t.Fatalf("a run without %s: got %q, %v; want nothing", LoadgenFile, got, err)
+		t.Fatalf("a run without %s: got %q, %v; want nothing", loadgenFile, got, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(loadgenRaw), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, loadgenFile), []byte(loadgenRaw), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := loadgenSection(dir)
@@ -57,11 +57,11 @@ func TestLoadgenSection(t *testing.T) {
 		"unknown tool": `{"kind": "header"}` + "\n" + `{"kind": "window", "tool": "ab"}` + "\n",
 		"torn line":    `{"kind": "header"}` + "\n" + `{"kind": "wind`,
 	} {
-		if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(raw), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, loadgenFile), []byte(raw), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := loadgenSection(dir); err == nil || !strings.Contains(err.Error(), LoadgenFile) {
-			t.Errorf("%s: got %v, want an error naming %s", name, err, LoadgenFile)
+		if _, err := loadgenSection(dir); err == nil || !strings.Contains(err.Error(), loadgenFile) {
+			t.Errorf("%s: got %v, want an error naming %s", name, err, loadgenFile)
 		}
 	}
 }
@@ -74,7 +74,7 @@ func TestLoadgenSectionH2load(t *testing.T) {
 {"kind": "window", "tool": "h2load", "conns": 16, "pair": 1, "position": 1, "seconds": 3, "requests": 30000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.3, "startup_cpu_s": 0.003, "startup_requests": 1, "p50_us": null, "p90_us": null, "p99_us": null}
 {"kind": "window", "tool": "wafbench", "conns": 16, "pair": 1, "position": 2, "seconds": 3, "requests": 30000, "errors": 0, "req_per_s": 10000, "client_cpu_s": 0.27, "startup_cpu_s": 0.012, "startup_requests": 1, "p50_us": 1600, "p90_us": 2100, "p99_us": 3300}
 `
-	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(raw), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, loadgenFile), []byte(raw), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := loadgenSection(dir)
@@ -92,7 +92,7 @@ func TestLoadgenSectionH2load(t *testing.T) {
 		}
 	}
 	bad := strings.Replace(raw, `"tool": "h2load"`, `"tool": "wrk"`, 1)
-	if err := os.WriteFile(filepath.Join(dir, LoadgenFile), []byte(bad), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, loadgenFile), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := loadgenSection(dir); err == nil || !strings.Contains(err.Error(), "want h2load or wafbench") {

@@ -102,7 +102,7 @@ func (m *md) head(cells ...string) {
 	m.row(sep...)
 }
 
-func writeMethod(m *md, fig *Figures) {
+func writeMethod(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	m.p("## Method")
 	m.nl()
@@ -157,7 +157,7 @@ func cpus(v []int) string {
 	return ints(v)
 }
 
-func writeEnvironment(m *md, fig *Figures) {
+func writeEnvironment(m *md, fig *figures) {
 	meta, recs := fig.Meta, fig.Records
 	m.p("## Environment")
 	m.nl()
@@ -176,7 +176,7 @@ func writeEnvironment(m *md, fig *Figures) {
 	m.row("governor / SMT", orNone(meta.Governor)+" / "+orNone(meta.SMT))
 	m.row("Envoy concurrency", itoa(meta.Concurrency))
 	m.row("CPUs envoy / client / upstream", cpus(meta.EnvoyCPUs)+" / "+cpus(meta.ClientCPUs)+" / "+cpus(meta.UpstreamCPUs))
-	m.row("upstream", UpstreamName(meta.Upstream))
+	m.row("upstream", upstreamName(meta.Upstream))
 	checked, off := 0, 0
 	for i := range recs {
 		for _, a := range recs[i].Affinity {
@@ -206,7 +206,7 @@ func writeEnvironment(m *md, fig *Figures) {
 	m.nl()
 }
 
-func writeVersions(m *md, fig *Figures) {
+func writeVersions(m *md, fig *figures) {
 	meta := fig.Meta
 	m.p("## Versions and hashes")
 	m.nl()
@@ -235,7 +235,7 @@ func writeVersions(m *md, fig *Figures) {
 	}
 }
 
-func writeResults(m *md, fig *Figures) {
+func writeResults(m *md, fig *figures) {
 	s := fig.Summary
 	m.p("## Results")
 	m.nl()
@@ -258,7 +258,7 @@ func writeResults(m *md, fig *Figures) {
 	}
 }
 
-func writeRatios(m *md, fig *Figures) {
+func writeRatios(m *md, fig *figures) {
 	s := fig.Summary
 	m.p("## Paired ratios")
 	m.nl()
@@ -283,7 +283,7 @@ func writeRatios(m *md, fig *Figures) {
 	}
 }
 
-func writeBaseline(m *md, fig *Figures) {
+func writeBaseline(m *md, fig *figures) {
 	s := fig.Summary
 	if len(s.Baseline) == 0 {
 		return
@@ -300,7 +300,7 @@ func writeBaseline(m *md, fig *Figures) {
 	m.nl()
 }
 
-func writePrecision(m *md, fig *Figures) {
+func writePrecision(m *md, fig *figures) {
 	s := fig.Summary
 	m.p("## Precision achieved")
 	m.nl()
@@ -372,7 +372,7 @@ func halfWidth(v float64) string {
 	return "±" + f(v, 1) + "%"
 }
 
-func writeSteady(m *md, fig *Figures) {
+func writeSteady(m *md, fig *figures) {
 	s := fig.Summary
 	m.p("## Steady state")
 	m.nl()
@@ -403,7 +403,7 @@ func writeSteady(m *md, fig *Figures) {
 // writeHeadline is one row per workload: median req/s and Envoy CPU µs per
 // request of every mode side by side, and the modsecurity ÷ coraza CPU
 // ratio (ratioCell).
-func writeHeadline(m *md, fig *Figures) {
+func writeHeadline(m *md, fig *figures) {
 	s := fig.Summary
 	if len(s.Groups) == 0 {
 		return
@@ -460,7 +460,7 @@ func writeHeadline(m *md, fig *Figures) {
 	m.nl()
 }
 
-func writeMemory(m *md, fig *Figures) {
+func writeMemory(m *md, fig *figures) {
 	s := fig.Summary
 	m.p("## Memory")
 	m.nl()
@@ -484,7 +484,7 @@ func writeMemory(m *md, fig *Figures) {
 	m.nl()
 }
 
-func writeExcluded(m *md, fig *Figures) {
+func writeExcluded(m *md, fig *figures) {
 	meta, s := fig.Meta, fig.Summary
 	m.p("## Interrupted and failed trials")
 	m.nl()
@@ -509,7 +509,7 @@ func writeExcluded(m *md, fig *Figures) {
 // writeBehind lists the open-loop windows that fell behind their requested
 // rate (result.FellBehind): their latencies include the queueing of sends
 // that could not go out on time, and their throughput is not the rate asked.
-func writeBehind(m *md, fig *Figures) {
+func writeBehind(m *md, fig *figures) {
 	q := fig.Quality
 	if len(q.Behind) == 0 {
 		return
@@ -526,7 +526,7 @@ func writeBehind(m *md, fig *Figures) {
 	m.nl()
 }
 
-func writeLimitations(m *md, fig *Figures) {
+func writeLimitations(m *md, fig *figures) {
 	meta, recs, s, q := fig.Meta, fig.Records, fig.Summary, fig.Quality
 	m.p("## Limitations")
 	m.nl()

@@ -2,13 +2,13 @@ package report
 
 import "strings"
 
-// MatrixFile is the request matrix's Markdown that `run` writes into a run
+// matrixFile is the request matrix's Markdown that `run` writes into a run
 // directory after its trials (driver/matrix.MarkdownFile).
-const MatrixFile = "matrix.md"
+const matrixFile = "matrix.md"
 
 // readMatrix reads dir's MatrixFile; nil when the run has none.
 func readMatrix(dir string) ([]byte, error) {
-	b, ok, err := readOptional(dir, MatrixFile)
+	b, ok, err := readOptional(dir, matrixFile)
 	if ok && b == nil {
 		b = []byte{}
 	}
@@ -19,7 +19,7 @@ func readMatrix(dir string) ([]byte, error) {
 // mode on a request corpus, written by driver/matrix) to the report, its
 // headings one level down, so the report and its HTML carry the verdicts the
 // run was measured under. Nothing is written when the run has no matrix.
-func writeMatrixSection(m *md, fig *Figures) {
+func writeMatrixSection(m *md, fig *figures) {
 	if fig.Matrix == nil {
 		return
 	}

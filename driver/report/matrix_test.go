@@ -14,7 +14,7 @@ func matrixSection(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	m := &md{}
-	writeMatrixSection(m, &Figures{Matrix: b})
+	writeMatrixSection(m, &figures{Matrix: b})
 	return m.b.String()
 }
 
@@ -24,7 +24,7 @@ func TestWriteMatrixSection(t *testing.T) {
 		t.Fatalf("no matrix.md: got %q; want nothing", got)
 	}
 	in := "# Request matrix: corpus `lab`\n\ntext\n\n## Verdicts by mode\n\n| mode |\n| --- |\n| `coraza` |\n"
-	if err := os.WriteFile(filepath.Join(dir, MatrixFile), []byte(in), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, matrixFile), []byte(in), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := "\n## Request matrix: corpus `lab`\n\ntext\n\n### Verdicts by mode\n\n| mode |\n| --- |\n| `coraza` |\n"

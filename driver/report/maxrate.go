@@ -11,7 +11,7 @@ import (
 // [rate, lowest failing rate), the windows probed and the wall time taken,
 // and, when a trial ran both, whether the search's rate falls inside the
 // sweep's interval and the ratio of their wall times.
-func writeMaxRate(m *md, fig *Figures) {
+func writeMaxRate(m *md, fig *figures) {
 	recs := fig.Records
 	var rs []*result.Record
 	for i := range recs {

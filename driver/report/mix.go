@@ -15,7 +15,7 @@ import (
 // repeats, the CPU against passthrough's, then each class's share of the
 // responses, validity against its own expected status, and latency
 // percentiles from its histograms merged over repeats.
-func writeMix(m *md, fig *Figures) {
+func writeMix(m *md, fig *figures) {
 	recs := fig.Records
 	type key struct {
 		workload string

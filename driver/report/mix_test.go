@@ -38,7 +38,7 @@ func TestWriteMix(t *testing.T) {
 		{Mode: "coraza", Workload: "headers", Conns: 16, CPU: result.CPU{UsPerRequest: 5}}, // not a mix
 	}
 	m := &md{}
-	writeMix(m, &Figures{Records: recs})
+	writeMix(m, &figures{Records: recs})
 	got := m.b.String()
 	for _, want := range []string{
 		"## Weighted mixes",
@@ -53,7 +53,7 @@ func TestWriteMix(t *testing.T) {
 		}
 	}
 	m = &md{}
-	writeMix(m, &Figures{Records: recs[4:]})
+	writeMix(m, &figures{Records: recs[4:]})
 	if m.b.Len() != 0 {
 		t.Errorf("no mix records: want no section, got\n%s", m.b.String())
 	}

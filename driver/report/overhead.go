@@ -16,25 +16,25 @@ import (
 	"wafbench/driver/stats"
 )
 
-// EngineBenchFile is the output of the in-process engine benchmarks
+// engineBenchFile is the output of the in-process engine benchmarks
 // (BenchmarkEngine/<engine>/<workload>, Go benchmark format) that
 // scripts/overhead.sh writes into a run directory. When it is present the
 // report gains an "Integration overhead" section.
-const EngineBenchFile = "engine-bench.txt"
+const engineBenchFile = "engine-bench.txt"
 
-// OverheadGoal is the integration overhead the project aims for: a WAF mode
+// overheadGoal is the integration overhead the project aims for: a WAF mode
 // may cost at most this multiple of the engine's own CPU per request over
 // passthrough.
-const OverheadGoal = 1.10
+const overheadGoal = 1.10
 
 // engineBenchBase is the top-level benchmark name, without "Benchmark".
 const engineBenchBase = "Engine"
 
-// EngineBench is the in-process cost of one engine on one workload under
+// engineBench is the in-process cost of one engine on one workload under
 // one allocator: the ns/op values of every BenchmarkEngine/<engine>/<workload>
 // result in the file with the same "allocator: …" configuration line,
 // summarized by their median.
-type EngineBench struct {
+type engineBench struct {
 	Engine   string
 	Workload string
 	// Allocator is the value of the file configuration line "allocator: …"
@@ -75,18 +75,18 @@ type OverheadRow struct {
 	Meets bool
 }
 
-// Overhead is the integration-overhead section of a report.
-type Overhead struct {
+// overhead is the integration-overhead section of a report.
+type overhead struct {
 	File    string   // EngineBenchFile
 	Config  []string // the file's configuration lines ("key: value"), in order
-	Engines []EngineBench
+	Engines []engineBench
 	Rows    []OverheadRow
 }
 
-// ReadOverhead reads dir/engine-bench.txt and pairs it with s. It returns
+// readOverhead reads dir/engine-bench.txt and pairs it with s. It returns
 // nil and no error when the file does not exist.
-func ReadOverhead(dir string, s *stats.Summary) (*Overhead, error) {
-	f, err := os.Open(filepath.Join(dir, EngineBenchFile))
+func readOverhead(dir string, s *stats.Summary) (*overhead, error) {
+	f, err := os.Open(filepath.Join(dir, engineBenchFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -94,20 +94,20 @@ func ReadOverhead(dir string, s *stats.Summary) (*Overhead, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ebs, cfg, err := ParseEngineBench(f, EngineBenchFile)
+	ebs, cfg, err := parseEngineBench(f, engineBenchFile)
 	if err != nil {
 		return nil, err
 	}
-	return &Overhead{File: EngineBenchFile, Config: cfg, Engines: ebs, Rows: overheadRows(ebs, s)}, nil
+	return &overhead{File: engineBenchFile, Config: cfg, Engines: ebs, Rows: overheadRows(ebs, s)}, nil
 }
 
-// ParseEngineBench reads Go benchmark output and returns one EngineBench per
+// parseEngineBench reads Go benchmark output and returns one EngineBench per
 // BenchmarkEngine/<engine>/<workload> and allocator (a -N GOMAXPROCS suffix
 // is ignored), sorted by engine (passthrough, modsecurity, coraza order),
 // workload and allocator, plus the distinct file configuration lines (goos,
 // cpu, pkg…; not allocator, which is a field) in order of appearance. Other benchmarks are skipped; a syntax error or an Engine
 // result without ns/op is an error naming the line.
-func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error) {
+func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error) {
 	type key struct{ engine, workload, allocator string }
 	ns, bs, allocs := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	var cfg []string
@@ -164,9 +164,9 @@ func ParseEngineBench(r io.Reader, name string) ([]EngineBench, []string, error)
 	if err := br.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var out []EngineBench
+	var out []engineBench
 	for k, v := range ns {
-		out = append(out, EngineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, NsPerOp: stats.Median(v),
+		out = append(out, engineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, NsPerOp: stats.Median(v),
 			BPerOp: medianOrNaN(bs[k]), Allocs: medianOrNaN(allocs[k])})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -195,7 +195,7 @@ func medianOrNaN(v []float64) float64 {
 // overheadRows pairs every WAF mode × workload × conns group of s that has
 // a passthrough group with each engine benchmark of the same name (the mode
 // name is the engine name): one row per allocator benchmarked.
-func overheadRows(ebs []EngineBench, s *stats.Summary) []OverheadRow {
+func overheadRows(ebs []engineBench, s *stats.Summary) []OverheadRow {
 	var rows []OverheadRow
 	for _, mode := range s.Modes {
 		if mode == stats.Baseline {
@@ -217,7 +217,7 @@ func overheadRows(ebs []EngineBench, s *stats.Summary) []OverheadRow {
 	return rows
 }
 
-func overheadRow(eb *EngineBench, mode string, wl stats.WorkloadKey, g, pg *stats.Group, s *stats.Summary) OverheadRow {
+func overheadRow(eb *engineBench, mode string, wl stats.WorkloadKey, g, pg *stats.Group, s *stats.Summary) OverheadRow {
 	us := scaleEstimate(eb.NsPerOp, 1e-3)
 	r := OverheadRow{
 		Mode: mode, Workload: wl.Workload, Conns: wl.Conns, Allocator: eb.Allocator, EngineUs: us,
@@ -227,7 +227,7 @@ func overheadRow(eb *EngineBench, mode string, wl stats.WorkloadKey, g, pg *stat
 	r.AddedUs = r.ModeCPUUs - r.PassCPUUs
 	r.RestUs = r.AddedUs - us.Median
 	r.Overhead = r.AddedUs / us.Median
-	r.Meets = r.Overhead <= OverheadGoal
+	r.Meets = r.Overhead <= overheadGoal
 	for _, b := range s.Baseline {
 		if b.Mode == mode && b.WorkloadKey == wl {
 			r.Repeats = b.Repeats
@@ -266,7 +266,7 @@ const overheadScope = "Engine-only is the in-process Go benchmark `BenchmarkEngi
 	"(scripts/overhead.sh runs ModSecurity under glibc malloc and under Debian's tcmalloc_minimal by " +
 	"LD_PRELOAD; Coraza's Go heap does not use malloc, labelled go)."
 
-func writeOverhead(m *md, fig *Figures) {
+func writeOverhead(m *md, fig *figures) {
 	ov := fig.Overhead
 	if ov == nil {
 		return
@@ -274,14 +274,14 @@ func writeOverhead(m *md, fig *Figures) {
 	m.p("## Integration overhead")
 	m.nl()
 	m.p("Overhead = (mode Envoy CPU µs/req − passthrough Envoy CPU µs/req) ÷ engine-only CPU µs/req, from the group medians above and the engine benchmarks in `%s`; goal ≤ %s. Rest = added CPU − engine-only: what the integration costs beyond the engine. Per-repeat overheads divide each repeat's paired added CPU by the same engine-only median. The engine benchmarks ran in a different process at a different time, so the ratio has no confidence interval; read it with the ±30%% run-to-run noise of these hosts in mind.",
-		ov.File, f(OverheadGoal, 2))
+		ov.File, f(overheadGoal, 2))
 	m.nl()
 	if len(ov.Rows) == 0 {
 		m.p("No WAF mode × workload of this run has an engine benchmark of the same name.")
 		m.nl()
 	} else {
 		m.head("mode", "workload", "engine-only allocator", "req/s", "passthrough req/s", "engine-only µs/req (n)", "Envoy CPU µs/req", "passthrough CPU µs/req",
-			"added µs/req", "rest µs/req", "overhead", "per repeat", "goal ≤ "+f(OverheadGoal, 2))
+			"added µs/req", "rest µs/req", "overhead", "per repeat", "goal ≤ "+f(overheadGoal, 2))
 		for _, r := range ov.Rows {
 			goal := "**met**"
 			if !r.Meets {
@@ -365,12 +365,12 @@ type overheadJSON struct {
 	Engines []engineBenchJSON `json:"engine_benchmarks"`
 }
 
-func overheadSummary(ov *Overhead) *overheadJSON {
+func overheadSummary(ov *overhead) *overheadJSON {
 	if ov == nil {
 		return nil
 	}
 	out := &overheadJSON{
-		Source: ov.File, Goal: num(OverheadGoal),
+		Source: ov.File, Goal: num(overheadGoal),
 		Formula: "(mode envoy_cpu_us_per_req median − passthrough median) / engine-only median µs per request",
 		Scope:   overheadScope, Config: append([]string{}, ov.Config...),
 		Rows: []overheadRowJSON{}, Engines: []engineBenchJSON{},

@@ -22,7 +22,7 @@ func TestParseEngineBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ebs, cfg, err := ParseEngineBench(f, EngineBenchFile)
+	ebs, cfg, err := parseEngineBench(f, engineBenchFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestParseEngineBenchAllocator(t *testing.T) {
 		"allocator: tcmalloc\n" +
 		"BenchmarkEngine/modsecurity/headers 10 700000 ns/op\n" +
 		"BenchmarkEngine/coraza/headers 10 500000 ns/op\n"
-	ebs, cfg, err := ParseEngineBench(strings.NewReader(in), EngineBenchFile)
+	ebs, cfg, err := parseEngineBench(strings.NewReader(in), engineBenchFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +90,10 @@ func TestParseEngineBenchAllocator(t *testing.T) {
 func TestParseEngineBenchErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"no ns/op", "BenchmarkEngine/coraza/headers 100 5 B/op\n", "has no ns/op"},
-		{"syntax", "BenchmarkEngine/coraza/headers 100 fast ns/op\n", EngineBenchFile},
+		{"syntax", "BenchmarkEngine/coraza/headers 100 fast ns/op\n", engineBenchFile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := ParseEngineBench(strings.NewReader(tc.in), EngineBenchFile)
+			_, _, err := parseEngineBench(strings.NewReader(tc.in), engineBenchFile)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want one containing %q", err, tc.want)
 			}
@@ -124,7 +124,7 @@ func TestBuildOverhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := copyRun(t)
-	if err := os.WriteFile(filepath.Join(dir, EngineBenchFile), readFile(t, engineBenchFixture), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, engineBenchFile), readFile(t, engineBenchFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := Build(dir, nil); err != nil {

@@ -14,7 +14,7 @@ import (
 // RSS growth over it, and every answer the concurrent attack stream got. A
 // WAF mode fails open when any attack was answered 200. Nothing is written
 // without attack-stream records.
-func writeOverload(m *md, fig *Figures) {
+func writeOverload(m *md, fig *figures) {
 	recs := fig.Records
 	var rows []*result.Record
 	for i := range recs {

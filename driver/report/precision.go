@@ -13,7 +13,7 @@ import (
 // half-width, whether it met the target, and for the unmet ones the repeats
 // and wall time the observed spread implies; for run --precision, the
 // budget, the blocks added and why adding stopped.
-func writePrecisionTargets(m *md, fig *Figures) {
+func writePrecisionTargets(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	pr := meta.Precision
 	if pr == nil || len(pr.Targets) == 0 {

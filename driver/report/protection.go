@@ -13,7 +13,7 @@ import (
 // measured (protection.json, written by wafbench run --crs-test or
 // crs-test --attach) next to the headline's CPU per request. Nothing when
 // the run has no protection record.
-func writeProtection(m *md, fig *Figures) {
+func writeProtection(m *md, fig *figures) {
 	meta, s := fig.Meta, fig.Summary
 	p := meta.Protection
 	if p == nil || len(p.Modes) == 0 {

@@ -17,7 +17,7 @@ func TestProtectionBesideCost(t *testing.T) {
 	recs := syntheticRecords()
 	render := func() string {
 		var buf bytes.Buffer
-		if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
+		if err := writeReport(&buf, &figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 			t.Fatal(err)
 		}
 		return buf.String()

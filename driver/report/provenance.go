@@ -134,7 +134,7 @@ func (t ticksCheck) line() string {
 // writeProvenance is the section that checks what the run recorded about
 // itself: module hashes against the preflights, /proc ticks against the
 // ns counters, and what could not be measured.
-func writeProvenance(m *md, fig *Figures) {
+func writeProvenance(m *md, fig *figures) {
 	meta, recs := fig.Meta, fig.Records
 	checks := moduleChecks(meta, recs)
 	ticks := checkTicks(meta, recs)

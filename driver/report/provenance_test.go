@@ -42,7 +42,7 @@ func TestModuleHashCrossCheck(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
+	if err := writeReport(&buf, &figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -80,7 +80,7 @@ func TestTicksCrossCheck(t *testing.T) {
 		t.Errorf("got %d disagreeing, %d without ticks; want trial %d alone, and 1 without ticks", len(c.Disagree), c.NoTicks, recs[3].Trial)
 	}
 	var buf bytes.Buffer
-	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
+	if err := writeReport(&buf, &figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -90,7 +90,7 @@ func TestTicksCrossCheck(t *testing.T) {
 	}
 	meta.Unmeasured = []string{"mode coraza: engine version: no build information"}
 	buf.Reset()
-	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
+	if err := writeReport(&buf, &figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "- Not measured: mode coraza: engine version: no build information.") {

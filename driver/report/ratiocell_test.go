@@ -72,7 +72,7 @@ func TestOneRatioOneFigure(t *testing.T) {
 	meta.Modes = append(meta.Modes, modes.ModSecurity+"@3.0.14")
 	s := stats.Summarize(recs)
 	var buf bytes.Buffer
-	if err := writeReport(&buf, &Figures{Meta: meta, Records: recs, Summary: s, Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
+	if err := writeReport(&buf, &figures{Meta: meta, Records: recs, Summary: s, Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()

@@ -72,7 +72,7 @@ func Build(dir string, warn io.Writer) error {
 		write func(io.Writer) error
 	}{
 		{SummaryFile, func(w io.Writer) error { return writeSummary(w, fig) }},
-		{BenchFile, func(w io.Writer) error { return WriteBench(w, fig.Meta, fig.Records) }},
+		{BenchFile, func(w io.Writer) error { return writeBench(w, fig.Meta, fig.Records) }},
 		{ReportFile, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }},
 		{HTMLFile, func(w io.Writer) error { return writeHTML(w, md.Bytes(), fig.Files) }},
 	}

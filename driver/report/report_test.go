@@ -130,16 +130,16 @@ func TestBenchTxtParses(t *testing.T) {
 			if got := rec.GetConfig("envoy"); got != "1.40.0" {
 				t.Errorf("envoy config = %q", got)
 			}
-			if _, ok := rec.Value(UnitReqPerS); !ok {
-				t.Errorf("%s: no %s value", rec.Name, UnitReqPerS)
+			if _, ok := rec.Value(unitReqPerS); !ok {
+				t.Errorf("%s: no %s value", rec.Name, unitReqPerS)
 			}
 		}
 	}
 	if n != 30 {
 		t.Errorf("%d results, want 30 (3 modes × 2 workloads × 5 repeats)", n)
 	}
-	if got := r.Units().GetBetter(UnitCPU); got != -1 {
-		t.Errorf("better(%s) = %d, want -1", UnitCPU, got)
+	if got := r.Units().GetBetter(unitCPU); got != -1 {
+		t.Errorf("better(%s) = %d, want -1", unitCPU, got)
 	}
 }
 

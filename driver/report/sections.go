@@ -8,7 +8,7 @@ import (
 // section writes one part of report.md from the run's figures; nothing
 // when the run has nothing for it. A section reads no file and calls no
 // tool: everything it shows is in Figures.
-type section func(m *md, fig *Figures)
+type section func(m *md, fig *figures)
 
 // sections are the parts of report.md, in order.
 var sections = []section{
@@ -53,7 +53,7 @@ var sections = []section{
 
 // writeReport writes report.md: every section in order. Its output depends
 // only on fig.
-func writeReport(w io.Writer, fig *Figures) error {
+func writeReport(w io.Writer, fig *figures) error {
 	m := &md{}
 	for _, s := range sections {
 		s(m, fig)
@@ -63,7 +63,7 @@ func writeReport(w io.Writer, fig *Figures) error {
 }
 
 // writeTitle is the report's heading and the run's status line.
-func writeTitle(m *md, fig *Figures) {
+func writeTitle(m *md, fig *figures) {
 	meta, s := fig.Meta, fig.Summary
 	m.p("# wafbench report: %s", orNone(meta.Name))
 	m.nl()
@@ -74,7 +74,7 @@ func writeTitle(m *md, fig *Figures) {
 }
 
 // writeCharts links the charts drawn into charts/.
-func writeCharts(m *md, fig *Figures) {
+func writeCharts(m *md, fig *figures) {
 	if len(fig.Charts) == 0 {
 		return
 	}

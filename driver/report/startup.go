@@ -15,7 +15,7 @@ import (
 // to its RSS, and, when the run has both Coraza hosts, the paired ratios
 // coraza-wasm/coraza of CPU per request, RSS and start-up. It writes
 // nothing when no record carries a start-up time.
-func writeStartup(m *md, fig *Figures) {
+func writeStartup(m *md, fig *figures) {
 	recs, s := fig.Records, fig.Summary
 	startup := map[string][]float64{} // mode → listener-ready ms per trial
 	for i := range recs {

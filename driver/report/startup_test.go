@@ -35,7 +35,7 @@ func TestWriteStartupWasm(t *testing.T) {
 	}
 	s := stats.Summarize(recs)
 	m := &md{}
-	writeStartup(m, &Figures{Records: recs, Summary: s})
+	writeStartup(m, &figures{Records: recs, Summary: s})
 	out := m.b.String()
 	for _, want := range []string{
 		"## Start-up and memory",
@@ -53,7 +53,7 @@ func TestWriteStartupWasm(t *testing.T) {
 
 func TestWriteStartupNone(t *testing.T) {
 	m := &md{}
-	writeStartup(m, &Figures{Records: []result.Record{{Mode: modes.Coraza, Workload: "headers", Conns: 1}}, Summary: &stats.Summary{}})
+	writeStartup(m, &figures{Records: []result.Record{{Mode: modes.Coraza, Workload: "headers", Conns: 1}}, Summary: &stats.Summary{}})
 	if m.b.Len() != 0 {
 		t.Errorf("wrote %q for records without start-up times", m.b.String())
 	}

@@ -10,8 +10,8 @@ import (
 	"wafbench/driver/stats"
 )
 
-// SummarySchema names the layout of summary.json.
-const SummarySchema = "wafbench.summary/v1"
+// summarySchema names the layout of summary.json.
+const summarySchema = "wafbench.summary/v1"
 
 // num is a float64 written with 10 significant digits; NaN and ±Inf (an
 // interval too wide to state) are written as null.
@@ -187,10 +187,10 @@ type behindJSON struct {
 // field names; key order follows the struct layout (maps in meta are
 // sorted by encoding/json); floats have 10 significant digits and an
 // unbounded interval is null.
-func writeSummary(w io.Writer, fig *Figures) error {
+func writeSummary(w io.Writer, fig *figures) error {
 	meta, s, ov, q := fig.Meta, fig.Summary, fig.Overhead, fig.Quality
 	out := summaryJSON{
-		Schema: SummarySchema,
+		Schema: summarySchema,
 		Meta:   meta,
 		Method: methodJSON{
 			Confidence: stats.Confidence, Alpha: stats.Alpha, MinSamplesPerSide: stats.MinSamples,

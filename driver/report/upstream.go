@@ -2,10 +2,10 @@ package report
 
 import "wafbench/driver/upstream"
 
-// UpstreamName says which upstream server a run put behind every mode, from
+// upstreamName says which upstream server a run put behind every mode, from
 // meta.json's upstream field; runs from before the field used the harness's
 // own.
-func UpstreamName(metaUpstream string) string {
+func upstreamName(metaUpstream string) string {
 	switch metaUpstream {
 	case "", string(upstream.Own):
 		return "wafbench (the harness's own: keep-alive HTTP/1.1, fixed 200 \"ok\")"

@@ -55,7 +55,7 @@ func allocationNoise(meta *result.Meta, s *stats.Summary) (noise []stats.RatioNo
 // writeVariance splits each group's throughput variance into within-window
 // and between-process parts and chooses, Kalibera–Jones style, the repeats
 // × window length that reach the precision target at the least wall time.
-func writeVariance(m *md, fig *Figures) {
+func writeVariance(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	if len(s.Components) == 0 {
 		return

@@ -58,7 +58,7 @@ func verdictCell(c *stats.Comparison) string {
 // (Holm family): the engine comparison on Envoy CPU per workload, every
 // comparison outside [0.9, 1.1] that is not established with the repeats
 // it would need, and the assumption checks that failed.
-func writeVerdicts(m *md, fig *Figures) {
+func writeVerdicts(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	if len(s.Comparisons) == 0 {
 		return

@@ -51,7 +51,7 @@ func TestWriteVerdicts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			recs := verdictRecs(tt.n, 1.5)
 			m := &md{}
-			writeVerdicts(m, &Figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs)})
+			writeVerdicts(m, &figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs)})
 			got := m.b.String()
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {

@@ -53,12 +53,12 @@ func TestReserveReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(filepath.Join(dir, ReserveFile))
-	if err != nil || st.Size() != ReserveSize {
-		t.Fatalf("reserve: got %v, %v; want %d bytes", st, err, ReserveSize)
+	st, err := os.Stat(filepath.Join(dir, reserveFile))
+	if err != nil || st.Size() != reserveSize {
+		t.Fatalf("reserve: got %v, %v; want %d bytes", st, err, reserveSize)
 	}
 	release()
-	if _, err := os.Stat(filepath.Join(dir, ReserveFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, reserveFile)); !os.IsNotExist(err) {
 		t.Errorf("reserve left after release: %v", err)
 	}
 }

@@ -396,23 +396,23 @@ func WriteMeta(dir string, m *Meta) error {
 	return atomicfile.WriteFile(dir+"/"+MetaFile, append(repopath.Portable(b), '\n'))
 }
 
-// ReserveFile holds space in a run directory so that its final meta.json
+// reserveFile holds space in a run directory so that its final meta.json
 // can be written even when the disk fills during the run.
-const ReserveFile = ".reserve"
+const reserveFile = ".reserve"
 
-// ReserveSize is how much Reserve holds.
-const ReserveSize = 1 << 20
+// reserveSize is how much Reserve holds.
+const reserveSize = 1 << 20
 
 // Reserve writes dir/.reserve of ReserveSize bytes and returns a function
 // that removes it (call it just before writing the final meta.json). It
 // fails when the directory has less room than that.
 func Reserve(dir string) (release func(), err error) {
-	path := dir + "/" + ReserveFile
+	path := dir + "/" + reserveFile
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	_, err = f.Write(make([]byte, ReserveSize)) // written, not sparse: the blocks are really held
+	_, err = f.Write(make([]byte, reserveSize)) // written, not sparse: the blocks are really held
 	if err == nil {
 		err = f.Sync()
 	}
@@ -421,7 +421,7 @@ func Reserve(dir string) (release func(), err error) {
 	}
 	if err != nil {
 		os.Remove(path)
-		return nil, fmt.Errorf("reserve %d KiB in %s for the final meta.json: %w", ReserveSize>>10, dir, err)
+		return nil, fmt.Errorf("reserve %d KiB in %s for the final meta.json: %w", reserveSize>>10, dir, err)
 	}
 	return func() { os.Remove(path) }, nil
 }

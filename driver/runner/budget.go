@@ -38,10 +38,10 @@ type Budget struct {
 
 // Stop reasons.
 const (
-	StopMet         = "every target met"
-	StopBudget      = "budget spent"
-	StopMaxRepeats  = "repeat cap reached"
-	StopInterrupted = "interrupted"
+	stopMet         = "every target met"
+	stopBudget      = "budget spent"
+	stopMaxRepeats  = "repeat cap reached"
+	stopInterrupted = "interrupted"
 )
 
 // extend appends the next block to c.Trials when c.Budget asks for one and
@@ -52,23 +52,23 @@ func (c *Config) extend(ctx context.Context, recs []result.Record) bool {
 		return false
 	}
 	if ctx.Err() != nil {
-		b.Stop = StopInterrupted
+		b.Stop = stopInterrupted
 		return false
 	}
 	b.Status = stats.CheckTargets(stats.Summarize(recs), b.Targets, b.TargetPct)
 	if stats.AllMet(b.Status) {
-		b.Stop = StopMet
+		b.Stop = stopMet
 		b.logf("all %d targets within ±%g%% after %d repeats", len(b.Targets), b.TargetPct, b.Plan.Repeats)
 		return false
 	}
 	if b.Plan.Repeats >= stats.MaxRepeats {
-		b.Stop = StopMaxRepeats
+		b.Stop = stopMaxRepeats
 		return false
 	}
 	elapsed := time.Since(b.Start)
 	block := elapsed / time.Duration(max(b.Plan.Repeats, 1))
 	if elapsed+block > b.Limit {
-		b.Stop = StopBudget
+		b.Stop = stopBudget
 		b.logf("budget: %s of %s used, a block takes ~%s; %s", elapsed.Round(time.Second), b.Limit, block.Round(time.Second), b.worst())
 		return false
 	}

@@ -37,9 +37,9 @@ func TestBudgetExtend(t *testing.T) {
 		wantAdded bool
 		wantStop  string
 	}{
-		{"met", 0.001, time.Hour, false, StopMet},
+		{"met", 0.001, time.Hour, false, stopMet},
 		{"wide, time left", 0.10, time.Hour, true, ""},
-		{"wide, budget spent", 0.10, time.Nanosecond, false, StopBudget},
+		{"wide, budget spent", 0.10, time.Nanosecond, false, stopBudget},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestBudgetExtend(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	b := &Budget{Targets: target, TargetPct: 3, Limit: time.Hour, Start: time.Now(), Plan: popts}
-	if (&Config{Budget: b}).extend(ctx, budgetRecs(4, 0.1)) || b.Stop != StopInterrupted {
-		t.Errorf("interrupted: stop %q, want %q", b.Stop, StopInterrupted)
+	if (&Config{Budget: b}).extend(ctx, budgetRecs(4, 0.1)) || b.Stop != stopInterrupted {
+		t.Errorf("interrupted: stop %q, want %q", b.Stop, stopInterrupted)
 	}
 }

@@ -42,8 +42,8 @@ func (s *Session) Close() {
 	os.RemoveAll(s.tmp)
 }
 
-// Host is one mode started and preflighted by a Session.
-type Host struct {
+// host is one mode started and preflighted by a Session.
+type host struct {
 	Mode string
 	Addr string // where requests go: the proxy's listener, or the upstream for ref-direct
 	PID  int    // the proxy process; 0 for ref-direct
@@ -57,7 +57,7 @@ type Host struct {
 // Start starts mode as a trial starts it — a fresh pinned Envoy or reference
 // host whose configuration and log go to cfg.Dir under names that carry tag
 // — and runs the trial preflight. The error names the mode and the cause.
-func (s *Session) Start(ctx context.Context, mode, tag string) (*Host, error) {
+func (s *Session) Start(ctx context.Context, mode, tag string) (*host, error) {
 	if s.up.proc != nil && exited(s.up.proc.Done(), 0) {
 		old := s.up
 		old.Stop()
@@ -83,20 +83,20 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*Host, error) {
 		removeIfEmpty(p.LogPath)
 		return nil, err
 	}
-	return &Host{Mode: mode, Addr: p.Addr, PID: p.PID, LogPath: p.LogPath, Preflight: pf.Record(), p: p}, nil
+	return &host{Mode: mode, Addr: p.Addr, PID: p.PID, LogPath: p.LogPath, Preflight: pf.Record(), p: p}, nil
 }
 
 // Exited reports whether the host's process has ended (Envoy; false for
 // hosts whose end the session does not watch).
-func (h *Host) Exited() bool { return h.p.Done != nil && exited(h.p.Done, 0) }
+func (h *host) Exited() bool { return h.p.Done != nil && exited(h.p.Done, 0) }
 
 // Stop ends the mode's process (nothing for ref-direct).
-func (h *Host) Stop() {
+func (h *host) Stop() {
 	h.p.Stop()
 	removeIfEmpty(h.p.LogPath)
 }
 
 // startUpstream starts the upstream cfg names, pinned to its CPUs.
 func (cfg *Config) startUpstream(ctx context.Context, tmp string) (*Upstream, error) {
-	return StartUpstreamKind(ctx, cfg.Upstream, cfg.Self, cfg.UpstreamCPU, tmp)
+	return startUpstreamKind(ctx, cfg.Upstream, cfg.Self, cfg.UpstreamCPU, tmp)
 }

@@ -90,8 +90,8 @@ type Config struct {
 	capacity      map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
 }
 
-// ErrTrialsFailed reports that some trials failed but the run finished.
-var ErrTrialsFailed = errors.New("some trials failed")
+// errTrialsFailed reports that some trials failed but the run finished.
+var errTrialsFailed = errors.New("some trials failed")
 
 // Run executes every trial of cfg and appends records to cfg.Dir. It returns
 // ctx.Err() when interrupted; every finished record is already on disk.
@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 		}
 	}
 	if failed > 0 {
-		return recs, fmt.Errorf("%w: %d of %d", ErrTrialsFailed, failed, len(cfg.Trials))
+		return recs, fmt.Errorf("%w: %d of %d", errTrialsFailed, failed, len(cfg.Trials))
 	}
 	return recs, nil
 }

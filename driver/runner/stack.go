@@ -23,13 +23,13 @@ type Upstream struct {
 // StartUpstream starts `self upstream` pinned to cpus and waits until it
 // has written the address it listens on.
 func StartUpstream(ctx context.Context, self string, cpus []int, workDir string) (*Upstream, error) {
-	return StartUpstreamKind(ctx, upstream.Own, self, cpus, workDir)
+	return startUpstreamKind(ctx, upstream.Own, self, cpus, workDir)
 }
 
-// StartUpstreamKind starts the upstream of kind k (self is the wafbench
+// startUpstreamKind starts the upstream of kind k (self is the wafbench
 // executable, which serves upstream.Own) pinned to cpus and waits until it
 // has written the address it listens on.
-func StartUpstreamKind(ctx context.Context, k upstream.Kind, self string, cpus []int, workDir string) (*Upstream, error) {
+func startUpstreamKind(ctx context.Context, k upstream.Kind, self string, cpus []int, workDir string) (*Upstream, error) {
 	addrFile := filepath.Join(workDir, "upstream.addr")
 	_ = os.Remove(addrFile)
 	root, err := upstreamRoot(k)

@@ -38,7 +38,7 @@ func TestGoHTTPBinUpstream(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	up, err := StartUpstreamKind(ctx, upstream.GoHTTPBin, "", []int{0}, t.TempDir())
+	up, err := startUpstreamKind(ctx, upstream.GoHTTPBin, "", []int{0}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

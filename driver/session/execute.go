@@ -31,8 +31,8 @@ type IO struct {
 	Stdout, Stderr io.Writer
 }
 
-// Outcome is what a run left behind.
-type Outcome struct {
+// outcome is what a run left behind.
+type outcome struct {
 	Dir     string // the run directory; "" when none was created
 	Records int    // records appended to raw.jsonl
 }
@@ -50,43 +50,43 @@ type machine struct {
 // lock, writes the run directory and meta.json, runs the trials, then the
 // request matrix, the exports, protection.json and the report. The error
 // is the run's: nil when every trial was measured.
-func Execute(ctx context.Context, p Plan, out IO) (Outcome, error) {
+func Execute(ctx context.Context, p Plan, out IO) (outcome, error) {
 	m, err := p.check()
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	// One run at a time: a second would halve both runs' throughput.
 	lock, err := runlock.Acquire(runlock.Path())
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	defer lock.Release()
 
 	// Everything below writes; everything above only checked.
 	meta, err := p.newMeta(m, out.Stderr)
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	dir := filepath.Join(p.ResultsDir, time.Now().UTC().Format("20060102T150405Z")+"-"+p.Name)
 	if err := os.MkdirAll(p.ResultsDir, 0o755); err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return Outcome{}, fmt.Errorf("run directory: %w", err)
+		return outcome{}, fmt.Errorf("run directory: %w", err)
 	}
 	lock.SetRun(dir)
 	if err := result.WriteMeta(dir, meta); err != nil {
-		return Outcome{Dir: dir}, err
+		return outcome{Dir: dir}, err
 	}
 	// Room for the final meta.json, should the disk fill during the run.
 	release, err := result.Reserve(dir)
 	if err != nil {
-		return Outcome{Dir: dir}, finish(dir, meta, func() {}, err)
+		return outcome{Dir: dir}, finish(dir, meta, func() {}, err)
 	}
 	fmt.Fprintf(out.Stderr, "wafbench: run directory %s (%d trials, %d workloads each)\n", dir, len(p.Trials), len(p.Trials[0].Cases))
 
 	if err := cpu.PinSelf(p.CPUs.Client); err != nil {
-		return Outcome{Dir: dir}, finish(dir, meta, release, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(p.CPUs.Client), err))
+		return outcome{Dir: dir}, finish(dir, meta, release, fmt.Errorf("pin driver to CPUs %s: %w", cpu.Format(p.CPUs.Client), err))
 	}
 	cfg := p.runnerConfig(dir, m, out.Stderr)
 	recs, runErr := runner.Run(ctx, cfg)
@@ -95,7 +95,7 @@ func Execute(ctx context.Context, p Plan, out IO) (Outcome, error) {
 		runErr = err
 	}
 	p.afterTrials(ctx, cfg, m, recs, out)
-	return Outcome{Dir: dir, Records: len(recs)}, runErr
+	return outcome{Dir: dir, Records: len(recs)}, runErr
 }
 
 // check looks at the machine: the matrix corpus, the Envoy binary and

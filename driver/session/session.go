@@ -92,7 +92,7 @@ type Plan struct {
 	Workloads []string     `json:"workloads"`
 	Design    plan.Options `json:"design"` // the whole design, before the shard
 	Trials    []plan.Trial `json:"trials"`
-	Shard     *Shard       `json:"shard,omitempty"`
+	Shard     *shard       `json:"shard,omitempty"`
 
 	Warmup      time.Duration   `json:"warmup"`
 	Duration    time.Duration   `json:"duration"`

@@ -7,8 +7,8 @@ import (
 	"wafbench/driver/result"
 )
 
-// Shard is a run's slice of its design (run --shard).
-type Shard struct {
+// shard is a run's slice of its design (run --shard).
+type shard struct {
 	plan.Shard
 	Orders  [][]string `json:"orders"`  // mode orders of the repeats run
 	Repeats []int      `json:"repeats"` // the design's repeat numbers run
@@ -16,7 +16,7 @@ type Shard struct {
 
 // selectShard applies --shard (arg "" = the whole design, a nil Shard) to
 // the trials of the design o.
-func selectShard(arg string, o plan.Options, trials []plan.Trial) ([]plan.Trial, *Shard, error) {
+func selectShard(arg string, o plan.Options, trials []plan.Trial) ([]plan.Trial, *shard, error) {
 	if arg == "" {
 		return trials, nil, nil
 	}
@@ -28,12 +28,12 @@ func selectShard(arg string, o plan.Options, trials []plan.Trial) ([]plan.Trial,
 	if err != nil {
 		return nil, nil, usage.Wrap(err)
 	}
-	return kept, &Shard{Shard: s, Orders: orders, Repeats: s.Repeats(o.Repeats)}, nil
+	return kept, &shard{Shard: s, Orders: orders, Repeats: s.Repeats(o.Repeats)}, nil
 }
 
 // record fills what meta.json says about the machine and the shard: a
 // shard's Repeats and ModeOrder are those of the repeats it runs.
-func (s *Shard) record(m *result.Meta) {
+func (s *shard) record(m *result.Meta) {
 	m.Machine = host.MachineID()
 	if s == nil {
 		return
@@ -43,7 +43,7 @@ func (s *Shard) record(m *result.Meta) {
 }
 
 // name is the shard id the records carry ("" when not sharded).
-func (s *Shard) name() string {
+func (s *shard) name() string {
 	if s == nil {
 		return ""
 	}

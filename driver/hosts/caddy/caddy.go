@@ -62,33 +62,33 @@ func (h Host) Check(m modes.Mode, _ hosts.Stack) error {
 	return nil
 }
 
-// BinaryRel is where `make modules` builds the Caddy executable, under
+// binaryRel is where `make modules` builds the Caddy executable, under
 // the repository root.
-const BinaryRel = "build/caddy-coraza/caddy"
+const binaryRel = "build/caddy-coraza/caddy"
 
-// CountersPath is where the handler serves its counters on Caddy's
+// countersPath is where the handler serves its counters on Caddy's
 // admin endpoint (filters/caddy-coraza/caddywaf.CountersPath), in the shape
 // of Envoy's admin /stats?format=json.
-const CountersPath = "/wafbench/stats"
+const countersPath = "/wafbench/stats"
 
-// GOMAXPROCSStat is the gauge beside the counters that reports the
+// gomaxprocsStat is the gauge beside the counters that reports the
 // process's GOMAXPROCS (caddywaf.GOMAXPROCSStat).
-const GOMAXPROCSStat = "wafbench_caddy_gomaxprocs"
+const gomaxprocsStat = "wafbench_caddy_gomaxprocs"
 
 // CaddyBinary is the Caddy executable of the checkout the driver runs in.
-func Binary() (string, error) {
+func binary() (string, error) {
 	root, err := repopath.Root()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, BinaryRel), nil
+	return filepath.Join(root, binaryRel), nil
 }
 
 // checkCaddy reports a missing Caddy executable with how to build it.
 func checkCaddy(bin string) error {
 	if bin == "" {
 		var err error
-		if bin, err = Binary(); err != nil {
+		if bin, err = binary(); err != nil {
 			return err
 		}
 	}
@@ -148,7 +148,7 @@ func (h Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.W
 	bin := h.Binary
 	if bin == "" {
 		var err error
-		if bin, err = Binary(); err != nil {
+		if bin, err = binary(); err != nil {
 			return nil, err
 		}
 	}
@@ -199,7 +199,7 @@ func (h Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.W
 	if err != nil {
 		return nil, fmt.Errorf("start caddy: %w", err)
 	}
-	statsURL := "http://" + admin + CountersPath
+	statsURL := "http://" + admin + countersPath
 	p := hosts.NewProcess(func() { proc.Stop(syscall.SIGTERM, 5*time.Second) })
 	p.PID, p.Addr, p.Admin, p.LogPath, p.GOMAXPROCS, p.RulesFile = proc.PID(), listen, admin, logPath, procs, st.RulesFile
 	p.Stats = func(ctx context.Context) ([]byte, error) { return httpGet(ctx, statsURL) }
@@ -274,8 +274,8 @@ func caddyVersion(bin string) (caddy, coraza string, err error) {
 
 // CaddyEngineVersion is the coraza/v3 version linked into the Caddy
 // executable ("" when it cannot be read).
-func EngineVersion() string {
-	bin, err := Binary()
+func engineVersion() string {
+	bin, err := binary()
 	if err != nil {
 		return ""
 	}
@@ -283,10 +283,10 @@ func EngineVersion() string {
 	return v
 }
 
-// Version describes the Caddy executable: the Caddy and coraza/v3 versions
+// version describes the Caddy executable: the Caddy and coraza/v3 versions
 // linked into it ("" when it cannot be read).
-func Version() string {
-	bin, err := Binary()
+func version() string {
+	bin, err := binary()
 	if err != nil {
 		return ""
 	}
@@ -307,7 +307,7 @@ func (h Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*ho
 	want := h.Binary
 	if want == "" {
 		var err error
-		if want, err = Binary(); err != nil {
+		if want, err = binary(); err != nil {
 			return nil, err
 		}
 	}
@@ -342,16 +342,16 @@ func (h Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*ho
 	defer cancel()
 	b, err := p.Stats(sctx)
 	if err != nil {
-		return nil, fmt.Errorf("caddy counters %s: %w", CountersPath, err)
+		return nil, fmt.Errorf("caddy counters %s: %w", countersPath, err)
 	}
 	st, err := envoy.ParseStats(b)
 	if err != nil {
 		return nil, err
 	}
-	got, ok := st[GOMAXPROCSStat]
+	got, ok := st[gomaxprocsStat]
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("caddy counters lack %s — not this wafbench's handler?", GOMAXPROCSStat)
+		return nil, fmt.Errorf("caddy counters lack %s — not this wafbench's handler?", gomaxprocsStat)
 	case int(got) != p.GOMAXPROCS:
 		return nil, fmt.Errorf("caddy runs with GOMAXPROCS %d, want %d (--concurrency)", got, p.GOMAXPROCS)
 	}
@@ -363,7 +363,7 @@ func (h Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*ho
 // filters/caddy-coraza), its hash, and the Caddy and coraza/v3 versions
 // linked into it. A missing executable is an error.
 func (Host) Describe(m modes.Mode, _ string, mod *result.Module, _ *[]string) error {
-	bin, err := Binary()
+	bin, err := binary()
 	if err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func (Host) Describe(m modes.Mode, _ string, mod *result.Module, _ *[]string) er
 	if err != nil {
 		return err
 	}
-	*mod = result.Module{Path: bin, SHA256: sum, Engine: m.Engine, EngineVersion: EngineVersion(),
-		Build: Version() + "; GOMAXPROCS = --concurrency"}
+	*mod = result.Module{Path: bin, SHA256: sum, Engine: m.Engine, EngineVersion: engineVersion(),
+		Build: version() + "; GOMAXPROCS = --concurrency"}
 	return nil
 }

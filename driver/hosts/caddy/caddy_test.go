@@ -101,8 +101,8 @@ func TestCaddyCoraza(t *testing.T) {
 			t.Errorf("caddy-t01.json lacks %s", want)
 		}
 	}
-	if got := counters(t, p)[GOMAXPROCSStat]; got != 2 {
-		t.Errorf("%s: got %d, want 2", GOMAXPROCSStat, got)
+	if got := counters(t, p)[gomaxprocsStat]; got != 2 {
+		t.Errorf("%s: got %d, want 2", gomaxprocsStat, got)
 	}
 
 	base := [][2]string{{"User-Agent", "wafbench/1.0"}, {"Accept", "*/*"}}
@@ -172,10 +172,10 @@ func TestCaddyCoraza(t *testing.T) {
 	}
 	var raw map[string]any
 	json.Unmarshal([]byte(line), &raw)
-	if info.Engine != "coraza" || info.Build != modes.RefCaddyCoraza || info.Rules < 100 || raw["engine_version"] != EngineVersion() {
-		t.Errorf("self-report %s: want engine coraza, build %s, hundreds of rules, engine_version %s", line, modes.RefCaddyCoraza, EngineVersion())
+	if info.Engine != "coraza" || info.Build != modes.RefCaddyCoraza || info.Rules < 100 || raw["engine_version"] != engineVersion() {
+		t.Errorf("self-report %s: want engine coraza, build %s, hundreds of rules, engine_version %s", line, modes.RefCaddyCoraza, engineVersion())
 	}
-	if v := Version(); !strings.Contains(v, "Caddy v2.11.") || !strings.Contains(v, "coraza/v3 v3.") {
+	if v := version(); !strings.Contains(v, "Caddy v2.11.") || !strings.Contains(v, "coraza/v3 v3.") {
 		t.Errorf("Version: got %q, want Caddy v2.11.… + … coraza/v3 v3.…", v)
 	}
 

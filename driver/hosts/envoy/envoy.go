@@ -55,15 +55,15 @@ func chain(m modes.Mode) ev.Mode {
 	return ev.Passthrough
 }
 
-// ModuleFile is the file name of the module m loads (libwafbench_<engine>.so
+// moduleFile is the file name of the module m loads (libwafbench_<engine>.so
 // or coraza.wasm; "" for passthrough): what --module-dir must hold.
-func ModuleFile(m modes.Mode) string { return chain(m).ModuleFile() }
+func moduleFile(m modes.Mode) string { return chain(m).ModuleFile() }
 
 // Check reports a WAF mode whose module is not built, or missing from
 // --module-dir.
 func (Host) Check(m modes.Mode, st hosts.Stack) error {
 	if st.ModuleDir != "" && m.Engine != "" {
-		so := filepath.Join(st.ModuleDir, ModuleFile(m))
+		so := filepath.Join(st.ModuleDir, moduleFile(m))
 		if _, err := os.Stat(so); err != nil {
 			return fmt.Errorf("mode %s: module %s not found (--module-dir)", m, so)
 		}
@@ -149,7 +149,7 @@ func (Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*host
 	if m.IsWasm() {
 		// Envoy reads the .wasm file into V8; nothing is mapped.
 		id.ModulePath = m.ModuleFile()
-	} else if id.ModulePath, err = hosts.MappedFile(p.PID, ModuleFile(m)); err != nil {
+	} else if id.ModulePath, err = hosts.MappedFile(p.PID, moduleFile(m)); err != nil {
 		return nil, err
 	}
 	if id.ModuleSHA256, err = host.FileSHA256(id.ModulePath); err != nil {
@@ -192,7 +192,7 @@ func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
 func (Host) Describe(m modes.Mode, moduleDir string, mod *result.Module, unmeasured *[]string) error {
 	mod.Path = m.ModuleFile()
 	if moduleDir != "" {
-		mod.Path = filepath.Join(moduleDir, ModuleFile(m))
+		mod.Path = filepath.Join(moduleDir, moduleFile(m))
 		mod.Build += " (module from --module-dir " + moduleDir + ")"
 	}
 	if m.IsWasm() {

@@ -32,7 +32,7 @@ func TestChain(t *testing.T) {
 		if got := chain(m); got != tt.want {
 			t.Errorf("chain(%s) = %s, want %s", tt.mode, got, tt.want)
 		}
-		if got := ModuleFile(m); got != tt.file {
+		if got := moduleFile(m); got != tt.file {
 			t.Errorf("ModuleFile(%s) = %q, want %q", tt.mode, got, tt.file)
 		}
 	}

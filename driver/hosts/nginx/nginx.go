@@ -28,8 +28,8 @@ import (
 	"wafbench/driver/result"
 )
 
-// Module is the Debian path of the ModSecurity connector module.
-const Module = "/usr/lib/nginx/modules/ngx_http_modsecurity_module.so"
+// module is the Debian path of the ModSecurity connector module.
+const module = "/usr/lib/nginx/modules/ngx_http_modsecurity_module.so"
 
 // Host is the nginx host.
 type Host struct{}
@@ -54,8 +54,8 @@ func checkNginx() error {
 	if _, err := exec.LookPath("nginx"); err != nil {
 		return errors.New("nginx not found: ./scripts/setup.sh installs nginx and libnginx-mod-http-modsecurity")
 	}
-	if _, err := os.Stat(Module); err != nil {
-		return fmt.Errorf("%s missing: ./scripts/setup.sh installs libnginx-mod-http-modsecurity", Module)
+	if _, err := os.Stat(module); err != nil {
+		return fmt.Errorf("%s missing: ./scripts/setup.sh installs libnginx-mod-http-modsecurity", module)
 	}
 	return nil
 }
@@ -139,7 +139,7 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if st.MatchLog {
 		level = "info"
 	}
-	if err := nginxConf.Execute(&b, map[string]string{"Module": Module, "Tmp": tmp, "Log": logPath,
+	if err := nginxConf.Execute(&b, map[string]string{"Module": module, "Tmp": tmp, "Log": logPath,
 		"Upstream": w.UpstreamAddr, "Listen": listen, "Rules": st.RulesFile, "LogLevel": level}); err != nil {
 		return nil, err
 	}
@@ -203,9 +203,9 @@ func (Host) Identify(_ context.Context, m modes.Mode, p *hosts.Process) (*hosts.
 // Describe records the connector module (path and hash), nginx's and the
 // connector's versions and, without a build, Debian's libmodsecurity.
 func (Host) Describe(m modes.Mode, _ string, mod *result.Module, unmeasured *[]string) error {
-	mod.Path = Module
-	mod.Engine = "libmodsecurity (nginx connector " + Version() + ")"
-	sum, err := host.FileSHA256(Module)
+	mod.Path = module
+	mod.Engine = "libmodsecurity (nginx connector " + version() + ")"
+	sum, err := host.FileSHA256(module)
 	if err != nil {
 		*unmeasured = append(*unmeasured, fmt.Sprintf("mode %s: module SHA-256: %v", m, err))
 	}
@@ -221,8 +221,8 @@ func (Host) Describe(m modes.Mode, _ string, mod *result.Module, unmeasured *[]s
 	return nil
 }
 
-// Version describes nginx and the ModSecurity connector package.
-func Version() string {
+// version describes nginx and the ModSecurity connector package.
+func version() string {
 	v, _ := exec.Command("nginx", "-v").CombinedOutput()
 	c, _ := exec.Command("dpkg-query", "-W", "-f=${Version}", "libnginx-mod-http-modsecurity").Output()
 	return strings.TrimSpace(strings.TrimPrefix(string(v), "nginx version: ")) + " + ModSecurity-nginx connector " + strings.TrimSpace(string(c))

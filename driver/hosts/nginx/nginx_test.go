@@ -119,7 +119,7 @@ func TestNginxModSecurity(t *testing.T) {
 		t.Errorf("SQL injection: upstream served %d, want 0 (denied in nginx)", got)
 	}
 
-	if v := Version(); !strings.Contains(v, "nginx/1") || !strings.Contains(v, "ModSecurity-nginx connector") {
+	if v := version(); !strings.Contains(v, "nginx/1") || !strings.Contains(v, "ModSecurity-nginx connector") {
 		t.Errorf("Version: got %q, want nginx/1… + ModSecurity-nginx connector …", v)
 	}
 
