@@ -52,14 +52,14 @@ type Process struct {
 	stopE  error
 }
 
-// Args returns Envoy's command line (without the binary) for o.
+// args returns Envoy's command line (without the binary) for o.
 //
 // Hot restart is disabled, so Envoy creates no shared-memory region and
 // needs no --base-id: concurrent Envoys do not collide. The admin address
 // is written to WorkDir/admin.addr. Logs go to stderr, which Start sends to
 // LogPath together with stdout, so that output from modules and messages
 // printed before Envoy's logger exists land in the same file.
-func (o Options) Args() []string {
+func (o Options) args() []string {
 	n := o.Concurrency
 	if n <= 0 {
 		n = 1
@@ -111,7 +111,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	defer logf.Close() // the child keeps its own descriptor
 
-	cmd := exec.Command(o.Binary, o.Args()...)
+	cmd := exec.Command(o.Binary, o.args()...)
 	cmd.Dir = o.WorkDir
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stdout = logf
@@ -250,8 +250,8 @@ func (p *Process) Stats(ctx context.Context) ([]byte, error) {
 	return p.admin(ctx, "/stats?format=json")
 }
 
-// ServerInfo returns the admin /server_info JSON document as Envoy wrote it.
-func (p *Process) ServerInfo(ctx context.Context) ([]byte, error) {
+// serverInfo returns the admin /server_info JSON document as Envoy wrote it.
+func (p *Process) serverInfo(ctx context.Context) ([]byte, error) {
 	return p.admin(ctx, "/server_info")
 }
 

@@ -85,7 +85,7 @@ func TestStartStop(t *testing.T) {
 	if err != nil || !strings.Contains(string(stats), `"stats"`) {
 		t.Errorf("Stats: %v, %.80q", err, stats)
 	}
-	info, err := p.ServerInfo(ctx)
+	info, err := p.serverInfo(ctx)
 	if err != nil || !strings.Contains(string(info), `"LIVE"`) {
 		t.Errorf("ServerInfo: %v, %.80q", err, info)
 	}

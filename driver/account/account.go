@@ -404,8 +404,8 @@ func (a account) Total() int64 {
 	return t
 }
 
-// Hooks returns the weight of the samples inside the hooks.
-func (a account) Hooks() int64 {
+// hooks returns the weight of the samples inside the hooks.
+func (a account) hooks() int64 {
 	var t int64
 	for p, n := range a.Parts {
 		if Part(p).InHooks() {

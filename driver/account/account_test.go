@@ -63,7 +63,7 @@ func TestOf(t *testing.T) {
 	if got, want := a.Total(), int64(1000); got != want {
 		t.Errorf("Total = %d, want %d", got, want)
 	}
-	if got, want := a.Hooks(), int64(400); got != want {
+	if got, want := a.hooks(), int64(400); got != want {
 		t.Errorf("Hooks = %d, want %d", got, want)
 	}
 	if got, want := a.Share(Engine), 0.3; got != want {

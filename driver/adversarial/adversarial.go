@@ -148,8 +148,8 @@ func Families() []string { return sortedKeys(families) }
 // lookup returns the family name, or nil.
 func lookup(name string) *family { return families[name] }
 
-// ShapeOf returns the family's shape name, or ok false.
-func (f *family) ShapeOf(name string) (shape, bool) {
+// shapeOf returns the family's shape name, or ok false.
+func (f *family) shapeOf(name string) (shape, bool) {
 	for _, s := range f.Shapes {
 		if s.Name == name {
 			return s, true
@@ -165,7 +165,7 @@ func Check(family, shape string, n int, method string) error {
 	if f == nil {
 		return fmt.Errorf("generate.family: want one of %s, got %q", strings.Join(Families(), ", "), family)
 	}
-	if _, ok := f.ShapeOf(shape); !ok {
+	if _, ok := f.shapeOf(shape); !ok {
 		var names []string
 		for _, s := range f.Shapes {
 			names = append(names, s.Name)
@@ -192,7 +192,7 @@ func Generate(family, shape string, n int) Input {
 // IsAttack says whether family/shape carries an attack (unknown: false).
 func IsAttack(family, shape string) bool {
 	if f := families[family]; f != nil {
-		s, _ := f.ShapeOf(shape)
+		s, _ := f.shapeOf(shape)
 		return s.Attack
 	}
 	return false

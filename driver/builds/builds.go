@@ -76,8 +76,8 @@ func (b *Build) Mode() string {
 	return b.Engine + "@" + b.Name
 }
 
-// DirName is the build's directory name under build/engines.
-func (b *Build) DirName() string {
+// dirName is the build's directory name under build/engines.
+func (b *Build) dirName() string {
 	if b.Name == "" {
 		return b.Engine
 	}
@@ -87,7 +87,7 @@ func (b *Build) DirName() string {
 // Dir is the build's output directory, root/build/engines/<DirName>, where
 // root is the repository root.
 func (b *Build) Dir(root string) string {
-	return root + "/build/engines/" + b.DirName()
+	return root + "/build/engines/" + b.dirName()
 }
 
 // ModuleFile is the module's file name inside Dir; the Envoy module name
@@ -120,8 +120,8 @@ func (s *Set) Default(engine string) (*Build, bool) {
 	return nil, false
 }
 
-// Modes lists every build's mode name in file order.
-func (s *Set) Modes() []string {
+// modes lists every build's mode name in file order.
+func (s *Set) modes() []string {
 	out := make([]string, len(s.Builds))
 	for i := range s.Builds {
 		out[i] = s.Builds[i].Mode()

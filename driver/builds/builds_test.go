@@ -27,7 +27,7 @@ func TestLoadRepoBuilds(t *testing.T) {
 	}
 	pgo, ok := s.Find("modsecurity@3.0.14-pgo")
 	if !ok {
-		t.Fatalf("modsecurity@3.0.14-pgo not found in %v", s.Modes())
+		t.Fatalf("modsecurity@3.0.14-pgo not found in %v", s.modes())
 	}
 	// The anchor &msc3014 must resolve to the same source in every build.
 	if got, want := pgo.Source.SHA256, "99740ef9f7d2c7fc2e9850f25bafd5924de3df21b8d8900fbd9cd66acd0c4758"; got != want {
@@ -101,7 +101,7 @@ func TestParseModes(t *testing.T) {
 		if got := b.Mode(); got != tt.mode {
 			t.Errorf("Mode: got %q, want %q", got, tt.mode)
 		}
-		if got := b.DirName(); got != tt.dir {
+		if got := b.dirName(); got != tt.dir {
 			t.Errorf("%s DirName: got %q, want %q", tt.mode, got, tt.dir)
 		}
 	}

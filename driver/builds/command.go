@@ -19,14 +19,14 @@ import (
 func (r *Runner) BuildAll(ctx context.Context, chosen []*Build) error {
 	if len(chosen) == 0 {
 		var skipped []Skipped
-		chosen, skipped = r.Set.Buildable(r.Root)
+		chosen, skipped = r.Set.buildable(r.Root)
 		for _, sk := range skipped {
 			fmt.Fprintf(r.Stderr, "%s: skipped: %v\n", sk.Build.Mode(), sk.Err)
 		}
 	}
 	var failed []string
 	for _, b := range chosen {
-		if _, _, err := r.Build(ctx, b); err != nil {
+		if _, _, err := r.build(ctx, b); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -51,7 +51,7 @@ func (r *Runner) List(w io.Writer, chosen []*Build) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BUILD\tDIRECTORY\tSTATE")
 	for _, b := range chosen {
-		st, err := r.Check(b)
+		st, err := r.check(b)
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ type TrainOptions struct {
 // field is bad input.
 func (r *Runner) TrainAll(ctx context.Context, chosen []*Build, t TrainOptions) error {
 	if len(chosen) == 0 {
-		chosen = r.Set.PGOBuilds()
+		chosen = r.Set.pgoBuilds()
 	}
 	var failed []string
 	for _, b := range chosen {
@@ -95,9 +95,9 @@ func (r *Runner) TrainAll(ctx context.Context, chosen []*Build, t TrainOptions) 
 			return err
 		}
 		tr := &trainer{Runner: r, Wafbench: t.Wafbench, Cases: cases, RunArgs: t.RunArgs}
-		_, err = tr.Train(ctx, b)
+		_, err = tr.train(ctx, b)
 		if err == nil {
-			_, _, err = r.Build(ctx, b)
+			_, _, err = r.build(ctx, b)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -134,7 +134,7 @@ func (r *Runner) Import(dir string, w io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usage.Errorf("pgo --import: %s is not a directory", dir)
 	}
-	got, err := r.Set.ImportProfiles(r.Root, dir)
+	got, err := r.Set.importProfiles(r.Root, dir)
 	for _, p := range got {
 		fmt.Fprintln(w, p)
 	}

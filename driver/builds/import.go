@@ -56,7 +56,7 @@ var (
 	errProfileMisfit = errors.New("nothing imported")
 )
 
-// ImportProfiles installs the training profiles held in dir — laid out as
+// importProfiles installs the training profiles held in dir — laid out as
 // build/pgo/ is, e.g. the pgo/ folder of the pgo workflow's artifact — into
 // root/build/pgo/, where the pgo builds consume them. Each profile found
 // (the file name Build.ProfilePath gives, with its JSON info file beside
@@ -64,7 +64,7 @@ var (
 // version and archive, instrumented build, training suite); one that does
 // not refuses the whole import, every misfit named in one error, and
 // nothing is copied. Builds whose profile dir lacks are left alone.
-func (s *Set) ImportProfiles(root, dir string) ([]importedProfile, error) {
+func (s *Set) importProfiles(root, dir string) ([]importedProfile, error) {
 	type pending struct {
 		b                *Build
 		src, info, dst   string
@@ -74,8 +74,8 @@ func (s *Set) ImportProfiles(root, dir string) ([]importedProfile, error) {
 	var todo []pending
 	var misfits []string
 	head := gitSHA(root)
-	for _, b := range s.PGOBuilds() {
-		rel, infoRel := b.ProfilePath()
+	for _, b := range s.pgoBuilds() {
+		rel, infoRel := b.profilePath()
 		src := filepath.Join(dir, filepath.Base(rel))
 		if _, err := os.Stat(src); err != nil {
 			continue
@@ -102,8 +102,8 @@ func (s *Set) ImportProfiles(root, dir string) ([]importedProfile, error) {
 	}
 	if len(todo) == 0 {
 		var want []string
-		for _, b := range s.PGOBuilds() {
-			rel, _ := b.ProfilePath()
+		for _, b := range s.pgoBuilds() {
+			rel, _ := b.profilePath()
 			want = append(want, filepath.Base(rel))
 		}
 		return nil, fmt.Errorf("import profiles from %s: %w (want one of %s)", dir, errNoProfiles, strings.Join(want, ", "))

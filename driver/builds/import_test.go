@@ -20,7 +20,7 @@ func TestImportProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var msc *Build
-	for _, b := range s.PGOBuilds() {
+	for _, b := range s.pgoBuilds() {
 		if b.Engine == "modsecurity" {
 			msc = b
 		}
@@ -28,7 +28,7 @@ func TestImportProfiles(t *testing.T) {
 	if msc == nil {
 		t.Fatal("builds.yaml has no modsecurity pgo build")
 	}
-	rel, infoRel := msc.ProfilePath()
+	rel, infoRel := msc.profilePath()
 	// write puts a profile and its info into dir; edit changes the info.
 	write := func(t *testing.T, dir string, edit func(*profileInfo)) {
 		t.Helper()
@@ -68,13 +68,13 @@ func TestImportProfiles(t *testing.T) {
 			if !tt.none {
 				write(t, src, tt.edit)
 			}
-			got, err := s.ImportProfiles(root, src)
+			got, err := s.importProfiles(root, src)
 			if tt.want == nil {
 				if err != nil || len(got) != 1 || got[0].Build != msc.Mode() || got[0].Profile != rel {
 					t.Fatalf("got %+v, %v; want %s imported to %s", got, err, msc.Mode(), rel)
 				}
 				// What was imported is what CheckProfile accepts.
-				if _, err := s.CheckProfile(root, msc); err != nil {
+				if _, err := s.checkProfile(root, msc); err != nil {
 					t.Errorf("CheckProfile after import: %v", err)
 				}
 				return

@@ -35,9 +35,9 @@ type trainer struct {
 // errTraining marks a training run that produced no usable profile.
 var errTraining = errors.New("training failed")
 
-// Train writes b's profile (see Build.ProfilePath) and its info file. Only a
+// train writes b's profile (see Build.ProfilePath) and its info file. Only a
 // complete, error-free training replaces an existing profile.
-func (t *trainer) Train(ctx context.Context, b *Build) (*profileInfo, error) {
+func (t *trainer) train(ctx context.Context, b *Build) (*profileInfo, error) {
 	if b.PGO == nil {
 		return nil, fmt.Errorf("build %s has no pgo field: nothing to train", b.Mode())
 	}
@@ -54,7 +54,7 @@ func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo
 	if !ok {
 		return nil, fmt.Errorf("build %s: pgo.from %s not found", b.Mode(), b.PGO.From)
 	}
-	if _, _, err := r.Build(ctx, from); err != nil {
+	if _, _, err := r.build(ctx, from); err != nil {
 		return nil, err
 	}
 	profdata := "llvm-profdata" + strings.TrimPrefix(b.Compiler, "clang")
@@ -115,7 +115,7 @@ func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo
 	if counted == 0 {
 		return nil, fmt.Errorf("%s: the merged profile has no function with a non-zero count: %w", label, errTraining)
 	}
-	profRel, infoRel := b.ProfilePath()
+	profRel, infoRel := b.profilePath()
 	sum, err := host.FileSHA256(merged)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo
 		return nil, err
 	}
 	keep = false
-	fmt.Fprintf(r.Stderr, "%s: %s from %d .profraw, %d requests; coverage %s\n", label, profRel, len(nonEmpty), tr.Requests, info.Coverage())
+	fmt.Fprintf(r.Stderr, "%s: %s from %d .profraw, %d requests; coverage %s\n", label, profRel, len(nonEmpty), tr.Requests, info.coverage())
 	return info, nil
 }
 
@@ -147,7 +147,7 @@ func (t *trainer) trainGo(ctx context.Context, b *Build) (*profileInfo, error) {
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("build %s: no build script %s to train with", b.Mode(), rel(r.Root, script))
 	}
-	profRel, infoRel := b.ProfilePath()
+	profRel, infoRel := b.profilePath()
 	pgoDir := filepath.Join(r.Root, "build", "pgo")
 	work, err := trainingDir(pgoDir, b)
 	if err != nil {
@@ -320,5 +320,5 @@ func trainingDir(pgoDir string, b *Build) (string, error) {
 	if err := os.MkdirAll(pgoDir, 0o755); err != nil {
 		return "", err
 	}
-	return os.MkdirTemp(pgoDir, ".train-"+b.DirName()+"-")
+	return os.MkdirTemp(pgoDir, ".train-"+b.dirName()+"-")
 }

@@ -33,8 +33,8 @@ type profileInfo struct {
 	Seconds          float64          `json:"seconds,omitempty"` // wall time of the training loop
 }
 
-// Coverage is "counted/total functions (p%)", or "" when unknown.
-func (p *profileInfo) Coverage() string {
+// coverage is "counted/total functions (p%)", or "" when unknown.
+func (p *profileInfo) coverage() string {
 	if p.FunctionsTotal == 0 {
 		return ""
 	}
@@ -42,11 +42,11 @@ func (p *profileInfo) Coverage() string {
 		100*float64(p.FunctionsCounted)/float64(p.FunctionsTotal))
 }
 
-// ProfilePath is where the profile a pgo build consumes lives, relative to
+// profilePath is where the profile a pgo build consumes lives, relative to
 // the repository root, and its info file: build/pgo/modsecurity-<version>.profdata
 // (clang instrumentation profile) or build/pgo/coraza-<name>.pgo (Go CPU
 // profile). Empty for builds without pgo.
-func (b *Build) ProfilePath() (profile, info string) {
+func (b *Build) profilePath() (profile, info string) {
 	var base string
 	switch {
 	case b.PGO == nil:
@@ -85,15 +85,15 @@ func writeProfileInfo(path string, p *profileInfo) error {
 // errNoProfile is wrapped by CheckProfile's errors.
 var errNoProfile = fmt.Errorf("no usable profile")
 
-// CheckProfile verifies the profile a pgo build consumes: it exists, its
+// checkProfile verifies the profile a pgo build consumes: it exists, its
 // info file matches its contents, and it was trained on this build's engine
 // source (version, archive SHA-256, instrumented build, training suite). The
 // error says how to train one. It returns the reference for the manifest.
-func (s *Set) CheckProfile(root string, b *Build) (*profileRef, error) {
+func (s *Set) checkProfile(root string, b *Build) (*profileRef, error) {
 	if b.PGO == nil {
 		return nil, nil
 	}
-	rel, infoRel := b.ProfilePath()
+	rel, infoRel := b.profilePath()
 	train := "train it with 'make pgo'"
 	sum, err := host.FileSHA256(filepath.Join(root, rel))
 	if err != nil {
@@ -109,6 +109,6 @@ func (s *Set) CheckProfile(root string, b *Build) (*profileRef, error) {
 	return &profileRef{
 		File: rel, SHA256: sum, Training: info.Training, TrainedOn: info.TrainedOn,
 		SourceVersion: info.SourceVersion, SourceSHA256: info.SourceSHA256, GitSHA: info.GitSHA,
-		CreatedUTC: info.CreatedUTC, Coverage: info.Coverage(), Requests: info.Requests, Info: infoRel,
+		CreatedUTC: info.CreatedUTC, Coverage: info.coverage(), Requests: info.Requests, Info: infoRel,
 	}, nil
 }

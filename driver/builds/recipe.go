@@ -42,9 +42,9 @@ func isSource(rel string) bool {
 	return filepath.Base(rel) == "Makefile"
 }
 
-// SourceFiles lists the repository files (relative to root, sorted) that the
+// sourceFiles lists the repository files (relative to root, sorted) that the
 // build's module is compiled from, including its Go module files.
-func (b *Build) SourceFiles(root string) ([]string, error) {
+func (b *Build) sourceFiles(root string) ([]string, error) {
 	set := map[string]bool{}
 	for _, pat := range moduleSources[b.Engine] {
 		if dir, ok := strings.CutSuffix(pat, "/..."); ok {
@@ -77,7 +77,7 @@ func (b *Build) SourceFiles(root string) ([]string, error) {
 		}
 	}
 	if b.Source.Kind == sourceGoModule {
-		mod := b.Modfile()
+		mod := b.modfile()
 		set[mod] = true
 		set[strings.TrimSuffix(mod, ".mod")+".sum"] = true
 	}
@@ -89,9 +89,9 @@ func (b *Build) SourceFiles(root string) ([]string, error) {
 	return out, nil
 }
 
-// Modfile is the go.mod a go-module build compiles with, relative to the
+// modfile is the go.mod a go-module build compiles with, relative to the
 // repository root; empty for other sources.
-func (b *Build) Modfile() string {
+func (b *Build) modfile() string {
 	switch {
 	case b.Source.Kind != sourceGoModule:
 		return ""
@@ -114,7 +114,7 @@ func recipeHash(root string, b *Build, toolchain, profileSHA string) (string, er
 		return "", err
 	}
 	fmt.Fprintf(h, "recipe %s\ntoolchain %s\nprofile %s\n", recipe, toolchain, profileSHA)
-	files, err := b.SourceFiles(root)
+	files, err := b.sourceFiles(root)
 	if err != nil {
 		return "", err
 	}

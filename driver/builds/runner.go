@@ -52,13 +52,13 @@ type status struct {
 	ProfileErr error // pgo builds: why the profile cannot be used
 }
 
-// Check computes a build's recipe hash and whether its directory holds that
+// check computes a build's recipe hash and whether its directory holds that
 // build already. A pgo build without a usable profile has ProfileErr set.
-func (r *Runner) Check(b *Build) (*status, error) {
+func (r *Runner) check(b *Build) (*status, error) {
 	st := &status{Build: b}
 	profileSHA := ""
 	if b.PGO != nil {
-		ref, err := r.Set.CheckProfile(r.Root, b)
+		ref, err := r.Set.checkProfile(r.Root, b)
 		if err != nil {
 			st.ProfileErr, st.Reason = err, "no usable profile"
 			return st, nil
@@ -97,12 +97,12 @@ func toolchainVersion(b *Build) string {
 // errBuild marks a failed build script run; the message carries its last line.
 var errBuild = errors.New("build failed")
 
-// Build makes b unless it is up to date. The engine script runs into a fresh
+// build makes b unless it is up to date. The engine script runs into a fresh
 // temporary directory that replaces the build's directory only after the
 // script succeeded, the module is there and the manifest is written. It
 // returns the manifest and whether anything was built.
-func (r *Runner) Build(ctx context.Context, b *Build) (*manifest, bool, error) {
-	st, err := r.Check(b)
+func (r *Runner) build(ctx context.Context, b *Build) (*manifest, bool, error) {
+	st, err := r.check(b)
 	if err != nil {
 		return nil, false, err
 	}
@@ -124,7 +124,7 @@ func (r *Runner) Build(ctx context.Context, b *Build) (*manifest, bool, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, false, err
 	}
-	tmp, err := os.MkdirTemp(parent, ".tmp-"+b.DirName()+"-")
+	tmp, err := os.MkdirTemp(parent, ".tmp-"+b.dirName()+"-")
 	if err != nil {
 		return nil, false, err
 	}
@@ -175,7 +175,7 @@ func (r *Runner) env(b *Build, out, cache string, prof *profileRef) []string {
 		jobs = 2
 	}
 	modfile, profile := "", ""
-	if mf := b.Modfile(); mf != "" {
+	if mf := b.modfile(); mf != "" {
 		modfile = filepath.Join(r.Root, mf)
 	}
 	if prof != nil {
@@ -326,7 +326,7 @@ func (r *Runner) manifest(b *Build, st *status, out string, start time.Time) (*m
 	if len(m.Notes) == 0 {
 		m.Notes = nil // as read back (omitempty)
 	}
-	if mf := b.Modfile(); mf != "" {
+	if mf := b.modfile(); mf != "" {
 		m.Modfile = mf
 		if m.ModfileSHA256, err = host.FileSHA256(filepath.Join(r.Root, mf)); err != nil {
 			return nil, err

@@ -80,7 +80,7 @@ func TestRunnerBuildThenUpToDate(t *testing.T) {
 	b, _ := set.Default("modsecurity")
 	ctx := context.Background()
 
-	m, built, err := r.Build(ctx, b)
+	m, built, err := r.build(ctx, b)
 	if err != nil {
 		t.Fatalf("first build: %v\n%s", err, log.String())
 	}
@@ -103,7 +103,7 @@ func TestRunnerBuildThenUpToDate(t *testing.T) {
 	}
 
 	// Unchanged recipe, intact module: a no-op.
-	if _, built, err := r.Build(ctx, b); err != nil || built {
+	if _, built, err := r.build(ctx, b); err != nil || built {
 		t.Fatalf("second build: got built=%v err=%v, want a no-op", built, err)
 	}
 	if !strings.Contains(log.String(), "modsecurity: up to date") {
@@ -114,7 +114,7 @@ func TestRunnerBuildThenUpToDate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "filters/modsecurity/engine_test.cc"), []byte("// changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := r.Check(b); !st.UpToDate {
+	if st, _ := r.check(b); !st.UpToDate {
 		t.Errorf("after editing a test file: got %q, want up to date", st.Reason)
 	}
 
@@ -122,10 +122,10 @@ func TestRunnerBuildThenUpToDate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "filters/modsecurity/module.cc"), []byte("int hook() { return 2; }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := r.Check(b); st.UpToDate || st.Reason != "recipe changed" {
+	if st, _ := r.check(b); st.UpToDate || st.Reason != "recipe changed" {
 		t.Errorf("after editing module.cc: got up_to_date=%v reason=%q, want recipe changed", st.UpToDate, st.Reason)
 	}
-	if _, built, err := r.Build(ctx, b); err != nil || !built {
+	if _, built, err := r.build(ctx, b); err != nil || !built {
 		t.Fatalf("rebuild: got built=%v err=%v", built, err)
 	}
 
@@ -133,7 +133,7 @@ func TestRunnerBuildThenUpToDate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "libwafbench_modsecurity.so"), []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := r.Check(b); st.UpToDate || st.Reason != "module changed since it was built" {
+	if st, _ := r.check(b); st.UpToDate || st.Reason != "module changed since it was built" {
 		t.Errorf("after altering the module: got up_to_date=%v reason=%q", st.UpToDate, st.Reason)
 	}
 }
@@ -143,7 +143,7 @@ func TestRunnerFailedBuildLeavesNothing(t *testing.T) {
 	var log strings.Builder
 	r := &Runner{Root: root, Set: set, Stderr: &log}
 	b, _ := set.Find("modsecurity@broken")
-	_, _, err := r.Build(context.Background(), b)
+	_, _, err := r.build(context.Background(), b)
 	if !errors.Is(err, errBuild) {
 		t.Fatalf("got %v, want ErrBuild", err)
 	}
@@ -190,10 +190,10 @@ func TestCheckProfile(t *testing.T) {
 	}
 	root := t.TempDir()
 	b, _ := s.Find("modsecurity@pgo")
-	if _, err := s.CheckProfile(root, b); err == nil || !strings.Contains(err.Error(), "missing: train it with 'make pgo'") {
+	if _, err := s.checkProfile(root, b); err == nil || !strings.Contains(err.Error(), "missing: train it with 'make pgo'") {
 		t.Fatalf("no profile: got %v", err)
 	}
-	prof, info := b.ProfilePath()
+	prof, info := b.profilePath()
 	if want := "build/pgo/modsecurity-3.0.14.profdata"; prof != want {
 		t.Errorf("ProfilePath: got %q, want %q", prof, want)
 	}
@@ -220,7 +220,7 @@ func TestCheckProfile(t *testing.T) {
 			if err := writeProfileInfo(filepath.Join(root, info), &p); err != nil {
 				t.Fatal(err)
 			}
-			ref, err := s.CheckProfile(root, b)
+			ref, err := s.checkProfile(root, b)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("got %v, want accepted", err)

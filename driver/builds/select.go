@@ -12,7 +12,7 @@ func (s *Set) Pick(names []string) ([]*Build, error) {
 	for _, n := range names {
 		b, ok := s.Find(n)
 		if !ok {
-			return nil, fmt.Errorf("unknown build %q; known builds: %s", n, strings.Join(s.Modes(), ", "))
+			return nil, fmt.Errorf("unknown build %q; known builds: %s", n, strings.Join(s.modes(), ", "))
 		}
 		out = append(out, b)
 	}
@@ -25,18 +25,18 @@ type Skipped struct {
 	Err   error
 }
 
-// Buildable returns the builds built when none is named: every build that
+// buildable returns the builds built when none is named: every build that
 // is not instrumented (those are for training only) and, for a pgo build,
 // whose profile exists and matches (CheckProfile); the pgo builds left out
 // are in skipped.
-func (s *Set) Buildable(root string) (chosen []*Build, skipped []Skipped) {
+func (s *Set) buildable(root string) (chosen []*Build, skipped []Skipped) {
 	for i := range s.Builds {
 		b := &s.Builds[i]
 		if b.Instrument {
 			continue
 		}
 		if b.PGO != nil {
-			if _, err := s.CheckProfile(root, b); err != nil {
+			if _, err := s.checkProfile(root, b); err != nil {
 				skipped = append(skipped, Skipped{b, err})
 				continue
 			}
@@ -46,8 +46,8 @@ func (s *Set) Buildable(root string) (chosen []*Build, skipped []Skipped) {
 	return chosen, skipped
 }
 
-// PGOBuilds returns every build with a pgo field, in file order.
-func (s *Set) PGOBuilds() []*Build {
+// pgoBuilds returns every build with a pgo field, in file order.
+func (s *Set) pgoBuilds() []*Build {
 	var out []*Build
 	for i := range s.Builds {
 		if s.Builds[i].PGO != nil {

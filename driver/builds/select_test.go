@@ -22,7 +22,7 @@ func TestSelect(t *testing.T) {
 		}
 	})
 	t.Run("buildable", func(t *testing.T) {
-		chosen, skipped := s.Buildable(root)
+		chosen, skipped := s.buildable(root)
 		seen := map[*Build]bool{}
 		for _, b := range chosen {
 			seen[b] = true
@@ -43,7 +43,7 @@ func TestSelect(t *testing.T) {
 		}
 	})
 	t.Run("pgo", func(t *testing.T) {
-		got := s.PGOBuilds()
+		got := s.pgoBuilds()
 		if len(got) == 0 {
 			t.Fatal("no pgo builds in filters/builds.yaml")
 		}

@@ -163,12 +163,12 @@ func TestApplyOverrides(t *testing.T) {
 		{ID: "b", Outcome: Failed, Stages: []stageResult{{Status: 200}}},
 		{ID: "c", Outcome: passed},
 	}}
-	ov.Apply(&mr, modes.Mode{Name: modes.Name{Base: "coraza", Engine: "coraza", Host: modes.Envoy}})
+	ov.apply(&mr, modes.Mode{Name: modes.Name{Base: "coraza", Engine: "coraza", Host: modes.Envoy}})
 	if mr.Tests[0].Outcome != overridden || mr.Tests[1].Outcome != Failed || len(mr.Stale) != 1 {
 		t.Errorf("got %+v, stale %v", mr.Tests, mr.Stale)
 	}
 	nginx := modeResult{Tests: []testResult{{ID: "a", Outcome: Failed, Stages: []stageResult{{Status: 400}}}}}
-	ov.Apply(&nginx, modes.Mode{Name: modes.Name{Base: modes.RefNginxModSecurity, Engine: "modsecurity", Host: modes.Nginx}})
+	ov.apply(&nginx, modes.Mode{Name: modes.Name{Base: modes.RefNginxModSecurity, Engine: "modsecurity", Host: modes.Nginx}})
 	if nginx.Tests[0].Outcome != Failed {
 		t.Errorf("an envoy override applied to nginx: %+v", nginx.Tests[0])
 	}
@@ -182,18 +182,18 @@ func TestOverrideEngineVersions(t *testing.T) {
 		EngineVersions: []string{"3.0.9"}, Cause: causeEngine, Reason: "r"}}}
 	ms := modes.Mode{Name: modes.Name{Base: "modsecurity", Engine: "modsecurity", Host: modes.Envoy}}
 	old := modeResult{EngineVersion: "v3.0.9", Tests: []testResult{{ID: "a", Outcome: Failed}}}
-	ov.Apply(&old, ms)
+	ov.apply(&old, ms)
 	if old.Tests[0].Outcome != overridden {
 		t.Errorf("3.0.9: %+v, want overridden", old.Tests[0])
 	}
 	for _, v := range []string{"3.0.14", ""} {
 		mr := modeResult{EngineVersion: v, Tests: []testResult{{ID: "a", Outcome: passed}}}
-		ov.Apply(&mr, ms)
+		ov.apply(&mr, ms)
 		if len(mr.Stale) != 0 {
 			t.Errorf("version %q: stale %v, want none (the entry is for 3.0.9)", v, mr.Stale)
 		}
 		failed := modeResult{EngineVersion: v, Tests: []testResult{{ID: "a", Outcome: Failed}}}
-		ov.Apply(&failed, ms)
+		ov.apply(&failed, ms)
 		if failed.Tests[0].Outcome != Failed {
 			t.Errorf("version %q: %+v, want the failure unexplained", v, failed.Tests[0])
 		}
@@ -215,7 +215,7 @@ func TestBuildDifferences(t *testing.T) {
 			{Mode: "coraza@3.7.0", Engine: "coraza", Host: "envoy", Build: "coraza@3.7.0", Tests: tests(passed)},
 			{Mode: "ref-caddy-coraza", Engine: "coraza", Host: "caddy", Tests: tests(Failed)},
 		}}
-		got := r.BuildDifferences()
+		got := r.buildDifferences()
 		if len(got) != 1 || got[0].Test != "941310-1" || got[0].Outcomes["coraza@re2"] != Failed || got[0].Outcomes["coraza"] != passed {
 			t.Errorf("default build %q: got %+v, want 941310-1 passed by coraza, failed by coraza@re2", defBuild, got)
 		}

@@ -100,7 +100,7 @@ func Execute(ctx context.Context, req RunRequest, stdout, stderr io.Writer) erro
 	if req.Options.Only != nil {
 		run.Only = req.Options.Only.String()
 	}
-	if err := run.WriteFiles(dir); err != nil {
+	if err := run.writeFiles(dir); err != nil {
 		return err
 	}
 	meta.Status, meta.FinishedUTC = "complete", time.Now().UTC().Format(time.RFC3339)
@@ -289,13 +289,13 @@ func RejudgeDir(dir, overridesPath, root string, reg *modes.Registry, stdout io.
 			}
 		}
 	}
-	if err := run.Rejudge(ov, reg.Resolve); err != nil {
+	if err := run.rejudge(ov, reg.Resolve); err != nil {
 		return usage.Errorf("--rejudge %s: %v", dir, err)
 	}
 	if r, ok := repoRel(root, overridesPath); ok {
 		run.OverridesFile = r
 	}
-	if err := run.WriteFiles(dir); err != nil {
+	if err := run.writeFiles(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, MarkdownFile))

@@ -43,8 +43,8 @@ type counts struct {
 	ByCause map[string]int `json:"overridden_by_cause,omitempty"`
 }
 
-// Total is every test counted.
-func (c counts) Total() int { return c.Passed + c.Failed + c.Overridden + c.NotRun }
+// total is every test counted.
+func (c counts) total() int { return c.Passed + c.Failed + c.Overridden + c.NotRun }
 
 // fileCounts are the outcomes of one rule file's tests.
 type fileCounts struct {
@@ -145,10 +145,10 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 
 // judge applies ov to mr's observed outcomes and counts them.
 func (mr *modeResult) judge(ov *overrides, m modes.Mode) {
-	ov.Apply(mr, m)
+	ov.apply(mr, m)
 	mr.count()
 	for _, r := range mr.Tests {
-		if e := ov.Entry(r.Override); r.Outcome == overridden && e != nil {
+		if e := ov.entry(r.Override); r.Outcome == overridden && e != nil {
 			if mr.Counts.ByCause == nil {
 				mr.Counts.ByCause = map[string]int{}
 			}

@@ -95,7 +95,7 @@ func loadOverrides(path string, s *suite) (*overrides, error) {
 		}
 		names[e.Name] = true
 		for _, id := range e.Tests {
-			if !s.Has(id) {
+			if !s.has(id) {
 				return nil, fmt.Errorf("%s: unknown test %q (not in the CRS %s suite)", where, id, "4.25.0")
 			}
 		}
@@ -123,9 +123,9 @@ func loadOverrides(path string, s *suite) (*overrides, error) {
 	return &ov, nil
 }
 
-// AppliesTo reports whether e selects mode m running engine version
+// appliesTo reports whether e selects mode m running engine version
 // version ("" when unknown: a version-narrowed entry then does not apply).
-func (e *override) AppliesTo(m modes.Mode, version string) bool {
+func (e *override) appliesTo(m modes.Mode, version string) bool {
 	if len(e.EngineVersions) > 0 && !slices.ContainsFunc(e.EngineVersions, func(v string) bool {
 		return strings.TrimPrefix(v, "v") == strings.TrimPrefix(version, "v")
 	}) {
@@ -150,10 +150,10 @@ func (e *override) AppliesTo(m modes.Mode, version string) bool {
 	return true
 }
 
-// Apply turns each failed test of mr that an entry explains into
+// apply turns each failed test of mr that an entry explains into
 // overridden and records the entries' tests that pass in mr as stale.
 // A nil Overrides applies nothing.
-func (ov *overrides) Apply(mr *modeResult, m modes.Mode) {
+func (ov *overrides) apply(mr *modeResult, m modes.Mode) {
 	if ov == nil {
 		return
 	}
@@ -163,7 +163,7 @@ func (ov *overrides) Apply(mr *modeResult, m modes.Mode) {
 	}
 	for ei := range ov.Entries {
 		e := &ov.Entries[ei]
-		if !e.AppliesTo(m, mr.EngineVersion) {
+		if !e.appliesTo(m, mr.EngineVersion) {
 			continue
 		}
 		for _, id := range e.Tests {
@@ -195,8 +195,8 @@ func failedWithStatus(r *testResult, status int) bool {
 	return false
 }
 
-// Entry returns the entry called name.
-func (ov *overrides) Entry(name string) *override {
+// entry returns the entry called name.
+func (ov *overrides) entry(name string) *override {
 	if ov == nil {
 		return nil
 	}

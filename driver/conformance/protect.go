@@ -77,8 +77,8 @@ func protect(meta *result.Meta, found []Found) *result.Protection {
 				}
 				c := mr.Counts
 				mp.Source, mp.Passed, mp.Failed, mp.Overridden, mp.NotRun, mp.PassRate =
-					f.Dir, c.Passed, c.Failed, c.Overridden, c.NotRun, mr.PassRate()
-				if mr.IsBuild() {
+					f.Dir, c.Passed, c.Failed, c.Overridden, c.NotRun, mr.passRate()
+				if mr.isBuild() {
 					if def := f.Run.defaultOf(*mr); def != nil {
 						ds := f.Run.disagreeAmong([]modeResult{*def, *mr})
 						mp.VsDefault = len(ds)

@@ -16,7 +16,7 @@ func TestRejudge(t *testing.T) {
 		{ID: "c", Outcome: passed, Stages: []stageResult{{Status: 200, Pass: true}}},
 	}}}}
 	ov := &overrides{Entries: []override{{Name: "new", Tests: []string{"b", "c"}, Cause: causeEngine, Reason: "r"}}}
-	if err := run.Rejudge(ov, func(string) (modes.Mode, error) { return coraza, nil }); err != nil {
+	if err := run.rejudge(ov, func(string) (modes.Mode, error) { return coraza, nil }); err != nil {
 		t.Fatal(err)
 	}
 	got := run.Modes[0]
@@ -26,7 +26,7 @@ func TestRejudge(t *testing.T) {
 	if got.Tests[1].Outcome != overridden || got.Tests[1].Override != "new" {
 		t.Errorf("b newly overridden: got %+v", got.Tests[1])
 	}
-	if len(got.Stale) != 1 || got.Counts.Failed != 1 || got.Counts.Overridden != 1 || got.Counts.ByCause[causeEngine] != 1 || run.Unexplained() != 1 {
+	if len(got.Stale) != 1 || got.Counts.Failed != 1 || got.Counts.Overridden != 1 || got.Counts.ByCause[causeEngine] != 1 || run.unexplained() != 1 {
 		t.Errorf("stale %v, counts %+v", got.Stale, got.Counts)
 	}
 }

@@ -6,13 +6,13 @@ import (
 	"wafbench/driver/modes"
 )
 
-// Rejudge applies ov afresh to the outcomes r observed: every overridden
+// rejudge applies ov afresh to the outcomes r observed: every overridden
 // test becomes failed again with its first failing stage's reason, the
 // stale list is emptied, then ov is applied and the counts redone. Nothing
 // observed changes (statuses, IDs, stage verdicts): an override file only
 // explains failures, so a run's judgement can follow a corrected override
 // file without sending the suite again. resolve names each mode's Mode.
-func (r *run) Rejudge(ov *overrides, resolve func(string) (modes.Mode, error)) error {
+func (r *run) rejudge(ov *overrides, resolve func(string) (modes.Mode, error)) error {
 	for i := range r.Modes {
 		mr := &r.Modes[i]
 		m, err := resolve(mr.Mode)
@@ -39,8 +39,8 @@ func (r *run) Rejudge(ov *overrides, resolve func(string) (modes.Mode, error)) e
 	return nil
 }
 
-// Unexplained counts the failed tests no override explains, over every mode.
-func (r *run) Unexplained() int {
+// unexplained counts the failed tests no override explains, over every mode.
+func (r *run) unexplained() int {
 	n := 0
 	for _, m := range r.Modes {
 		n += m.Counts.Failed

@@ -79,18 +79,18 @@ func readRun(data []byte) (*run, error) {
 	return &r, nil
 }
 
-// PassRate is the share of a mode's tests that passed or failed only as
+// passRate is the share of a mode's tests that passed or failed only as
 // an override explains, over every test run.
-func (mr *modeResult) PassRate() float64 {
-	n := mr.Counts.Total() - mr.Counts.NotRun
+func (mr *modeResult) passRate() float64 {
+	n := mr.Counts.total() - mr.Counts.NotRun
 	if n == 0 {
 		return 0
 	}
 	return float64(mr.Counts.Passed) / float64(n)
 }
 
-// WriteFiles writes crs-test.json, crs-test.csv and crs-test.md into dir.
-func (r *run) WriteFiles(dir string) error {
+// writeFiles writes crs-test.json, crs-test.csv and crs-test.md into dir.
+func (r *run) writeFiles(dir string) error {
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -133,18 +133,18 @@ type disagreement struct {
 	Outcomes map[string]string // mode → outcome (with the override name)
 }
 
-// Disagreements lists every test on which two modes that ran it have
+// disagreements lists every test on which two modes that ran it have
 // different outcomes (passed versus failed or overridden), in suite order.
-func (r *run) Disagreements() []disagreement {
+func (r *run) disagreements() []disagreement {
 	return r.disagree(func(a, b modeResult) bool { return true })
 }
 
-// BuildDifferences lists every test on which a build's outcome differs
+// buildDifferences lists every test on which a build's outcome differs
 // from its engine's default build in the same host (when that ran).
-func (r *run) BuildDifferences() []disagreement {
+func (r *run) buildDifferences() []disagreement {
 	var out []disagreement
 	for _, m := range r.Modes {
-		if !m.IsBuild() {
+		if !m.isBuild() {
 			continue
 		}
 		def := r.defaultOf(m)
@@ -157,14 +157,14 @@ func (r *run) BuildDifferences() []disagreement {
 	return out
 }
 
-// IsBuild reports whether mr is a named build (coraza@re2), not an
+// isBuild reports whether mr is a named build (coraza@re2), not an
 // engine's default build (whose Build field names the engine itself).
-func (mr *modeResult) IsBuild() bool { return strings.Contains(mr.Mode, "@") }
+func (mr *modeResult) isBuild() bool { return strings.Contains(mr.Mode, "@") }
 
 func (r *run) defaultOf(m modeResult) *modeResult {
 	for i := range r.Modes {
 		o := &r.Modes[i]
-		if !o.IsBuild() && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
+		if !o.isBuild() && o.Engine == m.Engine && o.Host == m.Host && o.Mode != m.Mode && o.Error == "" {
 			if strings.HasPrefix(m.Mode, o.Mode+"@") {
 				return o
 			}
@@ -231,7 +231,7 @@ func (r *run) Markdown() string {
 	for _, m := range r.Modes {
 		c := m.Counts
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d (%d / %d / %d) | %d | %.1f%% | %.0f s |\n", m.Mode, m.Host, m.Engine,
-			c.Passed, c.Failed, c.Overridden, c.ByCause[causeEngine], c.ByCause[causeEnvoy], c.ByCause[causeHost], c.NotRun, 100*m.PassRate(), m.WallSeconds)
+			c.Passed, c.Failed, c.Overridden, c.ByCause[causeEngine], c.ByCause[causeEnvoy], c.ByCause[causeHost], c.NotRun, 100*m.passRate(), m.WallSeconds)
 	}
 	for _, m := range r.Modes {
 		if m.Error != "" {
@@ -299,8 +299,8 @@ func (r *run) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", d.Test, strings.Join(parts, "; "), strings.Join(reasons, " "))
 		}
 	}
-	writeDiff("Tests on which modes disagree", r.Disagreements())
-	writeDiff("Tests on which a build differs from its engine's default", r.BuildDifferences())
+	writeDiff("Tests on which modes disagree", r.disagreements())
+	writeDiff("Tests on which a build differs from its engine's default", r.buildDifferences())
 
 	b.WriteString("\n## Unexplained failures\n\n")
 	n := 0

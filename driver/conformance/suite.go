@@ -103,11 +103,11 @@ func loadFS(fsys fs.FS) (*suite, error) {
 	return s, nil
 }
 
-// Has reports whether the suite holds test id.
-func (s *suite) Has(id string) bool { _, ok := s.byID[id]; return ok }
+// has reports whether the suite holds test id.
+func (s *suite) has(id string) bool { _, ok := s.byID[id]; return ok }
 
 // test returns test id.
-func (s *suite) Test(id string) (test, bool) {
+func (s *suite) test(id string) (test, bool) {
 	i, ok := s.byID[id]
 	if !ok {
 		return test{}, false

@@ -10,7 +10,7 @@ func TestLoadCountsTheSuite(t *testing.T) {
 	if s.Files != wantFiles || len(s.Tests) != wantTests || s.Stages != wantStages {
 		t.Fatalf("got %d files, %d tests, %d stages", s.Files, len(s.Tests), s.Stages)
 	}
-	tt, ok := s.Test("920100-1")
+	tt, ok := s.test("920100-1")
 	if !ok || tt.RuleFile != "REQUEST-920-PROTOCOL-ENFORCEMENT" || len(tt.Stages) == 0 {
 		t.Fatalf("920100-1: got %+v, %v", tt, ok)
 	}

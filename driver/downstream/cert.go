@@ -89,8 +89,8 @@ func WriteCert(dir string) (*Cert, error) {
 	return c, nil
 }
 
-// Pool is a certificate pool holding c, for a client's RootCAs.
-func (c *Cert) Pool() *x509.CertPool {
+// pool is a certificate pool holding c, for a client's RootCAs.
+func (c *Cert) pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	if crt, err := x509.ParseCertificate(c.certDER); err == nil {
 		p.AddCert(crt)
@@ -101,16 +101,16 @@ func (c *Cert) Pool() *x509.CertPool {
 // ClientConfig is the TLS configuration a client of protocol p uses against
 // a listener serving c: c as the only root, ServerName as SNI, p's ALPN.
 func (c *Cert) ClientConfig(p Protocol) *tls.Config {
-	cfg := &tls.Config{RootCAs: c.Pool(), ServerName: ServerName, MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{RootCAs: c.pool(), ServerName: ServerName, MinVersion: tls.VersionTLS12}
 	if a := p.ALPN(); a != "" {
 		cfg.NextProtos = []string{a}
 	}
 	return cfg
 }
 
-// ServerConfig is a TLS configuration serving c with p's ALPN (tests'
+// serverConfig is a TLS configuration serving c with p's ALPN (tests'
 // stand-in servers).
-func (c *Cert) ServerConfig(p Protocol) (*tls.Config, error) {
+func (c *Cert) serverConfig(p Protocol) (*tls.Config, error) {
 	kp, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("downstream certificate: %w", err)

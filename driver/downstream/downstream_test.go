@@ -49,7 +49,7 @@ func TestCert(t *testing.T) {
 		t.Error(err)
 	}
 	for _, p := range []Protocol{H1TLS, H2TLS} {
-		srvCfg, err := c.ServerConfig(p)
+		srvCfg, err := c.serverConfig(p)
 		if err != nil {
 			t.Fatal(err)
 		}

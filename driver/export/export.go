@@ -143,8 +143,8 @@ type group struct {
 	Conns          int
 }
 
-// Name is the group's file name stem, e.g. "coraza_json_4k_c16".
-func (g group) Name() string {
+// name is the group's file name stem, e.g. "coraza_json_4k_c16".
+func (g group) name() string {
 	return safe(g.Mode) + "_" + safe(g.Workload) + "_c" + strconv.Itoa(g.Conns)
 }
 
@@ -219,13 +219,13 @@ func WriteRun(dir string, recs []result.Record) (files, error) {
 	for g := range groups {
 		keys = append(keys, g)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].Name() < keys[j].Name() })
+	sort.Slice(keys, func(i, j int) bool { return keys[i].name() < keys[j].name() })
 	for _, g := range keys {
 		var buf bytes.Buffer
 		if err := writeHGRM(&buf, groups[g]); err != nil {
 			return files, err
 		}
-		rel := filepath.Join(Dir, g.Name()+".hgrm")
+		rel := filepath.Join(Dir, g.name()+".hgrm")
 		if err := atomicfile.WriteFile(filepath.Join(dir, rel), buf.Bytes()); err != nil {
 			return files, err
 		}
@@ -243,7 +243,7 @@ func WriteRun(dir string, recs []result.Record) (files, error) {
 		if err != nil {
 			return files, err
 		}
-		rel := filepath.Join(Dir, "fortio", fmt.Sprintf("t%02d-%s.json", r.Trial, g.Name()))
+		rel := filepath.Join(Dir, "fortio", fmt.Sprintf("t%02d-%s.json", r.Trial, g.name()))
 		if err := atomicfile.WriteFile(filepath.Join(dir, rel), append(b, '\n')); err != nil {
 			return files, err
 		}

@@ -79,8 +79,8 @@ func (p *pad) expand() string {
 	return b.String()
 }
 
-// Check reports the first thing wrong with the entry's own fields.
-func (e *Entry) Check() error {
+// check reports the first thing wrong with the entry's own fields.
+func (e *Entry) check() error {
 	switch {
 	case e.Name == "":
 		return fmt.Errorf("entry without a name")
@@ -147,9 +147,9 @@ func (e *Entry) Parts() (method, target string, headers [][2]string, body []byte
 	return e.Method, target, headers, body, nil
 }
 
-// Raw serializes the entry as an HTTP/1.1 request (http1.AppendRequest:
+// raw serializes the entry as an HTTP/1.1 request (http1.AppendRequest:
 // headers as given, Content-Length for a body).
-func (e *Entry) Raw() ([]byte, error) {
+func (e *Entry) raw() ([]byte, error) {
 	method, target, hs, body, err := e.Parts()
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func parseEntries(name string, b []byte) ([]Entry, error) {
 	seen := map[string]bool{}
 	for i := range entries {
 		e := &entries[i]
-		if err := e.Check(); err != nil {
+		if err := e.check(); err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
 		if seen[e.Name] {
@@ -284,14 +284,14 @@ func readYAML(path string, v any) error {
 	return nil
 }
 
-// Expected is the status e should get in mode, whose engine build is build
+// expected is the status e should get in mode, whose engine build is build
 // (a mode name like coraza@3.7.0; "" without one): the build's own status
 // from build-differences.yaml if listed, else the first of the mode's
 // expect keys (modes.ExpectKeys, with the mode's engine name before "waf",
 // so a reference host is held to its engine's verdicts) that e lists. A
 // mode without an engine that e does not name expects 200 (the upstream's
 // answer); a WAF mode e does not cover expects 0 (unknown).
-func (c *Corpus) Expected(e *Entry, mode, build string) int {
+func (c *Corpus) expected(e *Entry, mode, build string) int {
 	if d, ok := c.ByBuild[build][e.Name]; ok && build != "" {
 		return d.Status
 	}

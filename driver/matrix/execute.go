@@ -102,7 +102,7 @@ func Write(ctx context.Context, cfg *runner.Config, c *Corpus, ms []modes.Mode) 
 	if err != nil {
 		return nil, err
 	}
-	if err := res.WriteFiles(cfg.Dir); err != nil {
+	if err := res.writeFiles(cfg.Dir); err != nil {
 		return nil, err
 	}
 	return res, nil

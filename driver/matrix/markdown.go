@@ -25,10 +25,10 @@ func (m mdWriter) head(cells ...string) {
 	m.row(sep...)
 }
 
-// WriteMarkdown writes matrix.md: how many verdicts of each mode were as
+// writeMarkdown writes matrix.md: how many verdicts of each mode were as
 // expected, every verdict that was not, and every request on which the WAF
 // modes (or the modes without a WAF) answered differently from each other.
-func (r *result) WriteMarkdown(w io.Writer) {
+func (r *result) writeMarkdown(w io.Writer) {
 	m := mdWriter{w}
 	cases := r.cases()
 	m.p("# Request matrix: corpus `%s`", r.Corpus)

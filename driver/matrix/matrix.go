@@ -104,8 +104,8 @@ func run(ctx context.Context, sess *runner.Session, c *Corpus, ms []modes.Mode) 
 		for i := range c.Entries {
 			e := &c.Entries[i]
 			row := row{Mode: mode, Engine: modes.Engine(mode), Build: build, Case: e.Name, Class: e.Class,
-				Method: e.Method, Expected: c.Expected(e, mode, build)}
-			raw, err := e.Raw()
+				Method: e.Method, Expected: c.expected(e, mode, build)}
+			raw, err := e.raw()
 			if err != nil {
 				h.Stop()
 				return res, fmt.Errorf("corpus %s: %s: %v", c.Name, e.Name, err)
@@ -227,8 +227,8 @@ func readCSV(r io.Reader) ([]row, error) {
 	}
 }
 
-// WriteFiles writes matrix.csv and matrix.md into dir.
-func (r *result) WriteFiles(dir string) error {
+// writeFiles writes matrix.csv and matrix.md into dir.
+func (r *result) writeFiles(dir string) error {
 	var b strings.Builder
 	if err := writeCSV(&b, r.Rows); err != nil {
 		return err
@@ -237,7 +237,7 @@ func (r *result) WriteFiles(dir string) error {
 		return err
 	}
 	var m strings.Builder
-	r.WriteMarkdown(&m)
+	r.writeMarkdown(&m)
 	return atomicfile.WriteFile(filepath.Join(dir, MarkdownFile), []byte(m.String()))
 }
 

@@ -83,7 +83,7 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: %d entries, want at least 10", name, len(c.Entries))
 		}
 		for i := range c.Entries {
-			if _, err := c.Entries[i].Raw(); err != nil {
+			if _, err := c.Entries[i].raw(); err != nil {
 				t.Errorf("%s %s: %v", name, c.Entries[i].Name, err)
 			}
 		}
@@ -117,7 +117,7 @@ func TestExpected(t *testing.T) {
 		{lab, modes.RefDirect, "", 200},
 		{Entry{Expect: map[string]int{"modsecurity": 403}}, modes.Coraza, modes.Coraza, 0},
 	} {
-		if got := c.Expected(&tt.e, tt.mode, tt.build); got != tt.want {
+		if got := c.expected(&tt.e, tt.mode, tt.build); got != tt.want {
 			t.Errorf("%s in %s: got %d, want %d", tt.e.Name, tt.mode, got, tt.want)
 		}
 	}
@@ -230,7 +230,7 @@ func TestRealModes(t *testing.T) {
 			if err := os.Mkdir(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := res.WriteFiles(out); err != nil {
+			if err := res.writeFiles(out); err != nil {
 				t.Fatal(err)
 			}
 			back, err := readFile(filepath.Join(out, csvFile))

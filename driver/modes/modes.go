@@ -130,18 +130,18 @@ func must(s string) Name {
 	return n
 }
 
-// IsWAF reports whether n runs a WAF engine.
-func (n Name) IsWAF() bool { return n.Engine != "" }
+// isWAF reports whether n runs a WAF engine.
+func (n Name) isWAF() bool { return n.Engine != "" }
 
 // IsWasm reports whether n runs its engine as a proxy-wasm filter in
 // Envoy's V8 runtime (coraza-wasm) rather than as a dynamic module.
 func (n Name) IsWasm() bool { return n.Base == CorazaWasm }
 
-// ExpectKeys are the keys of a workload's `expect` map that apply to n,
+// expectKeys are the keys of a workload's `expect` map that apply to n,
 // most specific first: the mode's own name, its base name for a build (for
 // coraza-wasm: coraza, the engine it runs in another host), then "waf" for
 // any mode that runs an engine, then "default".
-func (n Name) ExpectKeys() []string {
+func (n Name) expectKeys() []string {
 	keys := []string{n.String()}
 	if n.Build != "" {
 		keys = append(keys, n.Base)
@@ -155,9 +155,9 @@ func (n Name) ExpectKeys() []string {
 	return append(keys, "default")
 }
 
-// Rank orders modes for tables and charts: passthrough, then each engine's
+// rank orders modes for tables and charts: passthrough, then each engine's
 // builds (default build first), coraza-wasm, then reference hosts.
-func (n Name) Rank() int {
+func (n Name) rank() int {
 	switch {
 	case n.Base == Passthrough:
 		return 0
@@ -181,7 +181,7 @@ func (n Name) Rank() int {
 func Engine(mode string) string { return must(mode).Engine }
 
 // IsWAF reports whether mode runs a WAF engine.
-func IsWAF(mode string) bool { return must(mode).IsWAF() }
+func IsWAF(mode string) bool { return must(mode).isWAF() }
 
 // HostOf is the host that serves mode's requests ("" if mode is unknown).
 func HostOf(mode string) Host { return must(mode).Host }
@@ -211,10 +211,10 @@ func WasmFile(root string) string { return filepath.Join(root, "build", "filters
 
 // ExpectKeys are the keys of a workload's `expect` map that apply to mode
 // (Name.ExpectKeys); an unknown mode has its own name and "default".
-func ExpectKeys(mode string) []string { return must(mode).ExpectKeys() }
+func ExpectKeys(mode string) []string { return must(mode).expectKeys() }
 
 // Rank orders modes for tables and charts (Name.Rank).
-func Rank(mode string) int { return must(mode).Rank() }
+func Rank(mode string) int { return must(mode).rank() }
 
 // Sort orders modes by Rank, the default build before other builds, then by name.
 func Sort(ms []string) {

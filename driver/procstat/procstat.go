@@ -96,9 +96,9 @@ type interval struct {
 	ClockNs     int64 // 0 if either snapshot lacks it
 }
 
-// Utilization is CPU seconds per wall second, from ClockNs when both
+// utilization is CPU seconds per wall second, from ClockNs when both
 // snapshots have it and from SchedstatNs otherwise.
-func (d interval) Utilization() float64 {
+func (d interval) utilization() float64 {
 	if d.Wall <= 0 {
 		return 0
 	}

@@ -186,7 +186,7 @@ func TestDeltaAndUtilization(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("Delta: got %+v, want %+v", got, tt.want)
 			}
-			if u := got.Utilization(); u != tt.wantUtil {
+			if u := got.utilization(); u != tt.wantUtil {
 				t.Errorf("Utilization: got %v, want %v", u, tt.wantUtil)
 			}
 		})

@@ -66,7 +66,7 @@ func deathDuring(p *proxy, up *Upstream, name, workload string, hadErrors bool) 
 		grace = time.Second
 	}
 	if up != nil && exited(up.proc.Done(), grace) {
-		return fmt.Sprintf("upstream (pid %d) exited (%s) during %s", up.PID(), exitStatus(up.proc.ExitErr()), workload)
+		return fmt.Sprintf("upstream (pid %d) exited (%s) during %s", up.pid(), exitStatus(up.proc.ExitErr()), workload)
 	}
 	if p.Done != nil && exited(p.Done, grace) {
 		return fmt.Sprintf("%s exited (%s) during %s", name, exitStatus(p.ExitErr()), workload)

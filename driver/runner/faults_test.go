@@ -136,7 +136,7 @@ func passthroughRun(t *testing.T, prepare func(dir string), selfOverride func(t 
 // death, and the upstream is restarted so the second trial measures.
 func TestUpstreamKilledMidWindow(t *testing.T) {
 	recs, _, err, errs := passthroughRun(t, nil, nil, func(t *testing.T, p *proxy, up *Upstream) {
-		if err := syscall.Kill(up.PID(), syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(up.pid(), syscall.SIGKILL); err != nil {
 			t.Error(err)
 		}
 		<-up.proc.Done()
@@ -292,7 +292,7 @@ func TestUpstreamCannotRestartEndsRun(t *testing.T) {
 		return script
 	}
 	recs, windows, err, _ := passthroughRun(t, nil, once, func(t *testing.T, p *proxy, up *Upstream) {
-		syscall.Kill(up.PID(), syscall.SIGKILL)
+		syscall.Kill(up.pid(), syscall.SIGKILL)
 		<-up.proc.Done()
 	})
 	if err == nil || !strings.Contains(err.Error(), "exited (signal 9) and could not be restarted") || !strings.Contains(err.Error(), "run ended before trial 2 of 2") {

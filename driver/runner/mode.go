@@ -33,8 +33,8 @@ func Open(ctx context.Context, cfg *Config) (*Session, error) {
 	return &Session{cfg: cfg, up: up, tmp: tmp}, nil
 }
 
-// UpstreamAddr is the address of the session's upstream.
-func (s *Session) UpstreamAddr() string { return s.up.Addr }
+// upstreamAddr is the address of the session's upstream.
+func (s *Session) upstreamAddr() string { return s.up.Addr }
 
 // Close stops the upstream and removes the temporary directory.
 func (s *Session) Close() {
@@ -63,7 +63,7 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*host, error) {
 		old.Stop()
 		up, err := s.cfg.startUpstream(ctx, s.tmp)
 		if err != nil {
-			return nil, fmt.Errorf("upstream (pid %d) exited and could not be restarted: %w", old.PID(), err)
+			return nil, fmt.Errorf("upstream (pid %d) exited and could not be restarted: %w", old.pid(), err)
 		}
 		s.up = up
 	}

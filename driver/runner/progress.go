@@ -65,8 +65,8 @@ func (p *Progress) tick() {
 	}
 }
 
-// Trial reports a trial-level step (starting, warming up).
-func (p *Progress) Trial(t plan.Trial, what string) {
+// trial reports a trial-level step (starting, warming up).
+func (p *Progress) trial(t plan.Trial, what string) {
 	if p == nil {
 		return
 	}

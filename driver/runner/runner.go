@@ -126,13 +126,13 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 		// An upstream that died (killed, crashed) would fail every later
 		// trial: start a new one, or end the run now.
 		if exited(up.proc.Done(), 0) {
-			old := fmt.Sprintf("upstream (pid %d) exited (%s)", up.PID(), exitStatus(up.proc.ExitErr()))
+			old := fmt.Sprintf("upstream (pid %d) exited (%s)", up.pid(), exitStatus(up.proc.ExitErr()))
 			up.Stop()
 			if up, err = cfg.startUpstream(ctx, tmp); err != nil {
 				return recs, fmt.Errorf("%s and could not be restarted: %w; run ended before trial %d of %d", old, err, tr.Index, len(cfg.Trials))
 			}
 			defer up.Stop()
-			fmt.Fprintf(errs, "wafbench: %s; restarted it (pid %d, %s) for trial %d\n", old, up.PID(), up.Addr, tr.Index)
+			fmt.Fprintf(errs, "wafbench: %s; restarted it (pid %d, %s) for trial %d\n", old, up.pid(), up.Addr, tr.Index)
 		}
 		got, err := runTrial(ctx, cfg, tr, up, tmp)
 		recs = append(recs, got...)
@@ -162,7 +162,7 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if len(tr.Cases) == 1 {
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
 	}
-	cfg.Progress.Trial(tr, "starting "+cfg.processName(tr.Mode))
+	cfg.Progress.trial(tr, "starting "+cfg.processName(tr.Mode))
 	p, err := startProxy(ctx, cfg, tr.Mode, up.Addr, tmp, tag)
 	if err != nil {
 		return failTrial(cfg, tr, err), err
@@ -174,14 +174,14 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 	if p.Stats != nil {
 		statsRel = filepath.Join("stats", tag+".json")
 	}
-	cfg.Progress.Trial(tr, "preflight")
+	cfg.Progress.trial(tr, "preflight")
 	pf, err := preflight(ctx, cfg.Modes[tr.Mode], p, false, cfg.client())
 	if err != nil {
 		return failTrial(cfg, tr, err), err
 	}
 	var recs []result.Record
 	if cfg.TrialWarmup > 0 {
-		cfg.Progress.Trial(tr, "warming up")
+		cfg.Progress.trial(tr, "warming up")
 		wc := cfg.Cases[tr.Cases[0]]
 		if _, err := drive(ctx, cfg, load.Options{Target: p.Addr, Conns: wc.Conns, Duration: cfg.TrialWarmup, Timeout: cfg.Timeout, Seed: cfg.ArrivalSeed}, wc, tr.Mode); err != nil {
 			return failTrial(cfg, tr, fmt.Errorf("trial warmup: %w", err)), err
@@ -297,7 +297,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	var atk *verdict.Stream
 	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
 	check := func(when string) {
-		threads, err := verifyAffinity(cfg, cfg.processName(tr.Mode), p.PID, up.PID(), when)
+		threads, err := verifyAffinity(cfg, cfg.processName(tr.Mode), p.PID, up.pid(), when)
 		rec.Affinity = append(rec.Affinity, threads...)
 		if err != nil && sampleErr == nil {
 			sampleErr = err

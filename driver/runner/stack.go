@@ -61,8 +61,8 @@ func startUpstreamKind(ctx context.Context, k upstream.Kind, self string, cpus [
 	return u, nil
 }
 
-// PID is the upstream's process id.
-func (u *Upstream) PID() int { return u.proc.PID() }
+// pid is the upstream's process id.
+func (u *Upstream) pid() int { return u.proc.PID() }
 
 // Stop ends the upstream's process group and reaps it.
 func (u *Upstream) Stop() {

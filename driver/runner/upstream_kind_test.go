@@ -43,7 +43,7 @@ func TestGoHTTPBinUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Stop()
-	if threads, err := cpu.Verify(up.PID(), []int{0}); err != nil {
+	if threads, err := cpu.Verify(up.pid(), []int{0}); err != nil {
 		t.Errorf("go-httpbin not pinned to CPU 0: %v (%+v)", err, threads)
 	}
 	if v, err := upstream.GoHTTPBin.Version(root, ""); err != nil || v != "go-httpbin v2.21.0" {

@@ -46,9 +46,9 @@ type assumptions struct {
 	Checked       bool // n ≥ CheckMinN; otherwise nothing was checked
 }
 
-// Flags lists the failed checks in words ("skewed", "drift", "order",
+// flags lists the failed checks in words ("skewed", "drift", "order",
 // "signed-rank disagrees"); empty when none failed or none ran.
-func (a assumptions) Flags() []string {
+func (a assumptions) flags() []string {
 	var out []string
 	if a.Skewed {
 		out = append(out, "skewed")
@@ -66,7 +66,7 @@ func (a assumptions) Flags() []string {
 }
 
 // String is the flags joined by ", ", or "" when none.
-func (a assumptions) String() string { return strings.Join(a.Flags(), ", ") }
+func (a assumptions) String() string { return strings.Join(a.flags(), ", ") }
 
 // checkAssumptions fills the skewness, drift and order checks of c.
 // RankDisagrees is set by the verdict (it needs the Holm-adjusted p).

@@ -146,7 +146,7 @@ func blockVerdict(c *blockComparison) (string, string) {
 		return NotEstablished, fmt.Sprintf("Holm p=%.3g ≥ %g", c.PHolm, Alpha)
 	}
 	higher, lower := Higher, Lower
-	if c.Metric.HigherIsBetter() {
+	if c.Metric.higherIsBetter() {
 		higher, lower = Faster, Slower
 	}
 	if c.Ratio > 1 {

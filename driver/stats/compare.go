@@ -38,8 +38,8 @@ const (
 	NotEstablished = "not established" // see Comparison.Reason
 )
 
-// HigherIsBetter reports the direction of improvement for m.
-func (m metric) HigherIsBetter() bool { return m == MetricReqPerS }
+// higherIsBetter reports the direction of improvement for m.
+func (m metric) higherIsBetter() bool { return m == MetricReqPerS }
 
 // Label is a short human name with unit.
 func (m metric) Label() string {

@@ -26,8 +26,8 @@ type PowerFit struct {
 	R2               float64 // coefficient of determination on the log scale
 }
 
-// At is the fitted value at x.
-func (f PowerFit) At(x float64) float64 { return math.Exp(f.Intercept + f.Slope*math.Log(x)) }
+// at is the fitted value at x.
+func (f PowerFit) at(x float64) float64 { return math.Exp(f.Intercept + f.Slope*math.Log(x)) }
 
 // errTooFewPoints reports a fit with fewer than two usable points.
 var errTooFewPoints = errors.New("fewer than two points with x > 0 and y > 0")

@@ -43,8 +43,8 @@ func TestFitPowerLaw(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(got.Slope-tt.k) > 1e-9 || math.Abs(got.At(4096)-ys[2]) > 1e-6*ys[2] {
-				t.Errorf("got slope %v, at(4096) %v; want %v, %v", got.Slope, got.At(4096), tt.k, ys[2])
+			if math.Abs(got.Slope-tt.k) > 1e-9 || math.Abs(got.at(4096)-ys[2]) > 1e-6*ys[2] {
+				t.Errorf("got slope %v, at(4096) %v; want %v, %v", got.Slope, got.at(4096), tt.k, ys[2])
 			}
 		})
 	}

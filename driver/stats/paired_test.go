@@ -283,7 +283,7 @@ func TestComponents(t *testing.T) {
 		}
 	}
 	s := Summarize(rs)
-	c := s.Component(Key{"passthrough", "headers", 16})
+	c := s.component(Key{"passthrough", "headers", 16})
 	if c == nil {
 		t.Fatal("no component for passthrough")
 	}

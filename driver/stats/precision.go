@@ -33,9 +33,9 @@ func (c *Comparison) HalfWidthPct() float64 {
 	return 100 * math.Max(c.THi/c.GeoRatio-1, 1-c.TLo/c.GeoRatio)
 }
 
-// SDLog is the sample standard deviation of c's per-repeat log-ratios (NaN
+// sdLog is the sample standard deviation of c's per-repeat log-ratios (NaN
 // below 2 repeats).
-func (c *Comparison) SDLog() float64 {
+func (c *Comparison) sdLog() float64 {
 	if len(c.Ratios) < 2 {
 		return math.NaN()
 	}
@@ -75,7 +75,7 @@ func repeatsForHalfWidth(sdLog, pct float64) int {
 // more) excludes 1. MaxRepeats+1 means out of reach (a ratio this close to
 // 1 at this spread); 0 means it cannot be estimated (n < 2).
 func (c *Comparison) RepeatsToEstablish(m int) int {
-	sd := c.SDLog()
+	sd := c.sdLog()
 	if math.IsNaN(sd) || c.GeoRatio <= 0 {
 		return 0
 	}
@@ -190,7 +190,7 @@ func CheckTargets(s *Summary, targets []Target, pct float64) []TargetStatus {
 			st.Comparison = c
 			st.HalfWidthPct = c.HalfWidthPct()
 			st.Met = st.HalfWidthPct <= pct
-			if sd := c.SDLog(); !math.IsNaN(sd) {
+			if sd := c.sdLog(); !math.IsNaN(sd) {
 				st.Needed = repeatsForHalfWidth(sd, pct)
 			}
 		}

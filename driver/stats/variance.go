@@ -176,11 +176,11 @@ func (r RatioNoise) SDAt(window float64) float64 {
 }
 
 // Noise returns the RatioNoise of c from the summary's components (NaN
-// SDLog when c has fewer than 2 repeats).
+// sdLog when c has fewer than 2 repeats).
 func (s *Summary) Noise(c *Comparison) RatioNoise {
-	rn := RatioNoise{Comparison: c, SDLog: c.SDLog()}
-	a := s.Component(Key{c.Num, c.Workload, c.Conns})
-	b := s.Component(Key{c.Den, c.Workload, c.Conns})
+	rn := RatioNoise{Comparison: c, SDLog: c.sdLog()}
+	a := s.component(Key{c.Num, c.Workload, c.Conns})
+	b := s.component(Key{c.Den, c.Workload, c.Conns})
 	if a != nil && b != nil && !math.IsNaN(a.WithinCV) && !math.IsNaN(b.WithinCV) {
 		rn.WithinVar = a.WithinCV*a.WithinCV + b.WithinCV*b.WithinCV
 		rn.WindowS = (a.WindowS + b.WindowS) / 2
@@ -188,8 +188,8 @@ func (s *Summary) Noise(c *Comparison) RatioNoise {
 	return rn
 }
 
-// Component returns the variance component of k, or nil.
-func (s *Summary) Component(k Key) *Component {
+// component returns the variance component of k, or nil.
+func (s *Summary) component(k Key) *Component {
 	for i := range s.Components {
 		if s.Components[i].Key == k {
 			return &s.Components[i]

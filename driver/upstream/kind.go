@@ -46,9 +46,9 @@ const httpBinBinaryRel = "build/go-httpbin/go-httpbin"
 // httpBinModule is the module whose version Version reports for GoHTTPBin.
 const httpBinModule = "github.com/mccutchen/go-httpbin/v2"
 
-// Binary is the executable of kind k under the repository root: self (the
+// binary is the executable of kind k under the repository root: self (the
 // wafbench executable) for Own.
-func (k Kind) Binary(root, self string) string {
+func (k Kind) binary(root, self string) string {
 	if k == GoHTTPBin {
 		return filepath.Join(root, httpBinBinaryRel)
 	}
@@ -57,7 +57,7 @@ func (k Kind) Binary(root, self string) string {
 
 // Check reports a missing executable of kind k, saying how to build it.
 func (k Kind) Check(root, self string) error {
-	bin := k.Binary(root, self)
+	bin := k.binary(root, self)
 	if _, err := os.Stat(bin); err != nil {
 		if k == GoHTTPBin {
 			return fmt.Errorf("upstream %s: %s missing: run 'make modules'", k, bin)
@@ -71,7 +71,7 @@ func (k Kind) Check(root, self string) error {
 // (port 0: any) and writing the address it got, and a newline, to addrFile.
 func (k Kind) Command(root, self, listen, addrFile string) *exec.Cmd {
 	if k == GoHTTPBin {
-		return exec.Command(k.Binary(root, self), "-listen", listen, "-addr-file", addrFile)
+		return exec.Command(k.binary(root, self), "-listen", listen, "-addr-file", addrFile)
 	}
 	if k == Albedo {
 		return exec.Command(self, "upstream", "--albedo", "--listen", listen, "--addr-file", addrFile)
@@ -89,7 +89,7 @@ func (k Kind) Version(root, self string) (string, error) {
 	if k != GoHTTPBin {
 		return string(k), nil
 	}
-	bin := k.Binary(root, self)
+	bin := k.binary(root, self)
 	bi, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		return "", fmt.Errorf("upstream %s: %w", k, err)

@@ -60,7 +60,7 @@ type Server struct {
 	conns       atomic.Int64
 }
 
-// stats returns the counters accumulated so far.
+// Stats returns the counters accumulated so far.
 func (s *Server) Stats() stats {
 	return stats{
 		Requests:    s.requests.Load(),

@@ -45,8 +45,8 @@ func Dial(addr string, timeout time.Duration) (*conn, error) {
 // Close closes the connection.
 func (c *conn) Close() error { return c.c.Close() }
 
-// Write sends raw bytes.
-func (c *conn) Write(b []byte) error {
+// write sends raw bytes.
+func (c *conn) write(b []byte) error {
 	c.c.SetWriteDeadline(time.Now().Add(c.timeout))
 	_, err := c.c.Write(b)
 	return err
@@ -60,9 +60,9 @@ func (c *conn) CloseWrite() error {
 	return nil
 }
 
-// Read parses the next response and reads its whole body. method is the
+// read parses the next response and reads its whole body. method is the
 // request's method (a HEAD response has no body).
-func (c *conn) Read(method string) (*response, error) {
+func (c *conn) read(method string) (*response, error) {
 	c.c.SetReadDeadline(time.Now().Add(c.timeout))
 	resp, err := http.ReadResponse(c.r, &http.Request{Method: method})
 	if err != nil {
@@ -76,12 +76,12 @@ func (c *conn) Read(method string) (*response, error) {
 	return &response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
-// Do writes one request and reads its response.
-func (c *conn) Do(method string, raw []byte) (*response, error) {
-	if err := c.Write(raw); err != nil {
+// do writes one request and reads its response.
+func (c *conn) do(method string, raw []byte) (*response, error) {
+	if err := c.write(raw); err != nil {
 		return nil, err
 	}
-	return c.Read(method)
+	return c.read(method)
 }
 
 // request is a request to serialize. Headers are written in order, exactly
@@ -94,8 +94,8 @@ type request struct {
 	Body    []byte
 }
 
-// Bytes serializes r as an HTTP/1.1 request (http1.AppendRequest).
-func (r request) Bytes() []byte {
+// bytes serializes r as an HTTP/1.1 request (http1.AppendRequest).
+func (r request) bytes() []byte {
 	return http1.AppendRequest(make([]byte, 0, 256+len(r.Body)), r.Method, r.Target, r.Headers, r.Body)
 }
 

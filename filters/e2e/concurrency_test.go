@@ -127,7 +127,7 @@ func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*con
 			}
 		}
 	})
-	benign := request{Method: "GET", Target: "/safe?probe=1", Headers: baseHeaders}.Bytes()
+	benign := request{Method: "GET", Target: "/safe?probe=1", Headers: baseHeaders}.bytes()
 	before := workerConns(processStats(t, p))
 	full := func() bool {
 		for _, cs := range byWorker {
@@ -146,7 +146,7 @@ func spreadConns(t *testing.T, p *envoy.Process, workers, perWorker int) ([]*con
 		if err != nil {
 			t.Fatalf("probe %d: %v", probes, err)
 		}
-		resp, err := c.Do("GET", benign)
+		resp, err := c.do("GET", benign)
 		if err != nil || resp.Status != 200 {
 			c.Close()
 			t.Fatalf("probe %d: benign GET: %+v, %v", probes, resp, err)
@@ -193,9 +193,9 @@ func holding(byWorker [][]*conn) string {
 // reply), so it reconnects when it must. It closes its connection.
 func drive(addr string, c *conn, id, n int) error {
 	base := [][2]string{{"Host", "bench.local"}, {"User-Agent", "wafbench-e2e/1.0"}, {"Accept", "*/*"}}
-	benign := request{Method: "GET", Target: fmt.Sprintf("/safe?c=%d", id), Headers: base}.Bytes()
+	benign := request{Method: "GET", Target: fmt.Sprintf("/safe?c=%d", id), Headers: base}.bytes()
 	attack := request{Method: "POST", Target: "/attack", Body: []byte("user=1234+OR+1%3D1"),
-		Headers: append(append([][2]string(nil), base...), [2]string{"Content-Type", "application/x-www-form-urlencoded"})}.Bytes()
+		Headers: append(append([][2]string(nil), base...), [2]string{"Content-Type", "application/x-www-form-urlencoded"})}.bytes()
 	defer func() {
 		if c != nil {
 			c.Close()
@@ -212,7 +212,7 @@ func drive(addr string, c *conn, id, n int) error {
 		if i%2 == 1 {
 			raw, want, method = attack, 403, "POST"
 		}
-		resp, err := c.Do(method, raw)
+		resp, err := c.do(method, raw)
 		if err != nil {
 			return fmt.Errorf("conn %d request %d: %v", id, i, err)
 		}

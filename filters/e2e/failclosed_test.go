@@ -112,7 +112,7 @@ func runFailCases(t *testing.T, p *envoy.Process, cases []failCase) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			resp, err := c.Do(fc.req.Method, fc.req.Bytes())
+			resp, err := c.do(fc.req.Method, fc.req.bytes())
 			if err != nil {
 				t.Fatalf("%s: %v (envoy log %s)", fc.name, err, p.LogPath)
 			}
@@ -142,7 +142,7 @@ func runFailCases(t *testing.T, p *envoy.Process, cases []failCase) {
 				t.Fatalf("envoy no longer accepts connections: %v (log %s)", err, p.LogPath)
 			}
 			defer c2.Close()
-			ok, err := c2.Do("GET", request{Method: "GET", Target: "/safe", Headers: baseHeaders}.Bytes())
+			ok, err := c2.do("GET", request{Method: "GET", Target: "/safe", Headers: baseHeaders}.bytes())
 			if err != nil || ok.Status != 200 {
 				t.Fatalf("benign GET afterwards: %+v, %v (log %s)", ok, err, p.LogPath)
 			}

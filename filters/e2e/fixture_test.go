@@ -284,7 +284,7 @@ func assertServing(t testing.TB, mode envoy.Mode, after string) {
 	t.Helper()
 	c := dial(t, mode)
 	defer c.Close()
-	resp, err := c.Do("GET", request{Method: "GET", Target: "/safe", Headers: baseHeaders}.Bytes())
+	resp, err := c.do("GET", request{Method: "GET", Target: "/safe", Headers: baseHeaders}.bytes())
 	if err != nil {
 		t.Fatalf("%s: benign GET after %s: %v", mode, after, err)
 	}

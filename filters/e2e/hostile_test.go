@@ -57,14 +57,14 @@ func pipeline(reqs ...request) func(c *conn) ([]*response, error) {
 	return func(c *conn) ([]*response, error) {
 		var buf bytes.Buffer
 		for _, r := range reqs {
-			buf.Write(r.Bytes())
+			buf.Write(r.bytes())
 		}
-		if err := c.Write(buf.Bytes()); err != nil {
+		if err := c.write(buf.Bytes()); err != nil {
 			return nil, err
 		}
 		var out []*response
 		for range reqs {
-			resp, err := c.Read(reqs[len(out)].Method)
+			resp, err := c.read(reqs[len(out)].Method)
 			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 				for len(out) < len(reqs) {
 					out = append(out, nil) // closed by Envoy: shown as "-"
@@ -113,7 +113,7 @@ func outcome(mode envoy.Mode, rs []*response) (string, int) {
 // one sends a request and reads its response.
 func one(r request) func(c *conn) ([]*response, error) {
 	return func(c *conn) ([]*response, error) {
-		resp, err := c.Do(r.Method, r.Bytes())
+		resp, err := c.do(r.Method, r.bytes())
 		if err != nil {
 			return nil, err
 		}
@@ -128,14 +128,14 @@ func streamed(method string, raw []byte) func(c *conn) ([]*response, error) {
 		werr := make(chan error, 1)
 		go func() {
 			for off := 0; off < len(raw); off += 256 << 10 {
-				if err := c.Write(raw[off:min(off+256<<10, len(raw))]); err != nil {
+				if err := c.write(raw[off:min(off+256<<10, len(raw))]); err != nil {
 					werr <- err
 					return
 				}
 			}
 			werr <- nil
 		}()
-		resp, err := c.Read(method)
+		resp, err := c.read(method)
 		c.Close() // unblocks the writer if the server stopped reading
 		<-werr
 		if err != nil {
@@ -167,7 +167,7 @@ func hostileCases() []hostileCase {
 	// line and headers); max_headers_count defaults to 100.
 	bigHeader := func(total int) request {
 		r := request{Method: "GET", Target: "/safe", Headers: withBase([2]string{"X-Big", ""})}
-		head := len(r.Bytes())
+		head := len(r.bytes())
 		r.Headers[len(r.Headers)-1][1] = strings.Repeat("a", total-head)
 		return r
 	}
@@ -196,9 +196,9 @@ func hostileCases() []hostileCase {
 	abort := func(t *testing.T, mode envoy.Mode, c *conn) ([]*response, error) {
 		body := bytes.Repeat([]byte("value=x&"), 4096) // 32 KiB
 		r := request{Method: "POST", Target: "/form", Headers: form(), Body: body}
-		raw := r.Bytes()
+		raw := r.bytes()
 		before := streamsSeen(t, mode)
-		if err := c.Write(raw[:len(raw)-len(body)/2]); err != nil {
+		if err := c.write(raw[:len(raw)-len(body)/2]); err != nil {
 			return nil, err
 		}
 		waitUntil(t, "Envoy to begin the aborted request", func() bool { return streamsSeen(t, mode) > before })
@@ -216,10 +216,10 @@ func hostileCases() []hostileCase {
 		{name: "headers_101", why: "one over max_headers_count: Envoy's codec answers 431",
 			send: one(nHeaders(101)), want: all("431"), reaches: 0},
 		{name: "body_10MiB", why: "Content-Length 10 MiB > max_body_bytes 1 MiB: the module answers 413 (README of each module)",
-			send: streamed("POST", request{Method: "POST", Target: "/form", Headers: form(), Body: tenMiB}.Bytes()),
+			send: streamed("POST", request{Method: "POST", Target: "/form", Headers: form(), Body: tenMiB}.bytes()),
 			want: wafOnly("413 waf"), reaches: 1},
 		{name: "body_10MiB_chunked", why: "the same without Content-Length: the limit is checked as chunks arrive",
-			send: streamed("POST", chunkedForm(string(tenMiB[:5<<20]), string(tenMiB[5<<20:])).Bytes()),
+			send: streamed("POST", chunkedForm(string(tenMiB[:5<<20]), string(tenMiB[5<<20:])).bytes()),
 			want: wafOnly("413 waf"), reaches: 1},
 		{name: "args_100k", why: "a=1& x 100000 (400 KB, under 1 MiB): more than 1000 arguments, which the shared " +
 			"configuration denies in both engines (rule 200007, &ARGS > 1000, status 400) rather than inspect only the first 1000",

@@ -180,7 +180,7 @@ func runMatchLog(t *testing.T, host, addr, logPath string, timeout time.Duration
 	send := func(target string, extra ...[2]string) *response {
 		t.Helper()
 		hs := append(append([][2]string{}, baseHeaders...), extra...)
-		resp, err := c.Do("GET", request{Method: "GET", Target: target, Headers: hs}.Bytes())
+		resp, err := c.do("GET", request{Method: "GET", Target: target, Headers: hs}.bytes())
 		if err != nil {
 			t.Fatalf("%s: GET %s: %v", host, target, err)
 		}

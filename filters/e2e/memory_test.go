@@ -37,10 +37,10 @@ func TestNoRSSGrowth(t *testing.T) {
 				p := proxy(t, mode)
 				c := dial(t, mode)
 				defer c.Close()
-				raw := tc.req.Bytes()
+				raw := tc.req.bytes()
 				send := func(n int) {
 					for i := range n {
-						resp, err := c.Do(tc.req.Method, raw)
+						resp, err := c.do(tc.req.Method, raw)
 						if err != nil {
 							t.Fatalf("request %d: %v", i, err)
 						}

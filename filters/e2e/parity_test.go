@@ -358,8 +358,8 @@ func runParity(t *testing.T, mode envoy.Mode, entries []parityEntry) map[string]
 		}
 		c := dial(t, mode)
 		werr := make(chan error, 1)
-		go func() { werr <- c.Write(r.Bytes()) }()
-		resp, err := c.Read(e.Method)
+		go func() { werr <- c.write(r.bytes()) }()
+		resp, err := c.read(e.Method)
 		c.Close()
 		if we := <-werr; err != nil {
 			t.Errorf("%s %s: %v (write: %v)", mode, e.Name, err, we)

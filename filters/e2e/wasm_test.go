@@ -190,8 +190,8 @@ func TestWasmModule(t *testing.T) {
 	} {
 		c := dial(t, envoy.CorazaWasm)
 		werr := make(chan error, 1)
-		go func() { werr <- c.Write(tc.req.Bytes()) }()
-		resp, err := c.Read(tc.req.Method)
+		go func() { werr <- c.write(tc.req.bytes()) }()
+		resp, err := c.read(tc.req.Method)
 		c.Close()
 		<-werr
 		if err != nil {

@@ -51,7 +51,7 @@ func TestSeedWorkloads(t *testing.T) {
 							defer wg.Done()
 							defer c.Close()
 							for j := 0; j < workloadSends; j++ {
-								resp, err := c.Do(w.Method, raw)
+								resp, err := c.do(w.Method, raw)
 								if err != nil {
 									errs <- err.Error()
 									return

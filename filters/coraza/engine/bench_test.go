@@ -68,13 +68,13 @@ func BenchmarkEngine(b *testing.B) {
 	}
 	for _, bc := range seedCases(b) {
 		b.Run("coraza/"+bc.name, func(b *testing.B) {
-			if got := w.Evaluate(bc.req).Status; got != bc.want {
+			if got := w.evaluate(bc.req).Status; got != bc.want {
 				b.Fatalf("status: got %d, want %d", got, bc.want)
 			}
 			b.ReportAllocs()
 			cpu0 := cpuNs()
 			for b.Loop() {
-				w.Evaluate(bc.req)
+				w.evaluate(bc.req)
 			}
 			reportCPU(b, cpu0)
 		})
@@ -110,7 +110,7 @@ func BenchmarkTrain(b *testing.B) {
 	}
 	cases := benchCases(reqs)
 	for _, bc := range cases {
-		if got := w.Evaluate(bc.req).Status; got != bc.want {
+		if got := w.evaluate(bc.req).Status; got != bc.want {
 			b.Fatalf("training workload %s: status %d, want %d", bc.name, got, bc.want)
 		}
 	}
@@ -118,7 +118,7 @@ func BenchmarkTrain(b *testing.B) {
 	cpu0 := cpuNs()
 	for b.Loop() {
 		for _, bc := range cases {
-			w.Evaluate(bc.req)
+			w.evaluate(bc.req)
 		}
 	}
 	reportCPU(b, cpu0)

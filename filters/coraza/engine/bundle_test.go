@@ -29,7 +29,7 @@ func TestNewFSBundle(t *testing.T) {
 		{Method: "GET", Path: "/?id=1%27%20OR%20%271%27=%271", Headers: benignHeaders},
 		{Method: "POST", Path: "/", Headers: withHeaders([2]string{"Content-Type", "application/json"}), Body: jsonBody(4096)},
 	} {
-		if got, want := mem.Evaluate(req), disk.Evaluate(req); got != want {
+		if got, want := mem.evaluate(req), disk.evaluate(req); got != want {
 			t.Errorf("%s %s: got %+v from the bundle, want %+v", req.Method, req.Path, got, want)
 		}
 	}

@@ -132,8 +132,8 @@ type Verdict struct {
 	Phase  int
 }
 
-// Blocked reports whether v stops the request.
-func (v Verdict) Blocked() bool { return v.Phase != 0 }
+// blocked reports whether v stops the request.
+func (v Verdict) blocked() bool { return v.Phase != 0 }
 
 // Tx is one request's transaction. It is not safe for concurrent use; an
 // Envoy stream uses it from its worker thread only.
@@ -215,11 +215,11 @@ func (t *Tx) ProcessRequestBody() *Verdict {
 // AddResponseHeader adds one response header (no pseudo-headers).
 func (t *Tx) AddResponseHeader(k, v string) { t.tx.AddResponseHeader(k, v) }
 
-// ProcessResponse runs phases 3 and 4 for a response whose body the
+// processResponse runs phases 3 and 4 for a response whose body the
 // engine does not read (the common configuration has response body access
 // off, so phase 4 sees no body). It does nothing unless
 // Config.InspectResponse is set.
-func (t *Tx) ProcessResponse(status int, proto string) *Verdict {
+func (t *Tx) processResponse(status int, proto string) *Verdict {
 	if v := t.ProcessResponseHeaders(status, proto); v != nil || !t.w.cfg.InspectResponse {
 		return v
 	}

@@ -113,7 +113,7 @@ func TestEvaluateCRS(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := w.Evaluate(tc.req); got != tc.want {
+			if got := w.evaluate(tc.req); got != tc.want {
 				t.Errorf("Evaluate: got %+v, want %+v", got, tc.want)
 			}
 		})
@@ -204,7 +204,7 @@ func TestInspectResponse(t *testing.T) {
 				t.Fatalf("phase 2: %+v", v)
 			}
 			tx.AddResponseHeader("Content-Type", "text/plain")
-			if v := tx.ProcessResponse(200, "HTTP/1.1"); v != nil {
+			if v := tx.processResponse(200, "HTTP/1.1"); v != nil {
 				t.Errorf("ProcessResponse: got %+v, want nil", v)
 			}
 			if err := tx.Err(); err != nil {

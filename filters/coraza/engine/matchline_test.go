@@ -63,14 +63,14 @@ func TestMatchLog(t *testing.T) {
 		return false
 	}
 	marker := request{Method: "GET", Path: "/", Headers: [][2]string{{"Host", "h"}, {"X-CRS-Test", `m "1"`}}}
-	if v := w.Evaluate(marker); v.Status != 200 {
+	if v := w.evaluate(marker); v.Status != 200 {
 		t.Errorf("marker: status %d", v.Status)
 	}
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], `wafbench-match [id "999999"] [msg "m \"1\""] [data ""] [tx "`) {
 		t.Errorf("marker lines: %q", lines)
 	}
 	lines = nil
-	if v := w.Evaluate(request{Method: "GET", Path: "/?q=1'%20OR%20'1'='1", Headers: [][2]string{{"Host", "h"}}}); v.Status != 200 {
+	if v := w.evaluate(request{Method: "GET", Path: "/?q=1'%20OR%20'1'='1", Headers: [][2]string{{"Host", "h"}}}); v.Status != 200 {
 		t.Errorf("DetectionOnly attack: status %d, want 200", v.Status)
 	}
 	if !has(`[id "200"] [msg "sqli"] [data "1' OR '1'='1"]`) {

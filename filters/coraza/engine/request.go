@@ -24,10 +24,10 @@ const (
 	defaultServerAddr = "127.0.0.1:8080"
 )
 
-// Evaluate runs one whole request through the WAF (phases 1, 2 and 5) and
+// evaluate runs one whole request through the WAF (phases 1, 2 and 5) and
 // returns the verdict; a request that passes gets Status 200, Phase 0, and an
 // engine error gives Status 500 (Tx.Err tells them apart from a rule's 500).
-func (w *WAF) Evaluate(req request) Verdict {
+func (w *WAF) evaluate(req request) Verdict {
 	t := w.NewTx()
 	defer t.Close()
 	defer t.ProcessLogging()
