@@ -41,7 +41,7 @@ modules: build $(CADDY) $(HTTPBIN)
 # ref-caddy-coraza: Caddy with our coraza/v3 handler, a Go module of its own
 # (filters/caddy-coraza/go.mod) that uses the root module's engine package;
 # relinked only when its sources, the engine's or the go.mod/go.sum change.
-CADDY_SRC := $(shell find filters/caddy-coraza filters/coraza/engine filters/rulefiles -name '*.go' -o -name 'go.mod' -o -name 'go.sum') go.mod
+CADDY_SRC := $(shell find filters/caddy-coraza filters/coraza/engine internal/rulefiles -name '*.go' -o -name 'go.mod' -o -name 'go.sum') go.mod
 caddy: $(CADDY)
 $(CADDY): $(CADDY_SRC) | setup
 	cd filters/caddy-coraza && $(GO) build -o $(CURDIR)/$@ .
@@ -98,7 +98,7 @@ overhead:
 # line per test and a closing summary.
 TEST_TAGS    := modsecurity_engine
 TEST_MODULES := . filters/caddy-coraza driver/upstream/httpbin
-BENCH_PKGS    = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' driver envoy filters internal)))
+BENCH_PKGS    = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' driver filters internal tests)))
 test: build modules crs
 	$(MAKE) -C filters/modsecurity test asan tsan fuzz-seeds check-exports format-check
 	$(MAKE) -C filters/coraza symbols e2e wasm-testpanic
@@ -107,7 +107,7 @@ test: build modules crs
 	$(GO) vet -tags '$(TEST_TAGS)' ./...
 	cd filters/caddy-coraza && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd driver/upstream/httpbin && $(GO) vet ./... && $(GO) test -count=1 ./...
-	@test -z "$$(gofmt -l driver envoy filters internal scripts)" || { echo "gofmt needed:"; gofmt -l driver envoy filters internal scripts; exit 1; }
+	@test -z "$$(gofmt -l driver filters internal scripts tests)" || { echo "gofmt needed:"; gofmt -l driver filters internal scripts tests; exit 1; }
 	./scripts/ci/lint.sh
 	./bazel/lint.sh
 	$(MAKE) crs-test

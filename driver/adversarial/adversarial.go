@@ -21,7 +21,7 @@ import (
 // Bounds on generated inputs. Request heads stay under Envoy's default
 // max_request_headers_kb (60 KiB) and headers_count (100) limits unless a
 // family's purpose is to cross them; bodies stay at or under the modules'
-// 1 MiB body limit (filters/crs RequestBodyLimit) plus a little, so that
+// 1 MiB body limit (internal/crs RequestBodyLimit) plus a little, so that
 // crossing it is a measured point too.
 const (
 	maxHeadBytes = 48 << 10  // a query, header or cookie value

@@ -25,7 +25,7 @@ var moduleSources = map[string][]string{
 		"filters/modsecurity/Makefile", "filters/abi/*.h", "scripts/engines/modsecurity.sh",
 	},
 	engine.Coraza: {
-		"filters/coraza/...", "filters/crs/...", "filters/rulefiles/...", "filters/abi/*.h", "scripts/engines/coraza.sh",
+		"filters/coraza/...", "internal/crs/...", "internal/rulefiles/...", "filters/abi/*.h", "scripts/engines/coraza.sh",
 	},
 }
 

@@ -20,7 +20,7 @@ import (
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
 	"wafbench/driver/upstream"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // RunRequest is one 'wafbench crs-test' run: the suite through Modes, each

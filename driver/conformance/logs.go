@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // idPattern finds a rule ID in a log line: the modules' `wafbench-match

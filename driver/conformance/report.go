@@ -62,7 +62,7 @@ type run struct {
 	Files         int          `json:"files"`
 	Tests         int          `json:"tests"`
 	Stages        int          `json:"stages"`
-	Configuration any          `json:"configuration"` // filters/crs Conformance of the export used
+	Configuration any          `json:"configuration"` // internal/crs Conformance of the export used
 	OverridesFile string       `json:"overrides_file"`
 	Only          string       `json:"only,omitempty"`
 	Backend       string       `json:"backend"`

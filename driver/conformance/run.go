@@ -121,7 +121,7 @@ func runSuite(ctx context.Context, s *suite, t target, o options) ([]testResult,
 	// one log, and neither Envoy's nor nginx's log lines name the client
 	// connection; the time goes to fewer and cheaper markers instead: one
 	// marker between two stages, not go-ftw's two, and the marker rule turns
-	// the engine off for the marker request itself, filters/crs.)
+	// the engine off for the marker request itself, internal/crs.)
 	marked := false
 	for i, tt := range sel {
 		r := testResult{ID: tt.ID, RuleFile: tt.RuleFile}

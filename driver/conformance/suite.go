@@ -1,7 +1,7 @@
 // Package conformance runs the CRS 4.25.0 regression suite — the go-ftw test
 // files shipped in github.com/corazawaf/coraza-coreruleset/v4's tests
 // package, parsed with go-ftw's own test types — through a running host in
-// the crs-test configuration (filters/crs), judges every stage as go-ftw
+// the crs-test configuration (internal/crs), judges every stage as go-ftw
 // does (rule IDs logged between two marker requests, status, response and
 // log regexes, retry_once), applies the reasoned overrides of
 // overrides.yaml and writes per-mode and cross-mode results.

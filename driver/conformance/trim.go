@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // stageEnd finds a stage's end marker in a marker rule's log line and

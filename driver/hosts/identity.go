@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/result"
-	"wafbench/envoy"
 )
 
 // moduleInfoPrefix starts the line each WAF module logs once per filter

@@ -18,7 +18,7 @@ import (
 // Corpus names.
 const (
 	// Parity is the verdict-parity corpus of the end-to-end tests
-	// (filters/e2e/testdata/parity.yaml), with the reasons of
+	// (tests/e2e/testdata/parity.yaml), with the reasons of
 	// disagreements.yaml and the statuses of build-differences.yaml.
 	Parity = "parity"
 	// Lab is the older Docker lab's kinds of requests (safe GET, SQL
@@ -30,7 +30,7 @@ const (
 var Names = []string{Parity, lab}
 
 // parityDir is where the parity corpus lives, relative to the repository root.
-const parityDir = "filters/e2e/testdata"
+const parityDir = "tests/e2e/testdata"
 
 //go:embed lab.yaml
 var labYAML []byte

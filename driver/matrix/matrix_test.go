@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
-	"wafbench/envoy"
 )
 
 func TestCSVRoundTrip(t *testing.T) {

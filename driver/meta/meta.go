@@ -20,7 +20,7 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/procstat"
 	"wafbench/driver/result"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // Stack says what a run measures: where the repository, Envoy, the modules

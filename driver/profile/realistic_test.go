@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/profile"
 	"wafbench/driver/runner"
-	"wafbench/envoy"
 )
 
 // realStack opens a runner session on the real upstream, Envoy binary,

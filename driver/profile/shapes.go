@@ -29,7 +29,7 @@ const (
 
 // realItemsMax is the most items ShapeJSONReal generates. With 10 leaves an
 // item and 5 in the envelope it stays under the 1000 arguments the engines
-// inspect (filters/crs MaxArguments); more would be denied with 400.
+// inspect (internal/crs MaxArguments); more would be denied with 400.
 const realItemsMax = 90
 
 // multipartBoundary is the boundary of ShapeMultipart bodies.

@@ -14,7 +14,7 @@ import (
 	"wafbench/driver/hosts/all"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // The canary requests of the preflight. They carry the headers CRS expects of

@@ -13,7 +13,7 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/upstream"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // TestPreflightCaddy starts the real Caddy host (build/caddy-coraza/caddy,

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // TestPreflightRefusesWhatDoesNotEnforce starts the real Envoy with the real

@@ -69,7 +69,7 @@ type Config struct {
 	Streams    int
 
 	// Conformance starts every host in the crs-test configuration
-	// (wafbench crs-test): the rules file is filters/crs's crs-test.conf,
+	// (wafbench crs-test): the rules file is internal/crs's crs-test.conf,
 	// the modules log every match (match_log) and inspect responses, and the
 	// preflight proves identity only (a DetectionOnly host denies nothing);
 	// the conformance runner proves that matches are logged.

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
 	"wafbench/driver/result"
-	"wafbench/envoy"
 )
 
 // These tests run the real stack: the wafbench executable as the upstream

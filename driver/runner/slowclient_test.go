@@ -28,7 +28,7 @@ func slowRequest(method, target string, body []byte, extra ...[2]string) ([]byte
 // Envoy, real modules, real CRS): an attack that arrives a few bytes at a
 // time is still denied; an attack body that stops mid-way is never answered
 // 200; 16 connections held mid-body keep Envoy's RSS growth within 64 MiB.
-// Envoy's configuration (envoy/config.go) sets no request, request-headers
+// Envoy's configuration (driver/envoy/config.go) sets no request, request-headers
 // or stream-idle timeout, so Envoy's defaults apply (stream idle 5 min):
 // the client's bound (MaxWait) ends the stalled exchanges here.
 func TestSlowClients(t *testing.T) {

@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"wafbench/driver/envoy"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
 )
 
 // upstreamRoot is the repository root an upstream of kind k is built under

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/profile"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
 )
 
 // TestGoHTTPBinUpstream starts the real go-httpbin (build/go-httpbin,

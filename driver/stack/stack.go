@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts/all"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
 )
 
 // Flags are the stack's settings as the command line gives them.

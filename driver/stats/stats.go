@@ -369,7 +369,7 @@ type Growth struct {
 
 // checkGrowth flags a window whose RSS grew like a per-request leak. It
 // caught libmodsecurity keeping ~670 bytes per phase-1 block (see
-// filters/crs). Written by hand: no library has this rule.
+// internal/crs). Written by hand: no library has this rule.
 func checkGrowth(r *result.Record) Growth {
 	g := Growth{Trial: r.Trial, Repeat: r.Repeat, Key: Key{r.Mode, r.Workload, r.Conns}, Requests: r.Requests,
 		BeforeKiB: r.Memory.RSSAfterWarmupKiB, AfterKiB: r.Memory.RSSEndKiB}

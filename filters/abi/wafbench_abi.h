@@ -37,7 +37,7 @@ extern "C" {
  * v0.1.0; the 1.40.0 tag's text was not available here) and checked against
  * the 1.40.0 binary: the 31 hook names it looks up are exactly the hooks
  * declared here, every callback used is exported by it (make check-exports,
- * make -C filters/coraza symbols), and filters/e2e exercises every hook and
+ * make -C filters/coraza symbols), and tests/e2e exercises every hook and
  * callback the modules use through it. Re-check against the 1.40 header text
  * when it can be had.
  */

@@ -27,7 +27,7 @@ import (
 	"wafbench/filters/coraza/engine"
 	"wafbench/filters/coraza/stream"
 	pw "wafbench/filters/proxywasm"
-	"wafbench/filters/rulefiles"
+	"wafbench/internal/rulefiles"
 )
 
 // buildName is the mode name of this build (preamble contract 3).

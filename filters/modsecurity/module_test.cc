@@ -4,7 +4,7 @@
 // what an Envoy test cannot provoke: a glue exception (std::bad_alloc thrown
 // by a callback) in each hook fails the request closed — a 500 local reply
 // when one can still be sent, counted as an engine error — and never crosses
-// the C ABI. The real module inside the real Envoy is tested in filters/e2e.
+// the C ABI. The real module inside the real Envoy is tested in tests/e2e.
 #include "module.cc"  // NOLINT(build/include): the unit under test
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the Envoy end-to-end tests (filters/e2e: verdicts, parity, hostile
+# Runs the Envoy end-to-end tests (tests/e2e: verdicts, parity, hostile
 # input, fail-closed) on every finished engine build under build/engines/
 # (run by `make test-builds` after `wafbench build` and `wafbench pgo`).
 #
-# filters/e2e loads both modules from one directory (WAFBENCH_MODULE_DIR), so
+# tests/e2e loads both modules from one directory (WAFBENCH_MODULE_DIR), so
 # each build is tested from a scratch directory holding its module and the
 # other engine's default build (build/engines/<engine>, else build/filters);
 # WAFBENCH_MODE_UNDER_TEST
@@ -51,7 +51,7 @@ for d in "${dirs[@]}"; do
   done
   echo "=== $mode ($d)" >&2
   if ! WAFBENCH_MODULE_DIR=$t WAFBENCH_MODE_UNDER_TEST=$mode LLVM_PROFILE_FILE=$t/%p-%m.profraw \
-    go test -count=1 -timeout 20m ./filters/e2e >&2; then
+    go test -count=1 -timeout 20m ./tests/e2e >&2; then
     failed+=("$mode")
     continue
   fi

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"wafbench/driver/builds"
+	"wafbench/driver/envoy"
 	"wafbench/driver/profile"
-	"wafbench/envoy"
 )
 
 const buildUsage = `Usage: wafbench build [--list] [--force] [NAME...]

@@ -22,8 +22,8 @@ import (
 	"wafbench/driver/merge"
 	"wafbench/driver/report"
 	"wafbench/driver/upstream"
-	"wafbench/filters/crs"
 	"wafbench/internal/atomicfile"
+	"wafbench/internal/crs"
 )
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -15,7 +15,7 @@ const crsTestUsage = `Usage: wafbench crs-test [flags]
 Runs the CRS 4.25.0 regression suite (318 files, 4,674 tests, from the
 coraza-coreruleset module, parsed with go-ftw's test types) through each mode:
 one fresh host per mode in the crs-test configuration (DetectionOnly, PL 4, the
-CRS test settings, marker rule 999999, response bodies inspected; filters/crs),
+CRS test settings, marker rule 999999, response bodies inspected; internal/crs),
 behind CRS's test backend albedo, preflighted like a trial (the module is the
 engine and build the mode names) and proven to log matches. Each stage is
 judged as go-ftw judges it; failures an entry of the override file explains

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
-	"wafbench/envoy"
 )
 
 // parse parses args into fs. --help prints the usage to stdout; any other

@@ -19,7 +19,7 @@ hosts — each started as a run's trial starts it (fresh pinned process, preflig
 one request per connection, and writes matrix.csv (mode, engine, build, case,
 class, method, path, expected, observed, latency_us, error) and matrix.md (the
 verdicts that differ from the expected ones, and the requests the modes answer
-differently). Corpora: parity (filters/e2e/testdata/parity.yaml), lab (the Docker
+differently). Corpora: parity (tests/e2e/testdata/parity.yaml), lab (the Docker
 lab's kinds of requests, on paths go-httpbin answers). 'wafbench run' writes the
 matrix of its modes into every run directory (--matrix).
 

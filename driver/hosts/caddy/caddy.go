@@ -25,11 +25,11 @@ import (
 
 	"wafbench/driver/child"
 	"wafbench/driver/downstream"
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
-	"wafbench/envoy"
 	"wafbench/internal/repopath"
 )
 

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/upstream/upstreamtest"
-	"wafbench/envoy"
 )
 
 // These tests run the Caddy executable `make modules` builds

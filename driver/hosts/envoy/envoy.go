@@ -17,11 +17,11 @@ import (
 
 	"wafbench/driver/builds"
 	"wafbench/driver/downstream"
+	ev "wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
-	ev "wafbench/envoy"
 )
 
 // Host is the Envoy host.

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"wafbench/driver/builds"
+	ev "wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
-	ev "wafbench/envoy"
 )
 
 // TestChain: every build of an engine runs its engine's module, coraza-wasm

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"wafbench/filters/enginebench"
+	"wafbench/tests/enginebench"
 )
 
 // benchCase is one workload as the Coraza module hands it to the engine:

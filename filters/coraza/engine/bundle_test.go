@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"wafbench/filters/rulefiles"
+	"wafbench/internal/rulefiles"
 )
 
 // TestNewFSBundle loads the real CRS from an in-memory bundle of its files

@@ -15,7 +15,7 @@ import (
 	"github.com/corazawaf/coraza/v3/experimental"
 	"github.com/corazawaf/coraza/v3/types"
 
-	"wafbench/filters/rulefiles"
+	"wafbench/internal/rulefiles"
 )
 
 // defaultMaxBodyBytes is the request-body buffering limit used when

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"wafbench/filters/coraza/engine"
-	"wafbench/filters/enginebench"
+	"wafbench/tests/enginebench"
 )
 
 // nopHost is the cheapest Host: it keeps nothing, so a benchmark measures

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"wafbench/filters/coraza/engine"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // recorder is a FailCloser that records what Rescue asked of it.

@@ -33,27 +33,9 @@ check() { # name got want
   fi
 }
 
-# The CRS export the modules load (filters/crs), into this run's directory.
-cat > "$tmp/export.go" <<'GO'
-package main
-
-import (
-	"fmt"
-	"os"
-
-	"wafbench/filters/crs"
-)
-
-func main() {
-	m, err := crs.Export(os.Args[1], crs.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Println(m.MainConf)
-}
-GO
-rules=$(cd "$root" && go run "$tmp/export.go" "$tmp/crs")
+# The CRS export the modules load (internal/crs), into this run's directory,
+# by the driver (`make build`): it prints the entry file last.
+rules=$("$root/build/wafbench" crs --out "$tmp/crs" | tail -n 1)
 
 # Upstream: answers 200 "ok" to GET and POST and logs each request; it binds
 # a free port and writes it to a FIFO, which the script blocks on.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"wafbench/filters/enginebench"
+	"wafbench/tests/enginebench"
 )
 
 // browserHeaders are the base headers of profiles/seed.yaml, for the small

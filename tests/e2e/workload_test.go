@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/profile"
-	"wafbench/envoy"
 )
 
 // workloadSends is how many times each workload is sent per connection.

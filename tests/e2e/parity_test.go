@@ -11,9 +11,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/matrix"
 	"wafbench/driver/modes"
-	"wafbench/envoy"
 )
 
 // parityEntry is one request of testdata/parity.yaml, in the corpus format

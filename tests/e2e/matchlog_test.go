@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"wafbench/envoy"
-	"wafbench/filters/crs"
+	"wafbench/driver/envoy"
+	"wafbench/internal/crs"
 )
 
 // The match_log tests (issue 18, CRS-CONTRACT.md): every host, loading

@@ -35,7 +35,7 @@ func TestEnvoyValidate(t *testing.T) {
 	for _, m := range Modes {
 		if m == CorazaWasm {
 			// Validation compiles the whole module in V8 (30 s to minutes);
-			// filters/e2e starts coraza-wasm for real, once, instead.
+			// tests/e2e starts coraza-wasm for real, once, instead.
 			continue
 		}
 		t.Run(string(m), func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"wafbench/filters/rulefiles"
+	"wafbench/internal/rulefiles"
 )
 
 // Names of the coraza-wasm filter in the bootstrap.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"wafbench/filters/crs"
-	"wafbench/filters/rulefiles"
+	"wafbench/internal/crs"
+	"wafbench/internal/rulefiles"
 )
 
 func write(t *testing.T, dir, name, text string) string {

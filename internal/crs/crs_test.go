@@ -296,7 +296,7 @@ func TestFiles(t *testing.T) {
 
 // TestCorazaEnforcesCommonConf checks, in process, the verdicts of the
 // common configuration's own rules in Coraza. libmodsecurity gives the same
-// verdicts through Envoy (filters/e2e TestParity).
+// verdicts through Envoy (tests/e2e TestParity).
 func TestCorazaEnforcesCommonConf(t *testing.T) {
 	m, err := Export(t.TempDir(), Options{})
 	if err != nil {

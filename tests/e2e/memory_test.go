@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"wafbench/envoy"
+	"wafbench/driver/envoy"
 )
 
 // TestNoRSSGrowth sends the same request many times through the ModSecurity

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
-	"wafbench/envoy"
 	"wafbench/filters/proxywasm"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"wafbench/envoy"
+	"wafbench/driver/envoy"
 )
 
 // TestTwoWorkers runs each WAF module in an Envoy with two worker threads,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"wafbench/envoy"
+	"wafbench/driver/envoy"
 )
 
 // hostileCase is one hostile input. send writes it on a fresh connection and

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/upstream"
-	"wafbench/envoy"
-	"wafbench/filters/crs"
+	"wafbench/internal/crs"
 )
 
 // The fixture is shared by every test of the package: one CRS export, one

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"wafbench/envoy"
+	"wafbench/driver/envoy"
 )
 
 // The Coraza module fails CLOSED: an engine error or a Go panic in a hook

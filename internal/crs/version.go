@@ -78,13 +78,13 @@ func CheckVersion() error {
 // the rules state (signature) and the module linked (module, "v4.25.0").
 func checkVersion(constant, source, signature, module string) error {
 	if signature != constant {
-		return fmt.Errorf("crs: the embedded rules say OWASP_CRS/%s, but crs.Version says %s: update filters/crs", signature, constant)
+		return fmt.Errorf("crs: the embedded rules say OWASP_CRS/%s, but crs.Version says %s: update internal/crs", signature, constant)
 	}
 	if strings.TrimPrefix(module, "v") != constant {
-		return fmt.Errorf("crs: %s %s is linked, but crs.Version says %s: update filters/crs", sourceModule, module, constant)
+		return fmt.Errorf("crs: %s %s is linked, but crs.Version says %s: update internal/crs", sourceModule, module, constant)
 	}
 	if want := sourceModule + "@" + module; source != want {
-		return fmt.Errorf("crs: crs.Source says %s, but %s is linked: update filters/crs", source, want)
+		return fmt.Errorf("crs: crs.Source says %s, but %s is linked: update internal/crs", source, want)
 	}
 	return nil
 }

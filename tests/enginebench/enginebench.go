@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/profile"
-	"wafbench/envoy"
 )
 
 // rulesEnv names the rules file the benchmarks load instead of the default
