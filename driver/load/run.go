@@ -121,6 +121,17 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		}
 	}()
 
+	// Without a warmup the window opens before the first request: the
+	// caller's OnWarmupEnd (a procfs sample of the target) runs before any
+	// worker starts, so no measured request can complete before it. Were
+	// the workers started first, a short capped window on a busy machine
+	// could finish before this goroutine was scheduled to call it, leaving
+	// the window's requests outside what the caller sampled.
+	opened := false
+	if opts.Warmup == 0 && opts.OnWarmupEnd != nil && ctx.Err() == nil {
+		opts.OnWarmupEnd()
+		opened = true
+	}
 	t.base = time.Now()
 	t.wStart = opts.Warmup
 	t.wEnd = opts.Warmup + opts.Duration
@@ -145,7 +156,7 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	select {
 	case <-timer.C:
 		res.Warmup = time.Since(t.base)
-		if opts.OnWarmupEnd != nil {
+		if opts.OnWarmupEnd != nil && !opened {
 			opts.OnWarmupEnd()
 		}
 		timer.Reset(time.Until(t.base.Add(t.wEnd)))
