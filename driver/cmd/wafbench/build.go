@@ -12,28 +12,6 @@ import (
 	"wafbench/driver/profile"
 )
 
-const buildUsage = `Usage: wafbench build [--list] [--force] [NAME...]
-
-Builds engine recipes of filters/builds.yaml into build/engines/<engine>[-<name>]/
-(module, manifest.json written last). NAME is a mode name (modsecurity,
-modsecurity@3.0.14-lto, coraza@re2, ...). Without NAME: every build that is not
-instrumented and, for pgo builds, whose profile exists ('make pgo' trains them).
-An unchanged recipe whose module is intact is not rebuilt.
-
-Flags:
-`
-
-const pgoUsage = `Usage: wafbench pgo [NAME...]
-
-The PGO loop for each pgo build (default: all of them): build the instrumented
-build it names (modsecurity) and run its training suite through Envoy with
-LLVM_PROFILE_FILE set, check every training workload passed, merge the profile
-into build/pgo/, then build the optimised build. Coraza builds get their Go CPU
-profile from scripts/engines/coraza.sh (WB_ACTION=profile).
-
-Flags:
-`
-
 // buildRunner loads the recipes of buildsFile into a runner at the
 // repository root.
 func buildRunner(buildsFile string, force bool, stderr io.Writer) (*builds.Runner, error) {
@@ -53,7 +31,7 @@ func buildCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	list := fs.Bool("list", false, "list the builds and whether each is up to date; build nothing")
 	force := fs.Bool("force", false, "rebuild even when a build is up to date")
 	buildsFile := fs.String("builds", inRepo("filters/builds.yaml"), "engine build registry")
-	if err := parse(fs, args, stdout, buildUsage); err != nil {
+	if err := parse(fs, args, stdout, usageOf("build")); err != nil {
 		return err
 	}
 	r, err := buildRunner(*buildsFile, *force, stderr)
@@ -75,7 +53,7 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	buildsFile := fs.String("builds", inRepo("filters/builds.yaml"), "engine build registry")
 	profilesDir := fs.String("profiles", inRepo("profiles"), "directory of workload/suite YAML files (the training suites)")
 	importDir := fs.String("import", "", "train nothing: install the profiles in this directory (a pgo workflow artifact's pgo/ folder) into build/pgo/, each checked against its build's recipe")
-	if err := parse(fs, args, stdout, pgoUsage); err != nil {
+	if err := parse(fs, args, stdout, usageOf("pgo")); err != nil {
 		return err
 	}
 	r, err := buildRunner(*buildsFile, false, stderr)

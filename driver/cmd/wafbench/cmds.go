@@ -28,7 +28,7 @@ import (
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	if err := parse(fs, args, stdout, "Usage: wafbench report RUN_DIR\n\nRebuilds summary.json, bench.txt, report.md, report.html and charts/ from meta.json and raw.jsonl.\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("report")); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -50,7 +50,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "output directory for the pooled report (required; must not exist)")
 	force := fs.Bool("force", false, "pool runs even when Envoy, module or CRS hashes or the CPU model differ (differences are listed as limitations)")
 	blocks := fs.Bool("blocks", false, "pool runs from different machines (CPU models may differ) with each machine as a block: the report adds per-machine ratios and pooled ratios whose intervals include the between-machine variance")
-	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\nOne run given twice (the same run_id) is refused: its records would count twice.\nShards of one design (run --shard) must agree on suite, modes, builds and CRS;\na missing shard is named in the report.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("merge")); err != nil {
 		return err
 	}
 	if *out == "" {
@@ -114,7 +114,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	streams := fs.Int("streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
 	tlsCA := fs.String("tls-ca", "", "h1-tls, h2-tls: PEM file of the CA certificates to verify the target with (SNI "+downstream.ServerName+"); empty = the target's certificate is not verified (loopback only)")
 	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
-	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 or HTTP/2 endpoint with wafbench's load engine. Exit status 1 when the\ntarget refuses connections, 2 on bad flags.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("load")); err != nil {
 		return err
 	}
 	if *target == "" {
@@ -199,7 +199,7 @@ func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error 
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0 = kernel-chosen)")
 	addrFile := fs.String("addr-file", "", "write the bound address and a newline here once listening (default: print to stdout)")
 	useAlbedo := fs.Bool("albedo", false, "serve CRS's test backend (albedo v0.3.0: /reflect answers the response a request asks for) instead; the backend of 'wafbench crs-test'")
-	if err := parse(fs, args, stdout, "Usage: wafbench upstream [flags]\n\nThe benchmark upstream: keep-alive HTTP/1.1, discards request bodies,\nanswers every request 200 \"ok\". Runs until SIGTERM or Ctrl-C.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("upstream")); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -229,7 +229,7 @@ func crsCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("crs", flag.ContinueOnError)
 	out := fs.String("out", inRepo("build/crs"), "directory to write the rules, crs-setup.conf, wafbench-common.conf, main.conf and manifest.json")
 	pl := fs.Int("paranoia-level", 1, "CRS blocking paranoia level (1..4)")
-	if err := parse(fs, args, stdout, "Usage: wafbench crs [flags]\n\nWrites CRS 4.25.0 (from coraza-coreruleset) and the configuration both engines\nshare to a plain directory; prints the rule-set SHA-256.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("crs")); err != nil {
 		return err
 	}
 	man, err := crs.Export(*out, crs.Options{ParanoiaLevel: *pl})

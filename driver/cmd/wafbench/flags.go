@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +35,21 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) erro
 		return usagef("%s: %v", fs.Name(), err)
 	}
 	return nil
+}
+
+// usageTexts are the commands' help texts, usage/<command>.txt;
+// usage/wafbench.txt is the top-level one.
+//
+//go:embed usage/*.txt
+var usageTexts embed.FS
+
+// usageOf is the help text of command cmd.
+func usageOf(cmd string) string {
+	b, err := usageTexts.ReadFile("usage/" + cmd + ".txt")
+	if err != nil {
+		panic(err) // every command's --help is tested
+	}
+	return string(b)
 }
 
 func inRepo(rel string) string {

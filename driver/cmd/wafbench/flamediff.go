@@ -19,7 +19,7 @@ import (
 // run --perf run, then rebuilds its report, which links them.
 func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("flamediff", flag.ContinueOnError)
-	if err := parse(fs, args, stdout, "Usage: wafbench flamediff RUN_DIR MODE_A MODE_B\n\nDraws perf/diff-A-vs-B-<workload>-cN.svg for every workload both modes were profiled on\n(run --perf): B's flame graph coloured by the change per request from A (red: B spends\nmore). Then rebuilds the report, which links them. E.g. modsecurity modsecurity@3.0.14-pgo.\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("flamediff")); err != nil {
 		return err
 	}
 	if fs.NArg() != 3 {

@@ -17,15 +17,6 @@ import (
 	"wafbench/driver/runner"
 )
 
-const serveUsage = `Usage: wafbench serve --mode M [flags]
-
-Starts the upstream and the host of mode M as a trial starts it (a pinned
-Envoy, nginx or Caddy; for ref-direct the upstream alone), prints
-http://127.0.0.1:PORT and stays up until Ctrl-C. For curl and manual checks.
-
-Flags:
-`
-
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var sf stackFlags
@@ -33,7 +24,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	modeArg := fs.String("mode", "passthrough", "mode to serve: passthrough, an engine (modsecurity, coraza: its default build), <engine>@<build> (see 'wafbench build --list'), coraza-wasm, ref-direct, ref-nginx-modsecurity[@<build>] or ref-caddy-coraza")
 	logDir := fs.String("log-dir", "", "where the host's config and log go, created if missing (default: a temporary directory, removed on exit)")
 	serveDS := fs.String("downstream", "h1", "protocol of the host's listener: h1, h1-tls, h2-tls or h2c (as run --downstream; Envoy modes only beyond h1); TLS serves a certificate made now, written to tls/ in the log directory; the printed URL stays http://")
-	if err := parse(fs, args, stdout, serveUsage); err != nil {
+	if err := parse(fs, args, stdout, usageOf("serve")); err != nil {
 		return err
 	}
 	ms, err := sf.parseModes(*modeArg)
