@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"wafbench/driver/cpu"
 	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
@@ -81,26 +80,10 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.wasmStart, "wasm-start-timeout", runner.DefaultWasmStartTimeout, "how long a coraza-wasm Envoy may take to become ready (V8 compiles the module first: ~30s idle, minutes on a busy machine)")
 }
 
-// resolved is the outcome of checking stackFlags.
-type resolved struct {
-	spec         runner.EnvoySpec // spec.CPUs is cpus.Envoy
-	cpus         cpu.Partition
-	envoyVersion string
-}
-
 // flags are the stack settings as given.
 func (s *stackFlags) flags() stack.Flags {
 	return stack.Flags{EnvoyBin: s.envoyBin, ModuleDir: s.moduleDir, CRSDir: s.crsDir, EnvoyCPUs: s.envoyCPUs,
 		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart}
-}
-
-// resolve checks the flags against the machine (stack.Flags.Resolve).
-func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
-	st, err := s.flags().Resolve(ms)
-	if err != nil {
-		return nil, err
-	}
-	return &resolved{spec: st.Envoy, cpus: st.CPUs, envoyVersion: st.EnvoyVersion}, nil
 }
 
 // parseModes resolves the --modes list against the build registry; an
