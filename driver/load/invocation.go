@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"wafbench/driver/cpu"
@@ -23,7 +25,7 @@ type Invocation struct {
 	Timeout                 time.Duration
 	Rate                    float64
 	Seed, MaxRequests       int64
-	Headers                 [][2]string
+	Headers                 Headers
 }
 
 // Resolved is a checked Invocation: what Run takes, and the CPUs to pin
@@ -95,4 +97,20 @@ func caConfig(caFile string) (*tls.Config, error) {
 		return nil, usage.Errorf("load: --tls-ca %s: no PEM certificate in it", caFile)
 	}
 	return &tls.Config{RootCAs: pool, ServerName: downstream.ServerName}, nil
+}
+
+// Headers are extra request headers, each given as "Name: value"; it is a
+// flag.Value for a repeatable --header flag.
+type Headers [][2]string
+
+func (h *Headers) String() string { return fmt.Sprint(*h) }
+
+// Set adds the header "Name: value" v.
+func (h *Headers) Set(v string) error {
+	k, val, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("want \"Name: value\", got %q", v)
+	}
+	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
+	return nil
 }

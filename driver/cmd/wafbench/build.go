@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 	"os"
-	"strings"
 
 	"wafbench/driver/builds"
 	"wafbench/driver/envoy"
@@ -75,21 +74,6 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cases := func(b *builds.Build) ([]string, error) {
-		suite, ok := profiles.Suites[b.PGO.Training]
-		if !ok {
-			return nil, usagef("pgo: build %s: training suite %q not in %s (suites: %s)", b.Mode(), b.PGO.Training, *profilesDir, strings.Join(profiles.SuiteNames(), ", "))
-		}
-		cs, err := profiles.Cases(suite.Workloads)
-		if err != nil {
-			return nil, usagef("pgo: suite %s: %v", b.PGO.Training, err)
-		}
-		keys := make([]string, len(cs))
-		for i, c := range cs {
-			keys[i] = c.Key()
-		}
-		return keys, nil
-	}
-	return r.TrainAll(ctx, chosen, builds.TrainOptions{Wafbench: self, Cases: cases,
+	return r.TrainAll(ctx, chosen, builds.TrainOptions{Wafbench: self, Cases: profiles.TrainingCases(*profilesDir),
 		RunArgs: []string{"--builds", *buildsFile, "--profiles", *profilesDir}})
 }

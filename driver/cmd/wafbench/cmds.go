@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"wafbench/driver/cpu"
@@ -30,10 +28,7 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("report: want exactly one run directory, got %d arguments", fs.NArg())
 	}
 	dir := fs.Arg(0)
-	if _, err := os.Stat(dir + "/raw.jsonl"); err != nil {
-		return usagef("report: %s is not a run directory (no raw.jsonl)", dir)
-	}
-	if err := report.Build(dir, stderr); err != nil {
+	if err := report.BuildRun(dir, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", dir)
@@ -48,19 +43,8 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parse(fs, args, stdout, usageOf("merge")); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("merge: --out is required")
-	}
-	if fs.NArg() < 2 && !(fs.NArg() == 1 && merge.IsShard(fs.Arg(0))) {
-		return usagef("merge: want at least two run directories, got %d", fs.NArg())
-	}
-	if _, err := os.Stat(*out); err == nil {
-		return usagef("merge: --out %s already exists", *out)
-	}
-	for _, d := range fs.Args() {
-		if _, err := os.Stat(d + "/raw.jsonl"); err != nil {
-			return usagef("merge: %s is not a run directory (no raw.jsonl)", d)
-		}
+	if err := merge.CheckArgs(fs.Args(), *out); err != nil {
+		return err
 	}
 	if err := merge.Runs(fs.Args(), *out, merge.Options{Force: *force, Blocks: *blocks, Warn: stderr}); err != nil {
 		return usagef("merge: %v", err)
@@ -72,22 +56,8 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// headerList collects repeated --header flags.
-type headerList [][2]string
-
-func (h *headerList) String() string { return fmt.Sprint(*h) }
-func (h *headerList) Set(v string) error {
-	k, val, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("want \"Name: value\", got %q", v)
-	}
-	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
-	return nil
-}
-
 func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	var hs headerList
 	var inv load.Invocation
 	fs.StringVar(&inv.Target, "target", "", "http://HOST:PORT/PATH to drive (required; loopback only)")
 	fs.IntVar(&inv.Conns, "conns", 16, fmt.Sprintf("persistent HTTP/1.1 connections (1..%d)", load.MaxConns))
@@ -109,11 +79,10 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&inv.Downstream, "downstream", "h1", "protocol spoken to the target: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); the URL stays http://HOST:PORT/PATH")
 	fs.IntVar(&inv.Streams, "streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
 	fs.StringVar(&inv.TLSCA, "tls-ca", "", "h1-tls, h2-tls: PEM file of the CA certificates to verify the target with (SNI "+downstream.ServerName+"); empty = the target's certificate is not verified (loopback only)")
-	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
+	fs.Var(&inv.Headers, "header", "extra request header \"Name: value\" (repeatable)")
 	if err := parse(fs, args, stdout, usageOf("load")); err != nil {
 		return err
 	}
-	inv.Headers = hs
 	r, err := inv.Resolve()
 	if err != nil {
 		return err

@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"wafbench/driver/internal/usage"
-	"wafbench/driver/perf"
 	"wafbench/driver/perf/flame"
 	"wafbench/driver/report"
 )
@@ -26,11 +24,8 @@ func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("flamediff: want RUN_DIR MODE_A MODE_B, got %d arguments", fs.NArg())
 	}
 	dir, a, b := fs.Arg(0), fs.Arg(1), fs.Arg(2)
-	if _, err := os.Stat(filepath.Join(dir, "raw.jsonl")); err != nil {
-		return usagef("flamediff: %s is not a run directory (no raw.jsonl)", dir)
-	}
-	if err := perf.FlameAvailable(); err != nil {
-		return usagef("flamediff: %v", err)
+	if err := flame.CheckRun(dir); err != nil {
+		return err
 	}
 	files, err := flame.Diff(dir, a, b)
 	if errors.Is(err, flame.ErrInput) {

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 
-	"wafbench/driver/internal/usage"
 	"wafbench/driver/keep"
 )
 
@@ -24,15 +21,5 @@ func keepCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if fs.NArg() == 0 {
 		return usagef("keep: want at least one run directory")
 	}
-	for _, dir := range fs.Args() {
-		out, err := keep.Keep(dir, keep.Options{Into: *into, RecordedRoot: *recorded, Rerender: *rerender})
-		if errors.Is(err, keep.ErrInput) {
-			return usage.Wrap(err)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, out)
-	}
-	return nil
+	return keep.All(fs.Args(), keep.Options{Into: *into, RecordedRoot: *recorded, Rerender: *rerender}, stdout)
 }
