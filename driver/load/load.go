@@ -94,7 +94,8 @@ type Options struct {
 	// OnWarmupEnd and OnMeasureEnd are called synchronously, from Run's
 	// goroutine, when the measured window starts and when it ends (the
 	// caller samples procfs there). Both may be nil. OnWarmupEnd is called
-	// even when Warmup is 0. Neither is called once ctx is done.
+	// even when Warmup is 0, and then before any request is sent. Neither
+	// is called once ctx is done.
 	OnWarmupEnd, OnMeasureEnd func()
 }
 

@@ -76,32 +76,9 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	t := &trial{
-		opts:    opts,
-		classes: toClassReqs(classes),
-		seq:     sequence(classes, opts.Seed),
-		timeout: opts.Timeout,
-		ctx:     runCtx,
-		capped:  make(chan struct{}),
-		perReq:  opts.ConnMode == ConnPerRequest,
-		h2:      opts.Downstream.HTTP2(),
-		streams: max(opts.Streams, 1),
-	}
-	if opts.Downstream.TLS() {
-		t.tls = clientTLS(&opts)
-	}
-	if t.h2 {
-		if err := t.prepareH2(); err != nil {
-			return nil, err
-		}
-	}
-	if t.timeout == 0 {
-		t.timeout = defaultTimeout
-	}
-	t.refresh = t.timeout / 16
-	t.dialer.Timeout = t.timeout
-	if opts.Rate > 0 {
-		t.every = 1e9 / opts.Rate
+	t, err := newTrial(runCtx, opts, classes)
+	if err != nil {
+		return nil, err
 	}
 
 	workers := make([]*worker, opts.Conns)
@@ -121,6 +98,17 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		}
 	}()
 
+	// Without a warmup the window opens before the first request: the
+	// caller's OnWarmupEnd (a procfs sample of the target) runs before any
+	// worker starts, so no measured request can complete before it. Were
+	// the workers started first, a short capped window on a busy machine
+	// could finish before this goroutine was scheduled to call it, leaving
+	// the window's requests outside what the caller sampled.
+	opened := false
+	if opts.Warmup == 0 && opts.OnWarmupEnd != nil && ctx.Err() == nil {
+		opts.OnWarmupEnd()
+		opened = true
+	}
 	t.base = time.Now()
 	t.wStart = opts.Warmup
 	t.wEnd = opts.Warmup + opts.Duration
@@ -145,7 +133,7 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	select {
 	case <-timer.C:
 		res.Warmup = time.Since(t.base)
-		if opts.OnWarmupEnd != nil {
+		if opts.OnWarmupEnd != nil && !opened {
 			opts.OnWarmupEnd()
 		}
 		timer.Reset(time.Until(t.base.Add(t.wEnd)))
@@ -183,6 +171,38 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// newTrial is the shared state of a run's workers, before any connects.
+func newTrial(ctx context.Context, opts Options, classes []Class) (*trial, error) {
+	t := &trial{
+		opts:    opts,
+		classes: toClassReqs(classes),
+		seq:     sequence(classes, opts.Seed),
+		timeout: opts.Timeout,
+		ctx:     ctx,
+		capped:  make(chan struct{}),
+		perReq:  opts.ConnMode == ConnPerRequest,
+		h2:      opts.Downstream.HTTP2(),
+		streams: max(opts.Streams, 1),
+	}
+	if opts.Downstream.TLS() {
+		t.tls = clientTLS(&opts)
+	}
+	if t.h2 {
+		if err := t.prepareH2(); err != nil {
+			return nil, err
+		}
+	}
+	if t.timeout == 0 {
+		t.timeout = defaultTimeout
+	}
+	t.refresh = t.timeout / 16
+	t.dialer.Timeout = t.timeout
+	if opts.Rate > 0 {
+		t.every = 1e9 / opts.Rate
+	}
+	return t, nil
 }
 
 // dial opens one connection to the target, with its TLS handshake when

@@ -12,10 +12,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 
+	"wafbench/driver/internal/usage"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 	"wafbench/internal/atomicfile"
@@ -120,4 +122,13 @@ func Table(w io.Writer, recs []result.Record) error {
 			r.Latency.P50Us/1000, r.Latency.P99Us/1000, stats.ErrorCount(r), note)
 	}
 	return tw.Flush()
+}
+
+// BuildRun is 'wafbench report': Build after checking that dir is a run
+// directory (bad input, driver/internal/usage, when it has no raw.jsonl).
+func BuildRun(dir string, warn io.Writer) error {
+	if _, err := os.Stat(dir + "/raw.jsonl"); err != nil {
+		return usage.Errorf("report: %s is not a run directory (no raw.jsonl)", dir)
+	}
+	return Build(dir, warn)
 }

@@ -248,8 +248,59 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 	return all.Of(m).Start(ctx, m, st, hosts.Where{UpstreamAddr: upstreamAddr, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
 }
 
+// measure runs case c of trial tr against p: the max-rate search when the
+// run has one, then the measured window with Envoy sampled around it.
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
+	rec := newRecord(cfg, tr, c, rate, capacity)
+	if cfg.MaxRate != nil && rateErr == nil {
+		found, ok := searchRate(ctx, cfg, tr, c, p, &rec)
+		if !ok {
+			return rec
+		}
+		rate = found
+	}
+	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
+	recordLoadModel(&rec, cfg, rate, connMode)
+	if rateErr != nil {
+		rec.Error = rateErr.Error()
+		return rec
+	}
+	w := &measuredWindow{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rec: &rec,
+		perfData: filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))}
+	if cfg.PerfFreqHz > 0 {
+		if err := os.MkdirAll(filepath.Dir(w.perfData), 0o755); err != nil {
+			rec.Error = err.Error()
+			return rec
+		}
+	}
+	var req load.Request
+	if !c.Workload.IsMix() {
+		req = buildRequest(cfg.Set, c, tr.Mode)
+		rec.RequestBytes = len(req.Raw)
+		if c.Workload.MeasureVerdict {
+			if err := probeVerdict(ctx, cfg, p.Addr, &req, &rec); err != nil {
+				rec.Error = err.Error()
+				return rec
+			}
+		}
+	}
+	res, err := w.drive(w.options(rate, connMode), req)
+	stopAttacks(w.atk, &rec) // when the window did not end normally
+	if res != nil {
+		fillLoad(&rec, res)
+		fillClasses(&rec, res)
+	}
+	w.stopPerf()
+	w.check("end")
+	w.judge(res, err)
+	fillCPU(&rec, w.before, w.after)
+	return rec
+}
+
+// newRecord is the record of case c in trial tr before anything is
+// measured: what the trial intends.
+func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float64) result.Record {
 	rec := result.Record{
 		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
 		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed", Shard: cfg.Shard,
@@ -258,23 +309,33 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
 	}
 	cfg.recordDownstream(&rec)
-	if cfg.MaxRate != nil && rateErr == nil {
-		found, err := searchCase(ctx, cfg, c, p, tr.Mode)
-		rec.MaxRate = found
-		switch {
-		case ctx.Err() != nil:
-			rec.Interrupted = true
-			return rec
-		case err != nil:
-			rec.Error = err.Error()
-			return rec
-		case found[0].Rate == 0:
-			rec.Error = fmt.Sprintf("max-rate: no rate from %.3g req/s down to %.3g met %s (lowest failing %.3g req/s)", cfg.MaxRate.Search.Start, cfg.MaxRate.Search.Start/64, found[0].Objective, found[0].Above)
-			return rec
-		}
-		rate = found[0].Rate
-		rec.RateRequestedPerS = rate
+	return rec
+}
+
+// searchRate runs the max-rate search of case c and records it in rec. It
+// returns the rate found, or false when the search ended the record
+// (interrupted, failed, or no rate met the objective).
+func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, rec *result.Record) (float64, bool) {
+	found, err := searchCase(ctx, cfg, c, p, tr.Mode)
+	rec.MaxRate = found
+	switch {
+	case ctx.Err() != nil:
+		rec.Interrupted = true
+		return 0, false
+	case err != nil:
+		rec.Error = err.Error()
+		return 0, false
+	case found[0].Rate == 0:
+		rec.Error = fmt.Sprintf("max-rate: no rate from %.3g req/s down to %.3g met %s (lowest failing %.3g req/s)", cfg.MaxRate.Search.Start, cfg.MaxRate.Search.Start/64, found[0].Objective, found[0].Above)
+		return 0, false
 	}
+	rec.RateRequestedPerS = found[0].Rate
+	return found[0].Rate, true
+}
+
+// recordLoadModel records the load model of a window at rate (0 = closed
+// loop) with connMode.
+func recordLoadModel(rec *result.Record, cfg *Config, rate float64, connMode load.ConnMode) {
 	if rate > 0 {
 		rec.Load = "open"
 		a, _ := load.ParseArrival(string(cfg.Arrival))
@@ -283,136 +344,157 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 			rec.ArrivalSeed = cfg.ArrivalSeed
 		}
 	}
-	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
 	if connMode != load.ConnKeepAlive {
 		rec.ConnMode = string(connMode)
 	}
-	if rateErr != nil {
-		rec.Error = rateErr.Error()
-		return rec
+}
+
+// measuredWindow is one measured window of a case: the proxy's procfs samples at
+// its start and end, the perf recording and the attack stream beside it,
+// and the first error any of them met.
+type measuredWindow struct {
+	ctx           context.Context
+	cfg           *Config
+	tr            plan.Trial
+	c             profile.Case
+	p             *proxy
+	up            *Upstream
+	rec           *result.Record
+	before, after procstat.Snapshot
+	sampleErr     error
+	perf          *perf.Recording
+	perfData      string
+	atk           *verdict.Stream
+}
+
+// fail keeps err when it is the window's first sampling error.
+func (w *measuredWindow) fail(err error) {
+	if err != nil && w.sampleErr == nil {
+		w.sampleErr = err
 	}
-	var before, after procstat.Snapshot
-	var sampleErr error
-	var rec0 *perf.Recording
-	var atk *verdict.Stream
-	perfData := filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))
-	check := func(when string) {
-		threads, err := verifyAffinity(cfg, cfg.processName(tr.Mode), p.PID, up.pid(), when)
-		rec.Affinity = append(rec.Affinity, threads...)
-		if err != nil && sampleErr == nil {
-			sampleErr = err
-		}
+}
+
+// check verifies the affinity of the proxy and upstream threads at when.
+func (w *measuredWindow) check(when string) {
+	threads, err := verifyAffinity(w.cfg, w.cfg.processName(w.tr.Mode), w.p.PID, w.up.pid(), when)
+	w.rec.Affinity = append(w.rec.Affinity, threads...)
+	w.fail(err)
+}
+
+// options are the load options of the window, sampling at its edges.
+func (w *measuredWindow) options(rate float64, connMode load.ConnMode) load.Options {
+	cfg := w.cfg
+	return load.Options{
+		Target:       w.p.Addr,
+		Conns:        w.c.Conns,
+		Warmup:       cfg.Warmup,
+		Duration:     cfg.Duration,
+		MaxRequests:  cfg.MaxRequests,
+		Rate:         rate,
+		Timeout:      cfg.Timeout,
+		ConnMode:     connMode,
+		Arrival:      cfg.Arrival,
+		Seed:         cfg.ArrivalSeed,
+		Downstream:   cfg.Downstream,
+		TLS:          cfg.clientTLS,
+		Streams:      cfg.Streams,
+		OnWarmupEnd:  w.start,
+		OnMeasureEnd: w.end,
 	}
-	opts := load.Options{
-		Target:      p.Addr,
-		Conns:       c.Conns,
-		Warmup:      cfg.Warmup,
-		Duration:    cfg.Duration,
-		MaxRequests: cfg.MaxRequests,
-		Rate:        rate,
-		Timeout:     cfg.Timeout,
-		ConnMode:    connMode,
-		Arrival:     cfg.Arrival,
-		Seed:        cfg.ArrivalSeed,
-		Downstream:  cfg.Downstream,
-		TLS:         cfg.clientTLS,
-		Streams:     cfg.Streams,
-		OnWarmupEnd: func() {
-			var err error
-			if p.PID != 0 {
-				if before, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
-					sampleErr = err
-				}
-			}
-			check("after_warmup")
-			atk = startAttacks(ctx, cfg, tr, c, p.Addr, &rec)
-			if cfg.onWindowStart != nil {
-				cfg.onWindowStart(p, up)
-			}
-			if cfg.PerfFreqHz > 0 && p.PID != 0 {
-				if rec0, err = perf.Start(p.PID, perfData, cfg.PerfFreqHz, cfg.ClientCPUs); err != nil && sampleErr == nil {
-					sampleErr = err
-				}
-			}
-		},
-		OnMeasureEnd: func() {
-			defer stopAttacks(atk, &rec) // after the sample: a stopping stream is not the window's
-			if p.PID == 0 {
-				return
-			}
-			var err error
-			if after, err = procstat.Sample(p.PID); err != nil && sampleErr == nil {
-				sampleErr = err
-			}
-		},
+}
+
+// start opens the window: sample, affinity, attacks, perf.
+func (w *measuredWindow) start() {
+	cfg, p := w.cfg, w.p
+	if p.PID != 0 {
+		var err error
+		w.before, err = procstat.Sample(p.PID)
+		w.fail(err)
 	}
-	if cfg.PerfFreqHz > 0 {
-		if err := os.MkdirAll(filepath.Dir(perfData), 0o755); err != nil {
-			rec.Error = err.Error()
-			return rec
-		}
+	w.check("after_warmup")
+	w.atk = startAttacks(w.ctx, cfg, w.tr, w.c, p.Addr, w.rec)
+	if cfg.onWindowStart != nil {
+		cfg.onWindowStart(p, w.up)
 	}
-	var res *load.Result
+	if cfg.PerfFreqHz > 0 && p.PID != 0 {
+		var err error
+		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
+		w.fail(err)
+	}
+}
+
+// end closes the window with the end sample.
+func (w *measuredWindow) end() {
+	defer stopAttacks(w.atk, w.rec) // after the sample: a stopping stream is not the window's
+	if w.p.PID == 0 {
+		return
+	}
 	var err error
-	if c.Workload.IsMix() {
-		res, err = drive(ctx, cfg, opts, c, tr.Mode)
-	} else {
-		req := buildRequest(cfg.Set, c, tr.Mode)
-		rec.RequestBytes = len(req.Raw)
-		if c.Workload.MeasureVerdict {
-			if err := probeVerdict(ctx, cfg, p.Addr, &req, &rec); err != nil {
-				rec.Error = err.Error()
-				return rec
-			}
-		}
-		res, err = load.Run(ctx, opts, req)
+	w.after, err = procstat.Sample(w.p.PID)
+	w.fail(err)
+}
+
+// drive sends the case's load with opts: its mix, or req.
+func (w *measuredWindow) drive(opts load.Options, req load.Request) (*load.Result, error) {
+	if w.c.Workload.IsMix() {
+		return drive(w.ctx, w.cfg, opts, w.c, w.tr.Mode)
 	}
-	stopAttacks(atk, &rec) // when the window did not end normally
-	if res != nil {
-		fillLoad(&rec, res)
-		fillClasses(&rec, res)
+	return load.Run(w.ctx, opts, req)
+}
+
+// stopPerf ends the perf recording and writes its flat report.
+func (w *measuredWindow) stopPerf() {
+	if w.perf == nil {
+		return
 	}
-	if rec0 != nil {
-		if perr := rec0.Stop(); perr != nil && sampleErr == nil {
-			sampleErr = perr
-		} else if perr == nil {
-			if perr := perf.Report(perfData, strings.TrimSuffix(perfData, ".data")+".txt"); perr != nil && sampleErr == nil {
-				sampleErr = perr
-			}
-			rec.PerfFile, _ = filepath.Rel(cfg.Dir, perfData)
-		}
+	if err := w.perf.Stop(); err != nil {
+		w.fail(err)
+		return
 	}
-	check("end")
+	w.fail(perf.Report(w.perfData, strings.TrimSuffix(w.perfData, ".data")+".txt"))
+	w.rec.PerfFile, _ = filepath.Rel(w.cfg.Dir, w.perfData)
+}
+
+// judge records how the window ended, the first cause winning: an
+// interrupt, the proxy or upstream dying, the load's error, a sampling
+// error, or a window without one expected response.
+func (w *measuredWindow) judge(res *load.Result, err error) {
+	rec, p, up := w.rec, w.p, w.up
 	death := ""
-	if ctx.Err() == nil {
-		death = deathDuring(p, up, cfg.hostOf(tr.Mode).Title(), c.Key(), err != nil || sampleErr != nil || len(rec.Errors) > 0)
+	if w.ctx.Err() == nil {
+		death = deathDuring(p, up, w.cfg.hostOf(w.tr.Mode).Title(), w.c.Key(), err != nil || w.sampleErr != nil || len(rec.Errors) > 0)
 	}
 	switch {
-	case ctx.Err() != nil:
+	case w.ctx.Err() != nil:
 		rec.Interrupted = true
 	case death != "":
 		rec.Error = death
 	case err != nil:
 		rec.Error = err.Error()
-	case sampleErr != nil:
-		rec.Error = sampleErr.Error()
+	case w.sampleErr != nil:
+		rec.Error = w.sampleErr.Error()
 	case rec.Requests == 0:
 		rec.Error = emptyWindow(res, rec.ExpectStatus)
 	}
-	if !before.At.IsZero() && !after.At.IsZero() {
-		d := procstat.Delta(before, after)
-		rec.CPU.SchedstatNs = d.SchedstatNs
-		rec.CPU.TicksNs = d.TicksNs
-		rec.CPU.ClockNs = d.ClockNs
-		if rec.Requests > 0 {
-			rec.CPU.UsPerRequest = float64(d.SchedstatNs) / 1e3 / float64(rec.Requests)
-		}
-		if d.Wall > 0 {
-			rec.CPU.Utilization = float64(d.SchedstatNs) / float64(d.Wall.Nanoseconds())
-		}
-		rec.Memory = result.Memory{RSSAfterWarmupKiB: before.RSSKiB, RSSEndKiB: after.RSSKiB, PeakKiB: after.HWMKiB}
+}
+
+// fillCPU records the proxy's CPU and memory over the window when both
+// samples were taken.
+func fillCPU(rec *result.Record, before, after procstat.Snapshot) {
+	if before.At.IsZero() || after.At.IsZero() {
+		return
 	}
-	return rec
+	d := procstat.Delta(before, after)
+	rec.CPU.SchedstatNs = d.SchedstatNs
+	rec.CPU.TicksNs = d.TicksNs
+	rec.CPU.ClockNs = d.ClockNs
+	if rec.Requests > 0 {
+		rec.CPU.UsPerRequest = float64(d.SchedstatNs) / 1e3 / float64(rec.Requests)
+	}
+	if d.Wall > 0 {
+		rec.CPU.Utilization = float64(d.SchedstatNs) / float64(d.Wall.Nanoseconds())
+	}
+	rec.Memory = result.Memory{RSSAfterWarmupKiB: before.RSSKiB, RSSEndKiB: after.RSSKiB, PeakKiB: after.HWMKiB}
 }
 
 func fillLoad(rec *result.Record, res *load.Result) {

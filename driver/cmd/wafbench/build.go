@@ -5,34 +5,11 @@ import (
 	"flag"
 	"io"
 	"os"
-	"strings"
 
 	"wafbench/driver/builds"
 	"wafbench/driver/envoy"
 	"wafbench/driver/profile"
 )
-
-const buildUsage = `Usage: wafbench build [--list] [--force] [NAME...]
-
-Builds engine recipes of filters/builds.yaml into build/engines/<engine>[-<name>]/
-(module, manifest.json written last). NAME is a mode name (modsecurity,
-modsecurity@3.0.14-lto, coraza@re2, ...). Without NAME: every build that is not
-instrumented and, for pgo builds, whose profile exists ('make pgo' trains them).
-An unchanged recipe whose module is intact is not rebuilt.
-
-Flags:
-`
-
-const pgoUsage = `Usage: wafbench pgo [NAME...]
-
-The PGO loop for each pgo build (default: all of them): build the instrumented
-build it names (modsecurity) and run its training suite through Envoy with
-LLVM_PROFILE_FILE set, check every training workload passed, merge the profile
-into build/pgo/, then build the optimised build. Coraza builds get their Go CPU
-profile from scripts/engines/coraza.sh (WB_ACTION=profile).
-
-Flags:
-`
 
 // buildRunner loads the recipes of buildsFile into a runner at the
 // repository root.
@@ -53,7 +30,7 @@ func buildCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	list := fs.Bool("list", false, "list the builds and whether each is up to date; build nothing")
 	force := fs.Bool("force", false, "rebuild even when a build is up to date")
 	buildsFile := fs.String("builds", inRepo("filters/builds.yaml"), "engine build registry")
-	if err := parse(fs, args, stdout, buildUsage); err != nil {
+	if err := parse(fs, args, stdout, usageOf("build")); err != nil {
 		return err
 	}
 	r, err := buildRunner(*buildsFile, *force, stderr)
@@ -75,7 +52,7 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	buildsFile := fs.String("builds", inRepo("filters/builds.yaml"), "engine build registry")
 	profilesDir := fs.String("profiles", inRepo("profiles"), "directory of workload/suite YAML files (the training suites)")
 	importDir := fs.String("import", "", "train nothing: install the profiles in this directory (a pgo workflow artifact's pgo/ folder) into build/pgo/, each checked against its build's recipe")
-	if err := parse(fs, args, stdout, pgoUsage); err != nil {
+	if err := parse(fs, args, stdout, usageOf("pgo")); err != nil {
 		return err
 	}
 	r, err := buildRunner(*buildsFile, false, stderr)
@@ -97,21 +74,6 @@ func pgoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cases := func(b *builds.Build) ([]string, error) {
-		suite, ok := profiles.Suites[b.PGO.Training]
-		if !ok {
-			return nil, usagef("pgo: build %s: training suite %q not in %s (suites: %s)", b.Mode(), b.PGO.Training, *profilesDir, strings.Join(profiles.SuiteNames(), ", "))
-		}
-		cs, err := profiles.Cases(suite.Workloads)
-		if err != nil {
-			return nil, usagef("pgo: suite %s: %v", b.PGO.Training, err)
-		}
-		keys := make([]string, len(cs))
-		for i, c := range cs {
-			keys[i] = c.Key()
-		}
-		return keys, nil
-	}
-	return r.TrainAll(ctx, chosen, builds.TrainOptions{Wafbench: self, Cases: cases,
+	return r.TrainAll(ctx, chosen, builds.TrainOptions{Wafbench: self, Cases: profiles.TrainingCases(*profilesDir),
 		RunArgs: []string{"--builds", *buildsFile, "--profiles", *profilesDir}})
 }

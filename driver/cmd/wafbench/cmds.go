@@ -2,16 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"strings"
 	"time"
 
 	"wafbench/driver/cpu"
@@ -22,23 +16,19 @@ import (
 	"wafbench/driver/merge"
 	"wafbench/driver/report"
 	"wafbench/driver/upstream"
-	"wafbench/internal/atomicfile"
 	"wafbench/internal/crs"
 )
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	if err := parse(fs, args, stdout, "Usage: wafbench report RUN_DIR\n\nRebuilds summary.json, bench.txt, report.md, report.html and charts/ from meta.json and raw.jsonl.\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("report")); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("report: want exactly one run directory, got %d arguments", fs.NArg())
 	}
 	dir := fs.Arg(0)
-	if _, err := os.Stat(dir + "/raw.jsonl"); err != nil {
-		return usagef("report: %s is not a run directory (no raw.jsonl)", dir)
-	}
-	if err := report.Build(dir, stderr); err != nil {
+	if err := report.BuildRun(dir, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", dir)
@@ -50,22 +40,11 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "output directory for the pooled report (required; must not exist)")
 	force := fs.Bool("force", false, "pool runs even when Envoy, module or CRS hashes or the CPU model differ (differences are listed as limitations)")
 	blocks := fs.Bool("blocks", false, "pool runs from different machines (CPU models may differ) with each machine as a block: the report adds per-machine ratios and pooled ratios whose intervals include the between-machine variance")
-	if err := parse(fs, args, stdout, "Usage: wafbench merge --out DIR RUN_DIR...\n\nPools several run directories (machines, CI matrix jobs) into one report.\nOne run given twice (the same run_id) is refused: its records would count twice.\nShards of one design (run --shard) must agree on suite, modes, builds and CRS;\na missing shard is named in the report.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("merge")); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("merge: --out is required")
-	}
-	if fs.NArg() < 2 && !(fs.NArg() == 1 && merge.IsShard(fs.Arg(0))) {
-		return usagef("merge: want at least two run directories, got %d", fs.NArg())
-	}
-	if _, err := os.Stat(*out); err == nil {
-		return usagef("merge: --out %s already exists", *out)
-	}
-	for _, d := range fs.Args() {
-		if _, err := os.Stat(d + "/raw.jsonl"); err != nil {
-			return usagef("merge: %s is not a run directory (no raw.jsonl)", d)
-		}
+	if err := merge.CheckArgs(fs.Args(), *out); err != nil {
+		return err
 	}
 	if err := merge.Runs(fs.Args(), *out, merge.Options{Force: *force, Blocks: *blocks, Warn: stderr}); err != nil {
 		return usagef("merge: %v", err)
@@ -77,120 +56,62 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// headerList collects repeated --header flags.
-type headerList [][2]string
-
-func (h *headerList) String() string { return fmt.Sprint(*h) }
-func (h *headerList) Set(v string) error {
-	k, val, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("want \"Name: value\", got %q", v)
-	}
-	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
-	return nil
-}
-
 func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	var hs headerList
-	target := fs.String("target", "", "http://HOST:PORT/PATH to drive (required; loopback only)")
-	conns := fs.Int("conns", 16, fmt.Sprintf("persistent HTTP/1.1 connections (1..%d)", load.MaxConns))
-	duration := fs.Duration("duration", 5*time.Second, "measured window")
-	warmup := fs.Duration("warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
-	rate := fs.Float64("rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
-	arrival := fs.String("arrival", "uniform", "open-loop arrival process (with --rate): uniform (a request every 1/rate) or poisson (exponential gaps of mean 1/rate)")
-	seed := fs.Int64("seed", 1, "seed of the --arrival poisson schedule (the same seed gives the same schedule)")
-	maxReq := fs.Int64("max-requests", 0, "cap on requests in the measured window; 0 = no cap")
-	method := fs.String("method", "GET", "request method")
-	body := fs.String("body", "", "request body (literal)")
-	expect := fs.Int("expect", 200, "expected status; other statuses count as errors")
-	timeout := fs.Duration("timeout", 5*time.Second, "per-request timeout")
-	connMode := fs.String("conn-mode", "keepalive", "keepalive (persistent connections) or per-request (a new TCP connection per request; latency includes the connect)")
-	cpus := fs.String("cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
+	var inv load.Invocation
+	fs.StringVar(&inv.Target, "target", "", "http://HOST:PORT/PATH to drive (required; loopback only)")
+	fs.IntVar(&inv.Conns, "conns", 16, fmt.Sprintf("persistent HTTP/1.1 connections (1..%d)", load.MaxConns))
+	fs.DurationVar(&inv.Duration, "duration", 5*time.Second, "measured window")
+	fs.DurationVar(&inv.Warmup, "warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
+	fs.Float64Var(&inv.Rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	fs.StringVar(&inv.Arrival, "arrival", "uniform", "open-loop arrival process (with --rate): uniform (a request every 1/rate) or poisson (exponential gaps of mean 1/rate)")
+	fs.Int64Var(&inv.Seed, "seed", 1, "seed of the --arrival poisson schedule (the same seed gives the same schedule)")
+	fs.Int64Var(&inv.MaxRequests, "max-requests", 0, "cap on requests in the measured window; 0 = no cap")
+	fs.StringVar(&inv.Method, "method", "GET", "request method")
+	fs.StringVar(&inv.Body, "body", "", "request body (literal)")
+	fs.IntVar(&inv.Expect, "expect", 200, "expected status; other statuses count as errors")
+	fs.DurationVar(&inv.Timeout, "timeout", 5*time.Second, "per-request timeout")
+	fs.StringVar(&inv.ConnMode, "conn-mode", "keepalive", "keepalive (persistent connections) or per-request (a new TCP connection per request; latency includes the connect)")
+	fs.StringVar(&inv.CPUs, "cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	hgrmOut := fs.String("hgrm", "", "also write the latency distribution here as an HdrHistogram percentile file (.hgrm, values in ms); empty = none")
 	fortioOut := fs.String("fortio-json", "", "also write the result here as fortio-compatible JSON (latencies in seconds); empty = none")
-	downstreamArg := fs.String("downstream", "h1", "protocol spoken to the target: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); the URL stays http://HOST:PORT/PATH")
-	streams := fs.Int("streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
-	tlsCA := fs.String("tls-ca", "", "h1-tls, h2-tls: PEM file of the CA certificates to verify the target with (SNI "+downstream.ServerName+"); empty = the target's certificate is not verified (loopback only)")
-	fs.Var(&hs, "header", "extra request header \"Name: value\" (repeatable)")
-	if err := parse(fs, args, stdout, "Usage: wafbench load --target URL [flags]\n\nDrives any HTTP/1.1 or HTTP/2 endpoint with wafbench's load engine. Exit status 1 when the\ntarget refuses connections, 2 on bad flags.\n\nFlags:\n"); err != nil {
+	fs.StringVar(&inv.Downstream, "downstream", "h1", "protocol spoken to the target: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); the URL stays http://HOST:PORT/PATH")
+	fs.IntVar(&inv.Streams, "streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
+	fs.StringVar(&inv.TLSCA, "tls-ca", "", "h1-tls, h2-tls: PEM file of the CA certificates to verify the target with (SNI "+downstream.ServerName+"); empty = the target's certificate is not verified (loopback only)")
+	fs.Var(&inv.Headers, "header", "extra request header \"Name: value\" (repeatable)")
+	if err := parse(fs, args, stdout, usageOf("load")); err != nil {
 		return err
 	}
-	if *target == "" {
-		return usagef("load: --target is required")
-	}
-	tgt, err := load.ParseTarget(*target)
-	if errors.Is(err, load.ErrNotLoopback) {
-		return usagef("load: --target %v", err)
-	}
+	r, err := inv.Resolve()
 	if err != nil {
-		return usagef("load: --target: %v", err)
+		return err
 	}
-	if *cpus != "" {
-		l, err := cpu.ParseOnline(*cpus)
-		if err != nil {
-			return usagef("load: --cpus: %v", err)
-		}
-		if err := cpu.PinSelf(l); err != nil {
+	if r.CPUs != nil {
+		if err := cpu.PinSelf(r.CPUs); err != nil {
 			return err
 		}
 	}
-	var b []byte
-	if *body != "" {
-		b = []byte(*body)
+	if inv.Duration+inv.Warmup > 3*time.Second && isTerminal(stderr) {
+		fmt.Fprintf(stderr, "wafbench: load %s for %s (+%s warmup) over %d connections…\n", inv.Target, inv.Duration, inv.Warmup, inv.Conns)
 	}
-	req := load.Build(*method, tgt.Path, hs, b, tgt.Host)
-	req.ExpectStatus = *expect
-	cm, err := load.ParseConnMode(*connMode)
-	if err != nil {
-		return usagef("load: --conn-mode: %v", err)
-	}
-	arr, err := load.ParseArrival(*arrival)
-	if err != nil {
-		return usagef("load: --arrival: %v", err)
-	}
-	ds, err := downstream.Parse(*downstreamArg)
-	if err != nil {
-		return usagef("load: --downstream: %v", err)
-	}
-	var tlsCfg *tls.Config
-	if *tlsCA != "" {
-		pem, err := os.ReadFile(*tlsCA)
-		if err != nil {
-			return usagef("load: --tls-ca: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return usagef("load: --tls-ca %s: no PEM certificate in it", *tlsCA)
-		}
-		tlsCfg = &tls.Config{RootCAs: pool, ServerName: downstream.ServerName}
-	}
-	opts := load.Options{Target: tgt.Addr, Conns: *conns, Warmup: *warmup, Duration: *duration, MaxRequests: *maxReq, Rate: *rate, Timeout: *timeout, ConnMode: cm, Arrival: arr, Seed: *seed,
-		Downstream: ds, TLS: tlsCfg, Streams: *streams}
-	if err := opts.Validate(); err != nil {
-		return usagef("load: %v", err)
-	}
-	if *duration+*warmup > 3*time.Second && isTerminal(stderr) {
-		fmt.Fprintf(stderr, "wafbench: load %s for %s (+%s warmup) over %d connections…\n", *target, *duration, *warmup, *conns)
-	}
-	res, err := load.Run(ctx, opts, req)
+	res, err := load.Run(ctx, r.Options, r.Request)
 	if err != nil {
 		// A target that refuses or drops connections is a failure while
 		// running (exit 1), not bad input: the flags were valid.
 		return fmt.Errorf("load: %w", err)
 	}
-	out := res.Summarize(*target, *conns)
-	if ds != downstream.H1 {
-		out.Downstream, out.Streams = string(ds), max(*streams, 1)
+	out := res.Summarize(inv.Target, inv.Conns)
+	if ds := r.Options.Downstream; ds != downstream.H1 {
+		out.Downstream, out.Streams = string(ds), max(inv.Streams, 1)
 	}
-	if err := export.WriteLoad(res, *hgrmOut, *fortioOut, *target, *conns); err != nil {
+	if err := export.WriteLoad(res, *hgrmOut, *fortioOut, inv.Target, inv.Conns); err != nil {
 		return err
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
-	out.WriteText(stdout, cm, *rate)
+	out.WriteText(stdout, r.Options.ConnMode, inv.Rate)
 	return nil
 }
 
@@ -199,37 +120,17 @@ func upstreamCmd(ctx context.Context, args []string, stdout, _ io.Writer) error 
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0 = kernel-chosen)")
 	addrFile := fs.String("addr-file", "", "write the bound address and a newline here once listening (default: print to stdout)")
 	useAlbedo := fs.Bool("albedo", false, "serve CRS's test backend (albedo v0.3.0: /reflect answers the response a request asks for) instead; the backend of 'wafbench crs-test'")
-	if err := parse(fs, args, stdout, "Usage: wafbench upstream [flags]\n\nThe benchmark upstream: keep-alive HTTP/1.1, discards request bodies,\nanswers every request 200 \"ok\". Runs until SIGTERM or Ctrl-C.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("upstream")); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return usagef("upstream: --listen: %v", err)
-	}
-	addr := ln.Addr().String() + "\n"
-	if *addrFile != "" {
-		if err := atomicfile.WriteFile(*addrFile, []byte(addr)); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprint(stdout, addr)
-	}
-	if *useAlbedo {
-		err = upstream.ServeAlbedo(ctx, ln)
-	} else {
-		err = upstream.Serve(ctx, ln)
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return upstream.ListenAndServe(ctx, *listen, *addrFile, *useAlbedo, stdout)
 }
 
 func crsCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("crs", flag.ContinueOnError)
 	out := fs.String("out", inRepo("build/crs"), "directory to write the rules, crs-setup.conf, wafbench-common.conf, main.conf and manifest.json")
 	pl := fs.Int("paranoia-level", 1, "CRS blocking paranoia level (1..4)")
-	if err := parse(fs, args, stdout, "Usage: wafbench crs [flags]\n\nWrites CRS 4.25.0 (from coraza-coreruleset) and the configuration both engines\nshare to a plain directory; prints the rule-set SHA-256.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("crs")); err != nil {
 		return err
 	}
 	man, err := crs.Export(*out, crs.Options{ParanoiaLevel: *pl})

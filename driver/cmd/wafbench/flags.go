@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"wafbench/driver/cpu"
 	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
@@ -34,6 +34,21 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) erro
 		return usagef("%s: %v", fs.Name(), err)
 	}
 	return nil
+}
+
+// usageTexts are the commands' help texts, usage/<command>.txt;
+// usage/wafbench.txt is the top-level one.
+//
+//go:embed usage/*.txt
+var usageTexts embed.FS
+
+// usageOf is the help text of command cmd.
+func usageOf(cmd string) string {
+	b, err := usageTexts.ReadFile("usage/" + cmd + ".txt")
+	if err != nil {
+		panic(err) // every command's --help is tested
+	}
+	return string(b)
 }
 
 func inRepo(rel string) string {
@@ -65,26 +80,10 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.wasmStart, "wasm-start-timeout", runner.DefaultWasmStartTimeout, "how long a coraza-wasm Envoy may take to become ready (V8 compiles the module first: ~30s idle, minutes on a busy machine)")
 }
 
-// resolved is the outcome of checking stackFlags.
-type resolved struct {
-	spec         runner.EnvoySpec // spec.CPUs is cpus.Envoy
-	cpus         cpu.Partition
-	envoyVersion string
-}
-
 // flags are the stack settings as given.
 func (s *stackFlags) flags() stack.Flags {
 	return stack.Flags{EnvoyBin: s.envoyBin, ModuleDir: s.moduleDir, CRSDir: s.crsDir, EnvoyCPUs: s.envoyCPUs,
 		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart}
-}
-
-// resolve checks the flags against the machine (stack.Flags.Resolve).
-func (s *stackFlags) resolve(ms []modes.Mode) (*resolved, error) {
-	st, err := s.flags().Resolve(ms)
-	if err != nil {
-		return nil, err
-	}
-	return &resolved{spec: st.Envoy, cpus: st.CPUs, envoyVersion: st.EnvoyVersion}, nil
 }
 
 // parseModes resolves the --modes list against the build registry; an

@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"wafbench/driver/internal/usage"
-	"wafbench/driver/perf"
 	"wafbench/driver/perf/flame"
 	"wafbench/driver/report"
 )
@@ -19,18 +17,15 @@ import (
 // run --perf run, then rebuilds its report, which links them.
 func flamediffCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("flamediff", flag.ContinueOnError)
-	if err := parse(fs, args, stdout, "Usage: wafbench flamediff RUN_DIR MODE_A MODE_B\n\nDraws perf/diff-A-vs-B-<workload>-cN.svg for every workload both modes were profiled on\n(run --perf): B's flame graph coloured by the change per request from A (red: B spends\nmore). Then rebuilds the report, which links them. E.g. modsecurity modsecurity@3.0.14-pgo.\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("flamediff")); err != nil {
 		return err
 	}
 	if fs.NArg() != 3 {
 		return usagef("flamediff: want RUN_DIR MODE_A MODE_B, got %d arguments", fs.NArg())
 	}
 	dir, a, b := fs.Arg(0), fs.Arg(1), fs.Arg(2)
-	if _, err := os.Stat(filepath.Join(dir, "raw.jsonl")); err != nil {
-		return usagef("flamediff: %s is not a run directory (no raw.jsonl)", dir)
-	}
-	if err := perf.FlameAvailable(); err != nil {
-		return usagef("flamediff: %v", err)
+	if err := flame.CheckRun(dir); err != nil {
+		return err
 	}
 	files, err := flame.Diff(dir, a, b)
 	if errors.Is(err, flame.ErrInput) {

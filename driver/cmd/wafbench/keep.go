@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 
-	"wafbench/driver/internal/usage"
 	"wafbench/driver/keep"
 )
 
@@ -18,26 +15,11 @@ func keepCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	into := fs.String("into", inRepo("results"), "parent directory of kept runs")
 	recorded := fs.String("recorded-root", "", "the checkout the run was recorded in, whose absolute paths become relative to the repository root (default: this checkout)")
 	rerender := fs.Bool("rerender", false, "render the report again with today's code instead of refusing a run whose report differs from it")
-	if err := parse(fs, args, stdout, "Usage: wafbench keep [flags] RUN_DIR...\n\n"+
-		"Writes each run's lean form into results/<run>/ for committing: recorded paths relative to the\n"+
-		"repository root, the files no report needs (host logs and configs, admin stats, perf.data) in\n"+
-		"byproducts.tar.xz with a list in byproducts.txt, the report rebuilt. A run whose report does not\n"+
-		"rebuild byte-identically from its raw files is refused. A run already in results/ is rewritten in\n"+
-		"place. The run directory given is left as it is.\n\nFlags:\n"); err != nil {
+	if err := parse(fs, args, stdout, usageOf("keep")); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("keep: want at least one run directory")
 	}
-	for _, dir := range fs.Args() {
-		out, err := keep.Keep(dir, keep.Options{Into: *into, RecordedRoot: *recorded, Rerender: *rerender})
-		if errors.Is(err, keep.ErrInput) {
-			return usage.Wrap(err)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, out)
-	}
-	return nil
+	return keep.All(fs.Args(), keep.Options{Into: *into, RecordedRoot: *recorded, Rerender: *rerender}, stdout)
 }

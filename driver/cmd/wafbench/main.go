@@ -20,28 +20,6 @@ import (
 // usagef is bad input: it prints as one line and exits 2.
 func usagef(format string, a ...any) error { return usage.Errorf(format, a...) }
 
-const topUsage = `wafbench measures what WAF engines cost inside Envoy.
-
-Usage: wafbench <command> [flags]
-
-Commands:
-  run       run a suite: modes × workloads × repeats, writes runs/<UTC>-<name>/ (git-ignored)
-  report    rebuild summary.json, bench.txt, report.md, report.html and charts from a run directory
-  keep      write a run's lean form into results/ for committing (by-products archived, paths relative)
-  flamediff draw differential flame graphs between two modes of a run --perf run
-  merge     pool several run directories into one report
-  serve     start the upstream and one Envoy in a mode, print its URL, stay up until Ctrl-C
-  load      drive any HTTP/1.1 endpoint with the load engine
-  upstream  run the benchmark upstream server (used by run and serve)
-  crs       write CRS 4.25.0 and the shared engine configuration to a directory
-  build     build engine recipes of filters/builds.yaml into build/engines/
-  pgo       train profiles and build the pgo builds of filters/builds.yaml
-  matrix    send a request corpus to every mode, write matrix.csv and matrix.md
-  crs-test  run the CRS 4.25.0 regression suite through modes, builds and hosts
-
-Run 'wafbench <command> --help' for a command's flags.
-`
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -70,7 +48,7 @@ func exitCode(err error, stderr io.Writer) int {
 
 var errHelp = errors.New("help requested")
 
-// commands are the subcommands, in the order topUsage lists them.
+// commands are the subcommands, in the order usage/wafbench.txt lists them.
 var commands = []struct {
 	name string
 	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
@@ -92,12 +70,12 @@ func commandNames() string {
 // run dispatches a subcommand; tests call it directly.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stderr, usageOf("wafbench"))
 		return usagef("missing command (%s)", commandNames())
 	}
 	cmd, rest := args[0], args[1:]
 	if cmd == "help" || cmd == "-h" || cmd == "--help" {
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprint(stdout, usageOf("wafbench"))
 		return nil
 	}
 	for _, c := range commands {

@@ -21,21 +21,6 @@ import (
 	"wafbench/driver/upstream"
 )
 
-const runUsage = `Usage: wafbench run [flags]
-
-Runs a suite: every mode once per repeat (order rotated), a fresh pinned Envoy
-per trial, every workload for a fixed measured window. Writes
-<results>/<UTC timestamp>-<name>/ with meta.json, raw.jsonl (appended after each
-workload), Envoy configs, logs and admin stats, then summary, report and charts.
-
-One run at a time per machine: while another holds the lock (/run/lock/wafbench.lock,
-else $XDG_RUNTIME_DIR/wafbench.lock; $WAFBENCH_LOCK overrides) a run is refused,
-naming the holder. Exit status: 0 every trial measured, 1 a failure while running
-(some trials failed, the lock is held, the disk filled), 2 bad input, 130 interrupted.
-
-Flags:
-`
-
 // upstreamHelp is the help of run's and matrix's --upstream.
 const upstreamHelp = "upstream server behind every mode: wafbench (the harness's own, cheapest per request) or go-httpbin (the lab's upstream, v2.21.0; every path served by its /anything handler; built by 'make modules')"
 
@@ -45,7 +30,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var sf stackFlags
 	o := runFlags(fs, &sf)
 	req := &o.Request
-	if err := parse(fs, args, stdout, runUsage); err != nil {
+	if err := parse(fs, args, stdout, usageOf("run")); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
