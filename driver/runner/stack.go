@@ -46,7 +46,7 @@ func startUpstreamKind(ctx context.Context, k upstream.Kind, self string, cpus [
 		return nil, fmt.Errorf("start upstream: %w", err)
 	}
 	u := &Upstream{proc: proc}
-	err = proc.Poll(ctx, 10*time.Second, 5*time.Millisecond, func() bool {
+	err = proc.Poll(ctx, upstreamStartTimeout, 5*time.Millisecond, func() bool {
 		b, err := os.ReadFile(addrFile)
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false
@@ -60,6 +60,12 @@ func startUpstreamKind(ctx context.Context, k upstream.Kind, self string, cpus [
 	}
 	return u, nil
 }
+
+// upstreamStartTimeout bounds the upstream's start. It catches a hang, not
+// slowness: pinned to a CPU that a loaded machine shares, the 50 MB wafbench
+// binary took more than 10 s to start and write its address in a fresh-clone
+// make test (TestRunDownstream).
+const upstreamStartTimeout = time.Minute
 
 // pid is the upstream's process id.
 func (u *Upstream) pid() int { return u.proc.PID() }
