@@ -172,3 +172,17 @@ func ClockTicks() (int64, error) { return clkTck() }
 func TicksTolerance(cpuNs, clkTck int64) int64 {
 	return 4*int64(time.Second)/clkTck + cpuNs/50
 }
+
+// RSSKiB reads pid's resident memory (VmRSS) alone: cheap enough to sample
+// every second through a long window.
+func RSSKiB(pid int) (int64, error) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, fmt.Errorf("procstat %d: %w", pid, err)
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, fmt.Errorf("procstat %d: status: %w", pid, err)
+	}
+	return int64(st.VmRSS / 1024), nil
+}

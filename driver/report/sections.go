@@ -31,6 +31,7 @@ var sections = []section{
 	writeAdversarial,
 	writeGates,
 	writeOverload,
+	writeSoak,
 	writeMix,
 	writeMaxRate,
 	writeBaseline,

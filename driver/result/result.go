@@ -93,6 +93,10 @@ type Record struct {
 	Latency    Latency `json:"latency"`
 	HistBase64 string  `json:"hist_b64,omitempty"` // hdrhistogram-go encoded histogram (µs)
 	PerSecond  []int64 `json:"per_second"`         // completions in each second of the window
+	// RSSSeriesKiB is the proxy's VmRSS once a second through the measured
+	// window, for windows of RSSSeriesMin or longer (the soak suite): the
+	// report fits its slope. Nil for shorter windows.
+	RSSSeriesKiB []int64 `json:"rss_series_kib,omitempty"`
 
 	// Classes holds each class of a weighted mix (profile mix), in the
 	// mix's order; the record's totals cover them all, and its CPU per
@@ -146,6 +150,10 @@ type CPU struct {
 	UsPerRequest float64 `json:"us_per_request"` // schedstat based
 	Utilization  float64 `json:"utilization"`    // CPU seconds per wall second
 }
+
+// RSSSeriesMin is the shortest measured window whose RSS is sampled every
+// second (Record.RSSSeriesKiB).
+const RSSSeriesMin = time.Minute
 
 // Memory is Envoy's resident memory in KiB.
 type Memory struct {

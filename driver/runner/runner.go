@@ -365,6 +365,7 @@ type measuredWindow struct {
 	perf          *perf.Recording
 	perfData      string
 	atk           *verdict.Stream
+	rss           *rssSampler
 }
 
 // fail keeps err when it is the window's first sampling error.
@@ -421,6 +422,9 @@ func (w *measuredWindow) start() {
 		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
+	if cfg.Duration >= result.RSSSeriesMin && p.PID != 0 {
+		w.rss = startRSS(p.PID)
+	}
 }
 
 // end closes the window with the end sample.
@@ -428,6 +432,11 @@ func (w *measuredWindow) end() {
 	defer stopAttacks(w.atk, w.rec) // after the sample: a stopping stream is not the window's
 	if w.p.PID == 0 {
 		return
+	}
+	if w.rss != nil {
+		var err error
+		w.rec.RSSSeriesKiB, err = w.rss.stop()
+		w.fail(err)
 	}
 	var err error
 	w.after, err = procstat.Sample(w.p.PID)
