@@ -67,7 +67,7 @@ keep: build
 # Re-render every committed run's report with today's code from its raw
 # files (driver/keep's TestCommittedRunsRebuild holds them in step).
 rerender: build
-	$(WAFBENCH) keep --rerender $(patsubst %/raw.jsonl,%,$(wildcard results/*/raw.jsonl))
+	$(WAFBENCH) keep --rerender $(sort $(patsubst %/,%,$(dir $(wildcard results/*/raw.jsonl results/*/raw.jsonl.gz))))
 
 quick: SUITE = quick
 quick: bench

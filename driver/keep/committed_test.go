@@ -31,7 +31,7 @@ func repoRoot(t *testing.T) string {
 // then the crs-test runs (crs-test.json.gz, their report crs-test.md).
 func committedRuns(t *testing.T) []string {
 	t.Helper()
-	runs, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "raw.jsonl"))
+	runs, err := filepath.Glob(filepath.Join(repoRoot(t), "results", "*", "raw.jsonl*"))
 	if err != nil {
 		t.Fatal(err)
 	}

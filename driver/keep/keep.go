@@ -23,6 +23,7 @@ import (
 
 	"wafbench/driver/conformance"
 	"wafbench/driver/report"
+	"wafbench/driver/result"
 	"wafbench/internal/repopath"
 )
 
@@ -47,15 +48,12 @@ type Options struct {
 // run made lean again, or re-rendered); it is then replaced only once the
 // new form is complete and checked. On any error nothing under Into changes.
 func Keep(src string, o Options) (string, error) {
-	need := []string{"meta.json", "raw.jsonl"}
 	crsTest := isCRSTest(src)
-	if crsTest {
-		need = need[:1]
+	if st, err := os.Stat(filepath.Join(src, result.MetaFile)); err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s is not a run directory (no %s)", ErrInput, src, result.MetaFile)
 	}
-	for _, f := range need {
-		if st, err := os.Stat(filepath.Join(src, f)); err != nil || !st.Mode().IsRegular() {
-			return "", fmt.Errorf("%w: %s is not a run directory (no %s)", ErrInput, src, f)
-		}
+	if !crsTest && !result.HasRaw(src) {
+		return "", fmt.Errorf("%w: %s is not a run directory (no %s)", ErrInput, src, result.RawFile)
 	}
 	root := o.RecordedRoot
 	if root == "" {
@@ -212,8 +210,7 @@ func outputs(dir string) ([]string, error) {
 // meta.json and crs-test.json, no raw records. Its report is crs-test.md,
 // rendered from crs-test.json by driver/conformance.
 func isCRSTest(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "raw.jsonl"))
-	return errors.Is(err, fs.ErrNotExist) && conformance.IsRunDir(dir)
+	return !result.HasRaw(dir) && conformance.IsRunDir(dir)
 }
 
 // build renders the report of the run in dir from its raw files: report.Build,
@@ -274,7 +271,7 @@ func lean(dir, root string) error {
 		if err := rewriteText(p, func(b []byte) []byte { return repopath.PortableFrom(b, root) }); err != nil {
 			return err
 		}
-		if filepath.Dir(rel) == "perf" && strings.HasSuffix(rel, ".folded") || rel == conformance.JSONFile {
+		if filepath.Dir(rel) == "perf" && strings.HasSuffix(rel, ".folded") || rel == conformance.JSONFile || rel == result.RawFile {
 			if err := gzipFile(p); err != nil {
 				return err
 			}

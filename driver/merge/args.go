@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"wafbench/driver/internal/usage"
+	"wafbench/driver/result"
 )
 
 // CheckArgs checks the arguments of 'wafbench merge': an output directory
@@ -20,7 +21,7 @@ func CheckArgs(dirs []string, out string) error {
 		return usage.Errorf("merge: --out %s already exists", out)
 	}
 	for _, d := range dirs {
-		if _, err := os.Stat(d + "/raw.jsonl"); err != nil {
+		if !result.HasRaw(d) {
 			return usage.Errorf("merge: %s is not a run directory (no raw.jsonl)", d)
 		}
 	}

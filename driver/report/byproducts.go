@@ -32,7 +32,7 @@ func Byproduct(rel string) string {
 	base := path.Base(rel)
 	dir := path.Dir(rel)
 	switch {
-	case dir == "." && (base == "meta.json" || base == "raw.jsonl" || base == engineBenchFile ||
+	case dir == "." && (base == "meta.json" || base == "raw.jsonl" || base == "raw.jsonl.gz" || base == engineBenchFile ||
 		base == matrixFile || base == "matrix.csv" || base == SummaryFile || base == BenchFile ||
 		base == ReportFile || base == HTMLFile || base == ByproductsArchive || base == ByproductsList ||
 		base == "README.md" || base == loadgenFile):

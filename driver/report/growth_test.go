@@ -251,7 +251,7 @@ func TestGrowthVerdictsFollowTheData(t *testing.T) {
 func TestGrowthVerdictsOfCommittedRun(t *testing.T) {
 	src := filepath.Join("..", "..", "results", "20261201T011819Z-growth")
 	dir := t.TempDir()
-	for _, name := range []string{result.MetaFile, result.RawFile} {
+	for _, name := range []string{result.MetaFile, result.RawGzFile} { // the kept form
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
@@ -127,7 +126,7 @@ func Table(w io.Writer, recs []result.Record) error {
 // BuildRun is 'wafbench report': Build after checking that dir is a run
 // directory (bad input, driver/internal/usage, when it has no raw.jsonl).
 func BuildRun(dir string, warn io.Writer) error {
-	if _, err := os.Stat(dir + "/raw.jsonl"); err != nil {
+	if !result.HasRaw(dir) {
 		return usage.Errorf("report: %s is not a run directory (no raw.jsonl)", dir)
 	}
 	return Build(dir, warn)

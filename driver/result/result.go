@@ -5,13 +5,17 @@ package result
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,7 +28,41 @@ import (
 const (
 	MetaFile = "meta.json"
 	RawFile  = "raw.jsonl"
+	// RawGzFile is RawFile gzipped, as a kept run (wafbench keep) holds it.
+	RawGzFile = RawFile + ".gz"
 )
+
+// HasRaw reports whether dir holds a run's raw records: raw.jsonl, or the
+// raw.jsonl.gz of a kept run.
+func HasRaw(dir string) bool {
+	for _, f := range []string{RawFile, RawGzFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// readRaw reads dir's raw.jsonl, or a kept run's raw.jsonl.gz.
+func readRaw(dir string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RawFile))
+	if !errors.Is(err, fs.ErrNotExist) {
+		return b, err
+	}
+	gz, gerr := os.ReadFile(filepath.Join(dir, RawGzFile))
+	if gerr != nil {
+		return nil, err // the plain file's "no such file" names what a run needs
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", RawGzFile, err)
+	}
+	b, err = io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", RawGzFile, err)
+	}
+	return b, nil
+}
 
 // Record is one measured workload within one trial. Units are in field names.
 type Record struct {
@@ -473,7 +511,7 @@ func Append(dir string, r *Record) error {
 // record; dropped counts such lines (0 or 1). Any other malformed line is an
 // error naming it.
 func ReadRecords(dir string) (recs []Record, dropped int, err error) {
-	b, err := os.ReadFile(dir + "/" + RawFile)
+	b, err := readRaw(dir)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,18 +1,16 @@
 package flame
 
 import (
-	"os"
-	"path/filepath"
-
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/perf"
+	"wafbench/driver/result"
 )
 
 // CheckRun checks what 'wafbench flamediff' needs before Diff: dir is a
 // run directory and the flame-graph tool is installed. Every error is bad
 // input (driver/internal/usage).
 func CheckRun(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "raw.jsonl")); err != nil {
+	if !result.HasRaw(dir) {
 		return usage.Errorf("flamediff: %s is not a run directory (no raw.jsonl)", dir)
 	}
 	if err := perf.FlameAvailable(); err != nil {
