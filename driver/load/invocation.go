@@ -25,12 +25,12 @@ type Invocation struct {
 	Timeout                 time.Duration
 	Rate                    float64
 	Seed, MaxRequests       int64
-	Headers                 Headers
+	Headers                 headers
 }
 
-// Resolved is a checked Invocation: what Run takes, and the CPUs to pin
+// resolved is a checked Invocation: what Run takes, and the CPUs to pin
 // the driver to (nil = not pinned).
-type Resolved struct {
+type resolved struct {
 	Options Options
 	Request Request
 	CPUs    []int
@@ -38,18 +38,18 @@ type Resolved struct {
 
 // Resolve checks inv against the flags it came from; every error is bad
 // input (driver/internal/usage) naming the flag.
-func (inv *Invocation) Resolve() (*Resolved, error) {
+func (inv *Invocation) Resolve() (*resolved, error) {
 	if inv.Target == "" {
 		return nil, usage.Errorf("load: --target is required")
 	}
-	tgt, err := ParseTarget(inv.Target)
-	if errors.Is(err, ErrNotLoopback) {
+	tgt, err := parseTarget(inv.Target)
+	if errors.Is(err, errNotLoopback) {
 		return nil, usage.Errorf("load: --target %v", err)
 	}
 	if err != nil {
 		return nil, usage.Errorf("load: --target: %v", err)
 	}
-	r := &Resolved{}
+	r := &resolved{}
 	if inv.CPUs != "" {
 		if r.CPUs, err = cpu.ParseOnline(inv.CPUs); err != nil {
 			return nil, usage.Errorf("load: --cpus: %v", err)
@@ -99,14 +99,14 @@ func caConfig(caFile string) (*tls.Config, error) {
 	return &tls.Config{RootCAs: pool, ServerName: downstream.ServerName}, nil
 }
 
-// Headers are extra request headers, each given as "Name: value"; it is a
+// headers are extra request headers, each given as "Name: value"; it is a
 // flag.Value for a repeatable --header flag.
-type Headers [][2]string
+type headers [][2]string
 
-func (h *Headers) String() string { return fmt.Sprint(*h) }
+func (h *headers) String() string { return fmt.Sprint(*h) }
 
 // Set adds the header "Name: value" v.
-func (h *Headers) Set(v string) error {
+func (h *headers) Set(v string) error {
 	k, val, ok := strings.Cut(v, ":")
 	if !ok || strings.TrimSpace(k) == "" {
 		return fmt.Errorf("want \"Name: value\", got %q", v)

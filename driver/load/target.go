@@ -14,20 +14,20 @@ type target struct {
 	Path string // the request-target: path and query
 }
 
-// ErrNotLoopback is wrapped by ParseTarget's error for a host that is not
+// errNotLoopback is wrapped by ParseTarget's error for a host that is not
 // on this machine.
-var ErrNotLoopback = errors.New("not a loopback address; wafbench only drives 127.0.0.0/8, ::1 and localhost")
+var errNotLoopback = errors.New("not a loopback address; wafbench only drives 127.0.0.0/8, ::1 and localhost")
 
-// ParseTarget parses an http://HOST[:PORT]/PATH URL. wafbench sends load to
+// parseTarget parses an http://HOST[:PORT]/PATH URL. wafbench sends load to
 // this machine only: a HOST other than a loopback address or localhost is
 // refused (wrapping ErrNotLoopback).
-func ParseTarget(s string) (target, error) {
+func parseTarget(s string) (target, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return target{}, fmt.Errorf("want http://HOST:PORT/PATH, got %q", s)
 	}
 	if ip := net.ParseIP(u.Hostname()); (ip == nil && u.Hostname() != "localhost") || (ip != nil && !ip.IsLoopback()) {
-		return target{}, fmt.Errorf("%s is %w", u.Hostname(), ErrNotLoopback)
+		return target{}, fmt.Errorf("%s is %w", u.Hostname(), errNotLoopback)
 	}
 	t := target{Addr: u.Host, Host: u.Host, Path: u.RequestURI()}
 	if u.Port() == "" {

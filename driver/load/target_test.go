@@ -22,12 +22,12 @@ func TestParseTarget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseTarget(tt.in)
+			got, err := parseTarget(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("got %+v, %v; want error starting %q", got, err, tt.wantErr)
 				}
-				if strings.Contains(tt.wantErr, "loopback") != errors.Is(err, ErrNotLoopback) {
+				if strings.Contains(tt.wantErr, "loopback") != errors.Is(err, errNotLoopback) {
 					t.Errorf("errors.Is(%v, ErrNotLoopback) = %v", err, !strings.Contains(tt.wantErr, "loopback"))
 				}
 				return

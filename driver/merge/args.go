@@ -14,7 +14,7 @@ func CheckArgs(dirs []string, out string) error {
 	if out == "" {
 		return usage.Errorf("merge: --out is required")
 	}
-	if len(dirs) < 2 && !(len(dirs) == 1 && IsShard(dirs[0])) {
+	if len(dirs) < 2 && !(len(dirs) == 1 && isShard(dirs[0])) {
 		return usage.Errorf("merge: want at least two run directories, got %d", len(dirs))
 	}
 	if _, err := os.Stat(out); err == nil {

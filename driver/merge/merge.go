@@ -175,7 +175,7 @@ type input struct {
 // o.Force). out must not already hold raw data, and the input directories
 // are only read.
 func Runs(dirs []string, out string, o Options) error {
-	if len(dirs) < 2 && !(len(dirs) == 1 && IsShard(dirs[0])) {
+	if len(dirs) < 2 && !(len(dirs) == 1 && isShard(dirs[0])) {
 		return errors.New("merge: need at least two run directories (or one shard)")
 	}
 	ins, err := readInputs(dirs, out)
@@ -467,9 +467,9 @@ func appendNew(dst []string, vs ...string) []string {
 	return dst
 }
 
-// IsShard reports whether dir holds a shard of a design (run --shard): a
+// isShard reports whether dir holds a shard of a design (run --shard): a
 // merge of it alone is the design's "1 of N shards".
-func IsShard(dir string) bool {
+func isShard(dir string) bool {
 	m, err := result.ReadMeta(dir)
 	return err == nil && m.Shard != nil
 }

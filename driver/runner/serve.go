@@ -58,7 +58,7 @@ func Serve(ctx context.Context, req ServeRequest, stdout, stderr io.Writer) erro
 		}
 		spec.CertFile, spec.KeyFile = cert.CertFile, cert.KeyFile
 	}
-	up, err := StartUpstream(ctx, req.Self, req.UpstreamCPUs, tmp)
+	up, err := startUpstream(ctx, req.Self, req.UpstreamCPUs, tmp)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,9 @@ type Upstream struct {
 	proc *child.Process
 }
 
-// StartUpstream starts `self upstream` pinned to cpus and waits until it
+// startUpstream starts `self upstream` pinned to cpus and waits until it
 // has written the address it listens on.
-func StartUpstream(ctx context.Context, self string, cpus []int, workDir string) (*Upstream, error) {
+func startUpstream(ctx context.Context, self string, cpus []int, workDir string) (*Upstream, error) {
 	return startUpstreamKind(ctx, upstream.Own, self, cpus, workDir)
 }
 

@@ -20,8 +20,8 @@ import (
 // upstream (not in Kinds).
 const Albedo Kind = "albedo"
 
-// ServeAlbedo serves albedo's handler on ln until ctx ends.
-func ServeAlbedo(ctx context.Context, ln net.Listener) error {
+// serveAlbedo serves albedo's handler on ln until ctx ends.
+func serveAlbedo(ctx context.Context, ln net.Listener) error {
 	// albedo logs every request through slog's default logger: off, as
 	// the benchmark upstream logs nothing either.
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))

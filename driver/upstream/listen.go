@@ -29,7 +29,7 @@ func ListenAndServe(ctx context.Context, listen, addrFile string, albedo bool, a
 		fmt.Fprint(announce, addr)
 	}
 	if albedo {
-		err = ServeAlbedo(ctx, ln)
+		err = serveAlbedo(ctx, ln)
 	} else {
 		err = Serve(ctx, ln)
 	}
