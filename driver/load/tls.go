@@ -33,17 +33,24 @@ func (c rawConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tlsIO is connIO over a TLS connection. Send only queues: the next Read
-// writes the queued bytes (one TLS record per Write) and then reads, as
-// sockIO does.
-type tlsIO struct {
-	c   *tls.Conn
-	out []byte
+// netIO is connIO over a net.Conn: a TLS connection (tlsIO), and outside
+// Linux plain TCP too (sockio_other.go). Send only queues: the next Read
+// writes the queued bytes (over TLS, one record per Write) and then reads,
+// as Linux's sockIO does.
+type netIO struct {
+	c   net.Conn
+	out []byte // request queued by Send
 }
 
-func (s *tlsIO) Send(p []byte) { s.out = p }
+// tlsIO is connIO over a TLS connection.
+type tlsIO = netIO
 
-func (s *tlsIO) Read(p []byte) (int, error) {
+// Send queues p to be written by the next Read.
+func (s *netIO) Send(p []byte) { s.out = p }
+
+// Read writes the request queued by Send, if any, and reads at least one
+// byte into p. An error of the write is a writeError.
+func (s *netIO) Read(p []byte) (int, error) {
 	if len(s.out) > 0 {
 		out := s.out
 		s.out = nil
@@ -54,7 +61,8 @@ func (s *tlsIO) Read(p []byte) (int, error) {
 	return s.c.Read(p)
 }
 
-func (s *tlsIO) Write(p []byte) error {
+// Write writes all of p now.
+func (s *netIO) Write(p []byte) error {
 	_, err := s.c.Write(p)
 	return err
 }
