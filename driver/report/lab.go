@@ -22,7 +22,7 @@ const labSuite = "lab"
 // labReference names the external study the lab suite reproduces. Its
 // figures below are that study's published reference values, quoted, not
 // data of this repository: no file of it is committed here.
-const labReference = "the earlier Docker lab comparison (design brief §5)"
+const labReference = "seed A, the Docker lab comparison of NGINX + ModSecurity 3.0.16 and Caddy 2.11.2 + Coraza 3.7.0 over CRS 4.25"
 
 // labFigure is what the earlier Docker lab comparison (labReference, an
 // external published reference) published for one of its hosts: median and
