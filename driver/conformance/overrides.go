@@ -95,7 +95,7 @@ func loadOverrides(path string, s *suite) (*overrides, error) {
 		}
 		names[e.Name] = true
 		for _, id := range e.Tests {
-			if !s.has(id) {
+			if !s.Has(id) {
 				return nil, fmt.Errorf("%s: unknown test %q (not in the CRS %s suite)", where, id, "4.25.0")
 			}
 		}
