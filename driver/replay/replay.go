@@ -5,6 +5,10 @@
 // wafbench sends every request to the proxy under test on loopback, never
 // to the host a file names.
 //
+// A third source is the CRS regression suite's requests (crs.go): a seeded
+// selection of the attacks a benchmark configuration must deny, the attack
+// half of a mix.
+//
 // Bad files are reported in one line naming the file, the entry and the
 // field: "shop.har: entry 3: request.url: want an absolute http(s) URL, got \"/x\"".
 package replay
@@ -29,13 +33,17 @@ const (
 	HAR    = "har"    // HTTP Archive 1.2
 )
 
-// Entry is one request read from a file.
+// Entry is one request read from a file or the CRS suite.
 type Entry struct {
-	Method  string
-	Target  string      // request-target: path and query
-	Host    string      // from the URL (a Host header in Headers wins)
-	Headers [][2]string // in file order; Host, Content-Length and pseudo-headers left out
-	Body    []byte      // nil: none
+	Name   string // the CRS test ("942100-1"); "" for a file's entries
+	Method string
+	Target string // request-target: path and query
+	Host   string // from the URL (a Host header in Headers wins)
+	// Headers are in file order, Content-Length and pseudo-headers left
+	// out; Host too for a file's entries (it is in Host), while a CRS
+	// test's Host header stays in its place.
+	Headers [][2]string
+	Body    []byte // nil: none
 }
 
 // maxEntries bounds a file: every entry is a class of a mix (load.RunMix).

@@ -74,11 +74,41 @@ func conformanceLate() []setting {
 		dir("SecDefaultAction", `"phase:3,log,auditlog,pass"`, "CRS test setup: the response-phase rules log and pass"),
 		dir("SecDefaultAction", `"phase:4,log,auditlog,pass"`, "CRS test setup"),
 		dir("SecDefaultAction", `"phase:5,log,auditlog,pass"`, "CRS test setup"),
-		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,setvar:tx.crs_validate_utf8_encoding=1,setvar:tx.arg_name_length=100,setvar:tx.arg_length=400,setvar:tx.total_arg_length=64000,setvar:tx.max_num_args=255,setvar:tx.max_file_size=64100,setvar:tx.combined_file_sizes=65535"`, conformanceParanoiaLevel, conformanceParanoiaLevel),
+		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,%s"`, conformanceParanoiaLevel, conformanceParanoiaLevel, conformanceVarActions()),
 			"the CRS test settings (design.md §10) in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
 		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%%{MATCHED_VAR}',ctl:ruleEngine=Off"`, markerHeader, MarkerRuleID),
 			"the marker rule: logs each request carrying X-CRS-Test with the header's value, so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
 	}
+}
+
+// conformanceVars are the CRS test settings beyond the paranoia level, in
+// the order rule 900005 sets them; the benchmark configuration sets none.
+var conformanceVars = [][2]string{
+	{"crs_validate_utf8_encoding", "1"}, {"arg_name_length", "100"}, {"arg_length", "400"},
+	{"total_arg_length", "64000"}, {"max_num_args", "255"}, {"max_file_size", "64100"}, {"combined_file_sizes", "65535"},
+}
+
+func conformanceVarActions() string {
+	var b strings.Builder
+	for i, v := range conformanceVars {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "setvar:tx.%s=%s", v[0], v[1])
+	}
+	return b.String()
+}
+
+// ConformanceOnlyVars names the TX variables the crs-test configuration
+// sets and the benchmark's does not (lower case, without "tx."): a rule
+// that reads one of them (920250's UTF-8 check, 920360–920410's argument
+// and file limits) does nothing in a benchmark trial.
+func ConformanceOnlyVars() []string {
+	out := make([]string, len(conformanceVars))
+	for i, v := range conformanceVars {
+		out[i] = v[0]
+	}
+	return out
 }
 
 func settingsConf(title string, set []setting) []byte {
