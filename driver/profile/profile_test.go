@@ -90,6 +90,15 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", ok + "suites:\n  s: {repeats: 1, duration: 4, workloads: [a]}\n", "duration string"},
 		{"zero repeats", ok + "suites:\n  s: {repeats: 0, duration: 1s, workloads: [a]}\n", "repeats: want ≥ 1"},
 		{"duplicate", ok + "- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}}\n", "defined twice"},
+		{"crs with a file", "workloads:\n- {name: c, replay: {format: crs, file: x, select: {count: 1}}, conns: [1]}\n", "workload c: replay.file: format crs reads the suite"},
+		{"crs without select", "workloads:\n- {name: c, replay: {format: crs}, conns: [1]}\n", "workload c: replay.select: format crs wants"},
+		{"crs with expect", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1}}, conns: [1], expect: {default: 200}}\n", "workload c: expect: a crs replay's statuses follow"},
+		{"crs unknown option", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1, sed: 3}}, conns: [1]}\n", `unknown field "sed"`},
+		{"crs empty selection", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1, rules: [\"951\"]}}, conns: [1]}\n", "workload c: replay: select.rules: no eligible test"},
+		{"crs count", "workloads:\n- {name: c, replay: {format: crs, select: {count: 0}}, conns: [1]}\n", "workload c: replay: select.count: want 1..255"},
+		{"select without crs", "workloads:\n- {name: c, replay: {format: har, file: x.har, select: {count: 1}}, conns: [1], expect: {default: 200}}\n", "replay.select: only format crs"},
+		{"unknown format", "workloads:\n- {name: c, replay: {format: wrk, file: x}, conns: [1], expect: {default: 200}}\n", "replay.format: want vegeta, har or crs"},
+		{"mix too wide", ok + "- {name: c, replay: {format: crs, select: {count: 255, seed: 1}}, conns: [1]}\n- {name: m, mix: [{workload: a, weight: 1}, {workload: c, weight: 1}], conns: [1]}\n", "workload m: mix: want at most 255 classes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,5 +110,44 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := Parse("ok.yaml", []byte(ok)); err != nil {
 		t.Errorf("valid profile: %v", err)
+	}
+}
+
+// TestMixWithReplay: a replay named in a mix contributes every request,
+// its weight split equally among them, the other weights scaled so that
+// each stays an integer and the shares are exactly the ones written.
+func TestMixWithReplay(t *testing.T) {
+	const y = `workloads:
+- {name: a, method: GET, path: /a, conns: [1], expect: {default: 200}}
+- {name: b, method: GET, path: /b, conns: [1], expect: {default: 200}}
+- {name: c, replay: {format: crs, select: {count: 4, seed: 3}}, conns: [1]}
+- {name: m, mix: [{workload: a, weight: 7}, {workload: b, weight: 1}, {workload: c, weight: 2}], conns: [1]}
+`
+	set, err := Parse("m.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"passthrough", "coraza"} {
+		cs := set.Classes(set.Workloads["m"], mode)
+		if len(cs) != 6 {
+			t.Fatalf("%s: %d classes, want a, b and the 4 CRS tests", mode, len(cs))
+		}
+		// 4 requests share weight 2: scale 2, a 14, b 2, each test 1.
+		want := []int{14, 2, 1, 1, 1, 1}
+		wantStatus := 403
+		if mode == "passthrough" {
+			wantStatus = 200
+		}
+		for i, c := range cs {
+			if c.Weight != want[i] {
+				t.Errorf("%s class %d %s: weight %d, want %d", mode, i, c.Name, c.Weight, want[i])
+			}
+			if i >= 2 && c.ExpectStatus != wantStatus {
+				t.Errorf("%s class %s: expect %d, want %d", mode, c.Name, c.ExpectStatus, wantStatus)
+			}
+			if i < 2 && c.ExpectStatus != 200 {
+				t.Errorf("%s class %s: expect %d, want 200", mode, c.Name, c.ExpectStatus)
+			}
+		}
 	}
 }

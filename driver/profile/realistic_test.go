@@ -157,17 +157,22 @@ func TestRealisticThroughCRS(t *testing.T) {
 				t.Errorf("%s %s: %d of 2 answered %d; statuses %v, errors %v", mode, c.name, res.Requests, req.ExpectStatus, res.Statuses, res.Errors)
 			}
 		}
-		// Every mix of the file, once through: each class answered its own
-		// expected status (the attack class 403 in WAF modes, 200 in
-		// passthrough), none of another's.
+		// Every mix of the file, once through its class sequence on one
+		// connection, so every class is sent as often as its weight: each
+		// class answered its own expected status (the attack classes 403 in
+		// WAF modes, 200 in passthrough), none of another's.
 		for _, n := range set.WorkloadNames() {
 			w := set.Workloads[n]
 			if !w.IsMix() {
 				continue
 			}
 			classes := set.Classes(w, mode)
-			res, err := load.RunMix(ctx, load.Options{Target: h.Addr, Conns: 4, Duration: time.Hour, Timeout: time.Minute,
-				MaxRequests: 200, Seed: 1}, classes)
+			sum := 0
+			for _, c := range classes {
+				sum += c.Weight
+			}
+			res, err := load.RunMix(ctx, load.Options{Target: h.Addr, Conns: 1, Duration: time.Hour, Timeout: time.Minute,
+				MaxRequests: int64(sum), Seed: 1}, classes)
 			if err != nil {
 				t.Fatalf("%s %s: %v", mode, n, err)
 			}
