@@ -356,3 +356,40 @@ func TestCorazaEnforcesCommonConf(t *testing.T) {
 		})
 	}
 }
+
+// TestRules reads the facts a crs replay's selection rests on from the
+// rule files: paranoia tag, anomaly severity, chained rules joined, and
+// the crs-test-only variables a rule reads.
+func TestRules(t *testing.T) {
+	rs, err := Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id       int
+		file     string
+		paranoia int
+		score    string
+	}{
+		{942100, "REQUEST-942-APPLICATION-ATTACK-SQLI.conf", 1, "critical"},
+		{942130, "REQUEST-942-APPLICATION-ATTACK-SQLI.conf", 2, "critical"},
+		{920350, "REQUEST-920-PROTOCOL-ENFORCEMENT.conf", 1, "warning"},
+		{949110, "REQUEST-949-BLOCKING-EVALUATION.conf", 0, ""},
+	}
+	for _, tt := range tests {
+		r, ok := rs[tt.id]
+		if !ok || r.File != tt.file || r.Paranoia != tt.paranoia || r.Score != tt.score {
+			t.Errorf("rule %d: got %+v (found %v), want file %s, paranoia %d, score %q", tt.id, r, ok, tt.file, tt.paranoia, tt.score)
+		}
+	}
+	// 920370's chain: the guard on tx.arg_length and the ARGS check.
+	if r := rs[920370]; !strings.Contains(r.Text, "TX:ARG_LENGTH") || !strings.Contains(r.Text, "%{tx.arg_length}") {
+		t.Errorf("rule 920370: want its chain joined, got %q", r.Text)
+	}
+	conf := conformanceVarActions()
+	for _, v := range ConformanceOnlyVars() {
+		if !strings.Contains(conf, "setvar:tx."+v+"=") {
+			t.Errorf("%s: not set by rule 900005 (%s)", v, conf)
+		}
+	}
+}
