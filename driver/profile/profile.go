@@ -108,8 +108,10 @@ type Workload struct {
 	// set (mix.go): one trial drives them all, each response validated
 	// against its own workload's expect. A mix has no request of its own.
 	Mix []mixEntry `json:"mix,omitempty"`
-	// Replay reads the workload's requests from a file (mix.go): each
-	// request is a class of weight 1, all expected to get Expect.
+	// Replay reads the workload's requests from a file, or selects them
+	// from the CRS regression suite (mix.go): each request is a class of
+	// weight 1, all expected to get Expect (for the suite: 403 in WAF
+	// modes, 200 without a WAF).
 	Replay *Replay `json:"replay,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *point `json:"-"`

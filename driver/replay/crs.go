@@ -47,6 +47,7 @@ const (
 	exOutcome   = "the stage checks a status, a response, an error or a log regex, or expects no rule ID"
 	exNotPL1    = "no expected rule adds the critical anomaly score at paranoia level 1 (alone below the threshold of 5)"
 	exCRSTest   = "every such rule reads a TX variable only the crs-test configuration sets (crs.ConformanceOnlyVars)"
+	exBuild     = "the request cannot be built (crssuite.Build: a data template that does not parse)"
 	exEncoded   = "encoded_request (raw bytes beyond load's request writer)"
 	exVersion   = "HTTP version other than HTTP/1.1 (load writes HTTP/1.1; Envoy answers 426 to HTTP/1.0)"
 	exMethod    = "method other than GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH (Envoy's codec answers 400 or holds CONNECT)"
@@ -88,11 +89,11 @@ func crsCandidates() (Candidates, error) {
 	return c, nil
 }
 
-// blocksAtPL1 reports whether rule id alone makes the benchmark
-// configuration deny a request: it is a paranoia-level-1 rule adding the
-// critical anomaly score (5, the inbound threshold) and reads none of the
-// variables only crs-test sets. It returns whether the rule adds the
-// score, and whether it also works without the crs-test settings.
+// blocksAtPL1 judges rule r by its text: critical when it is a
+// paranoia-level-1 rule adding the critical anomaly score (5, the inbound
+// threshold: alone it makes rule 949110 deny), benchmark when it is
+// critical and also reads none of the variables only crs-test sets (so it
+// can fire in a benchmark trial).
 func blocksAtPL1(r crs.Rule) (critical, benchmark bool) {
 	if r.Paranoia != 1 || r.Score != "critical" {
 		return false, false
@@ -118,7 +119,8 @@ func crsEntry(t crssuite.Test, rules map[int]crs.Rule) (Entry, string) {
 	st := t.Stages[0]
 	out := st.Output
 	if out.Status != 0 || out.ResponseContains != "" || out.ExpectError != nil && *out.ExpectError ||
-		out.Log.MatchRegex != "" || out.Log.NoMatchRegex != "" || out.LogContains != "" || len(out.Log.ExpectIds) == 0 {
+		out.Log.MatchRegex != "" || out.Log.NoMatchRegex != "" || out.LogContains != "" || out.NoLogContains != "" ||
+		len(out.Log.ExpectIds) == 0 {
 		return Entry{}, exOutcome
 	}
 	anyCritical, anyBenchmark := false, false
@@ -156,7 +158,7 @@ func crsRequest(id string, in *schema.Input) (Entry, string) {
 	}
 	r, err := crssuite.Build(in)
 	if err != nil {
-		return Entry{}, exOutcome
+		return Entry{}, exBuild
 	}
 	switch {
 	case r.Version != "HTTP/1.1":
