@@ -135,6 +135,11 @@ type Record struct {
 	// window, for windows of RSSSeriesMin or longer (the soak suite): the
 	// report fits its slope. Nil for shorter windows.
 	RSSSeriesKiB []int64 `json:"rss_series_kib,omitempty"`
+	// LatencySlots holds the window's valid responses' latencies by when
+	// they completed, for the same windows as RSSSeriesKiB: the soak
+	// report compares the first minute's with the last's. Nil for shorter
+	// windows and in records written before it was recorded.
+	LatencySlots *LatencySlots `json:"latency_slots,omitempty"`
 
 	// Classes holds each class of a weighted mix (profile mix), in the
 	// mix's order; the record's totals cover them all, and its CPU per
@@ -192,6 +197,19 @@ type CPU struct {
 // RSSSeriesMin is the shortest measured window whose RSS is sampled every
 // second (Record.RSSSeriesKiB).
 const RSSSeriesMin = time.Minute
+
+// LatencySlotEvery is the slot of Record.LatencySlots.
+const LatencySlotEvery = 10 * time.Second
+
+// LatencySlots are consecutive slots of a measured window, each with the
+// latencies (µs) of the valid responses that completed in it.
+type LatencySlots struct {
+	EveryS float64 `json:"every_s"` // slot length; the last slot may be partial
+	// HistBase64 holds one hdrhistogram-go histogram per slot (as
+	// Record.HistBase64, at 2 significant figures), from the window's
+	// start.
+	HistBase64 []string `json:"hist_b64"`
+}
 
 // Memory is Envoy's resident memory in KiB.
 type Memory struct {

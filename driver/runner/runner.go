@@ -84,10 +84,14 @@ type Config struct {
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
 	onWindowStart func(p *proxy, up *Upstream)
-	cert          *downstream.Cert   // the run's certificate (TLS downstreams)
-	clientTLS     *tls.Config        // the load engine's TLS configuration trusting cert
-	writeErr      error              // first failure to append to raw.jsonl (see failTrial)
-	capacity      map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
+	// seriesFrom and slotEvery replace, when set (tests), the shortest
+	// window sampled over time (result.RSSSeriesMin) and its latency slot
+	// (result.LatencySlotEvery).
+	seriesFrom, slotEvery time.Duration
+	cert                  *downstream.Cert   // the run's certificate (TLS downstreams)
+	clientTLS             *tls.Config        // the load engine's TLS configuration trusting cert
+	writeErr              error              // first failure to append to raw.jsonl (see failTrial)
+	capacity              map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
 }
 
 // errTrialsFailed reports that some trials failed but the run finished.
@@ -399,6 +403,7 @@ func (w *measuredWindow) options(rate float64, connMode load.ConnMode) load.Opti
 		Downstream:   cfg.Downstream,
 		TLS:          cfg.clientTLS,
 		Streams:      cfg.Streams,
+		SlotEvery:    cfg.latencySlot(),
 		OnWarmupEnd:  w.start,
 		OnMeasureEnd: w.end,
 	}
@@ -422,9 +427,31 @@ func (w *measuredWindow) start() {
 		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
-	if cfg.Duration >= result.RSSSeriesMin && p.PID != 0 {
+	if cfg.overTime() && p.PID != 0 {
 		w.rss = startRSS(p.PID)
 	}
+}
+
+// overTime reports whether the run's windows are sampled over time: the
+// proxy's RSS once a second, latencies by slot (the soak suite).
+func (cfg *Config) overTime() bool {
+	from := cfg.seriesFrom
+	if from == 0 {
+		from = result.RSSSeriesMin
+	}
+	return cfg.Duration >= from
+}
+
+// latencySlot is the latency slot of the run's windows; 0 when they are
+// not sampled over time.
+func (cfg *Config) latencySlot() time.Duration {
+	switch {
+	case !cfg.overTime():
+		return 0
+	case cfg.slotEvery > 0:
+		return cfg.slotEvery
+	}
+	return result.LatencySlotEvery
 }
 
 // end closes the window with the end sample.
@@ -537,6 +564,17 @@ func fillLoad(rec *result.Record, res *load.Result) {
 		if s, err := res.EncodeHist(); err == nil {
 			rec.HistBase64 = s
 		}
+	}
+	if res.SlotEvery > 0 {
+		ls := &result.LatencySlots{EveryS: res.SlotEvery.Seconds()}
+		for _, h := range res.Slots {
+			s, err := load.EncodeHistogram(h)
+			if err != nil {
+				return
+			}
+			ls.HistBase64 = append(ls.HistBase64, s)
+		}
+		rec.LatencySlots = ls
 	}
 }
 
