@@ -111,6 +111,9 @@ type Workload struct {
 	// Replay reads the workload's requests from a file (mix.go): each
 	// request is a class of weight 1, all expected to get Expect.
 	Replay *Replay `json:"replay,omitempty"`
+	// Slow sends the request slowly on each connection at once instead of
+	// as load (slow.go): the slow-client suite.
+	Slow *SlowPlan `json:"slow,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *point `json:"-"`
 
@@ -333,6 +336,11 @@ func (w *Workload) validate() error {
 	}
 	if w.Generate != nil {
 		if err := w.validateGenerate(where); err != nil {
+			return err
+		}
+	}
+	if w.Slow != nil {
+		if err := w.validateSlow(where); err != nil {
 			return err
 		}
 	}

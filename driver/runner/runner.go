@@ -257,6 +257,10 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := newRecord(cfg, tr, c, rate, capacity)
+	if c.Workload.Slow != nil {
+		measureSlow(ctx, cfg, tr, c, p, up, &rec)
+		return rec
+	}
 	if cfg.MaxRate != nil && rateErr == nil {
 		found, ok := searchRate(ctx, cfg, tr, c, p, &rec)
 		if !ok {
