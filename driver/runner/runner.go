@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -673,6 +674,9 @@ func logLine(r *result.Record) string {
 	}
 	s := fmt.Sprintf("trial %d %-22s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
 		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
+	if sl := r.Slow; sl != nil {
+		s = fmt.Sprintf("trial %d %-22s %-16s c=%-3d slow client: answers %v, longest %.1f s", r.Trial, r.Mode, r.Workload, r.Conns, sl.Answers, slices.Max(append([]float64{0}, sl.ElapsedMs...))/1e3)
+	}
 	if r.Error != "" {
 		s += "  ERROR " + r.Error
 	}
