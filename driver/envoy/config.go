@@ -123,6 +123,35 @@ const (
 	connectTimeout = 10 * time.Second
 )
 
+// ClientTimeout is one of the HCM's timeouts on a slow client, set
+// explicitly in every bootstrap: its field name, its value, and the
+// counter of http.ingress that counts the requests it ended.
+type ClientTimeout struct {
+	Name    string
+	After   time.Duration
+	Counter string
+}
+
+// ClientTimeouts are the HCM's timeouts on slow clients, far above any
+// benchmark request (the slowest, coraza-wasm with a 64 KiB body on a busy
+// machine, takes seconds) and short enough for the slow-client suite to see
+// each one end a request: request_headers_timeout from the head's first
+// byte to its last (Envoy's default: none), stream_idle_timeout with
+// nothing received or sent on a stream (default 5 min), request_timeout
+// from the head's first byte until the whole request has passed the
+// filters (default: none). Each answers 408 when no response has started.
+var ClientTimeouts = []ClientTimeout{
+	{"request_headers_timeout", requestHeadersTimeout, "http.ingress.downstream_rq_header_timeout"},
+	{"stream_idle_timeout", streamIdleTimeout, "http.ingress.downstream_rq_idle_timeout"},
+	{"request_timeout", requestTimeout, "http.ingress.downstream_rq_timeout"},
+}
+
+const (
+	requestHeadersTimeout = 10 * time.Second
+	streamIdleTimeout     = 30 * time.Second
+	requestTimeout        = 60 * time.Second
+)
+
 // Config describes one Envoy bootstrap. The zero values of InspectResponse,
 // MaxBodyBytes and AccessLog are the benchmark defaults.
 type Config struct {
@@ -371,12 +400,15 @@ func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
 		return nil, err
 	}
 	m := &hcm.HttpConnectionManager{
-		StatPrefix:          "ingress",
-		CodecType:           codecType(c.Downstream),
-		GenerateRequestId:   wrapperspb.Bool(false),
-		MaxRequestHeadersKb: wrapperspb.UInt32(maxRequestHeadersKB),
-		RouteSpecifier:      &hcm.HttpConnectionManager_RouteConfig{RouteConfig: makeRoute(c)},
-		HttpFilters:         filters,
+		StatPrefix:            "ingress",
+		CodecType:             codecType(c.Downstream),
+		GenerateRequestId:     wrapperspb.Bool(false),
+		MaxRequestHeadersKb:   wrapperspb.UInt32(maxRequestHeadersKB),
+		RouteSpecifier:        &hcm.HttpConnectionManager_RouteConfig{RouteConfig: makeRoute(c)},
+		HttpFilters:           filters,
+		RequestHeadersTimeout: durationpb.New(requestHeadersTimeout),
+		StreamIdleTimeout:     durationpb.New(streamIdleTimeout),
+		RequestTimeout:        durationpb.New(requestTimeout),
 	}
 	if c.AccessLog {
 		al, err := makeAccessLog()

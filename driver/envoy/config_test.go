@@ -111,6 +111,19 @@ func TestBootstrap(t *testing.T) {
 			if got := m.GetAccessLog(); len(got) != 0 {
 				t.Errorf("access logs %v, want none", got)
 			}
+			for _, ct := range []struct {
+				name string
+				got  time.Duration
+			}{
+				{"request_headers_timeout", m.GetRequestHeadersTimeout().AsDuration()},
+				{"stream_idle_timeout", m.GetStreamIdleTimeout().AsDuration()},
+				{"request_timeout", m.GetRequestTimeout().AsDuration()},
+			} {
+				i := slices.IndexFunc(ClientTimeouts, func(c ClientTimeout) bool { return c.Name == ct.name })
+				if i < 0 || ct.got != ClientTimeouts[i].After || ct.got <= 0 {
+					t.Errorf("%s = %v, want the explicit ClientTimeouts value", ct.name, ct.got)
+				}
+			}
 			var gotFilters []string
 			for _, f := range m.GetHttpFilters() {
 				gotFilters = append(gotFilters, f.GetName())

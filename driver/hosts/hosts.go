@@ -140,8 +140,20 @@ type Process struct {
 	ModuleOverride bool
 	// RulesFile is the rules entry file the host loads.
 	RulesFile string
+	// Timeouts are the host's configured timeouts on slow clients (the
+	// slow-client suite states them); nil when the host states none.
+	Timeouts []Timeout
 
 	stop func()
+}
+
+// Timeout is one of a host's timeouts on a slow client: its name in the
+// host's configuration, its value, and the counter in Process.Stats that
+// counts the requests it ended ("" when none does).
+type Timeout struct {
+	Name    string
+	After   time.Duration
+	Counter string
 }
 
 // NewProcess is a Process whose Stop calls stop (nil: nothing to stop).

@@ -90,6 +90,11 @@ type Options struct {
 	// Streams is the number of concurrent HTTP/2 streams per connection,
 	// 1..MaxStreams; 0 means 1. HTTP/1.1 carries one request at a time.
 	Streams int
+	// SlotEvery, when > 0, also keeps the valid responses' latencies in one
+	// histogram per SlotEvery of the measured window (Result.Slots): the
+	// latency over time a soak compares, first minute against last. 0 =
+	// none.
+	SlotEvery time.Duration
 
 	// OnWarmupEnd and OnMeasureEnd are called synchronously, from Run's
 	// goroutine, when the measured window starts and when it ends (the
@@ -163,6 +168,12 @@ func (o *Options) Validate() error {
 	if _, err := ParseConnMode(string(o.ConnMode)); err != nil {
 		return fmt.Errorf("conn_mode: %w", err)
 	}
+	if o.SlotEvery < 0 {
+		return fmt.Errorf("slot_every: want >= 0 (0 = no slots), got %v", o.SlotEvery)
+	}
+	if o.SlotEvery > 0 && o.Duration/o.SlotEvery >= maxSlots {
+		return fmt.Errorf("slot_every: %v over %v is more than %d slots", o.SlotEvery, o.Duration, maxSlots)
+	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("timeout: want >= 0 (0 = %v), got %v", defaultTimeout, o.Timeout)
 	}
@@ -203,6 +214,13 @@ type Result struct {
 	// first element starting at the window's start; the last may cover a
 	// partial second. It sums to Requests.
 	PerSecond []int64
+	// Slots holds the valid responses' latencies by when they completed,
+	// one histogram per Options.SlotEvery from the window's start (the last
+	// may cover a partial slot; a slot without responses is empty); nil
+	// when SlotEvery is 0. Together they hold Hist's values at 2 significant
+	// figures.
+	Slots     []*hdrhistogram.Histogram
+	SlotEvery time.Duration
 	Elapsed   time.Duration // length of the measured window actually run
 	Warmup    time.Duration // length of the warmup actually run
 

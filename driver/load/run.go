@@ -286,8 +286,36 @@ func collect(res *Result, t *trial, workers []*worker) {
 		}
 	}
 	res.Hist = Merge(hists...)
+	collectSlots(res, t, workers)
 	if res.Elapsed > 0 {
 		res.RateAchieved = float64(responses) / res.Elapsed.Seconds()
+	}
+}
+
+// collectSlots merges the workers' slot histograms, keeping the slots the
+// window reached (a capped or interrupted window ends early).
+func collectSlots(res *Result, t *trial, workers []*worker) {
+	e := t.opts.SlotEvery
+	if e <= 0 {
+		return
+	}
+	n := max(int((res.Elapsed+e-1)/e), 1)
+	res.SlotEvery = e
+	res.Slots = make([]*hdrhistogram.Histogram, n)
+	for i := range res.Slots {
+		res.Slots[i] = newSlotHistogram()
+		for _, w := range workers {
+			if i < len(w.slots) && w.slots[i] != nil {
+				res.Slots[i].Merge(w.slots[i])
+			}
+		}
+	}
+	for _, w := range workers { // a response counted past n (rounding at the end)
+		for i := n; i < len(w.slots); i++ {
+			if w.slots[i] != nil {
+				res.Slots[n-1].Merge(w.slots[i])
+			}
+		}
 	}
 }
 

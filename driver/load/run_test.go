@@ -628,3 +628,62 @@ func BenchmarkClosedLoop(b *testing.B) {
 		})
 	}
 }
+
+// TestRunSlots: with SlotEvery, the window's latencies are also kept by
+// when they completed. The server answers the first half of the requests at
+// once and delays each of the rest by 50 ms: the slots together count every
+// valid response, span the window, and the last slot's median is the delay
+// while the first slot's is below it.
+func TestRunSlots(t *testing.T) {
+	const (
+		n     = 60
+		delay = 50 * time.Millisecond
+		every = 250 * time.Millisecond
+	)
+	var served atomic.Int64
+	addr := startRaw(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+			if served.Add(1) > n/2 {
+				time.Sleep(delay)
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	opts := Options{Target: addr, Conns: 1, Duration: 10 * time.Minute, Timeout: forever, MaxRequests: n, SlotEvery: every} // 2400 slots, a few used
+	res, err := Run(context.Background(), opts, get(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SlotEvery != every {
+		t.Errorf("SlotEvery: got %v, want %v", res.SlotEvery, every)
+	}
+	if want := int((res.Elapsed + every - 1) / every); len(res.Slots) != want {
+		t.Errorf("%d slots over %v, want %d", len(res.Slots), res.Elapsed, want)
+	}
+	var total int64
+	for _, h := range res.Slots {
+		total += h.TotalCount()
+	}
+	if total != res.Requests || res.Requests != n {
+		t.Errorf("slots count %d responses, Requests %d, want both %d", total, res.Requests, n)
+	}
+	first, last := res.Slots[0], res.Slots[len(res.Slots)-1]
+	if first.TotalCount() == 0 || last.TotalCount() == 0 {
+		t.Fatalf("first slot %d, last slot %d responses: want both > 0", first.TotalCount(), last.TotalCount())
+	}
+	d := delay.Microseconds()
+	if p := last.ValueAtQuantile(50); p < d {
+		t.Errorf("last slot p50 %d µs, want ≥ the %d µs delay", p, d)
+	}
+	if p := first.ValueAtQuantile(50); p >= d {
+		t.Errorf("first slot p50 %d µs, want < the %d µs delay", p, d)
+	}
+	bad := Options{Target: addr, Conns: 1, Duration: time.Hour, SlotEvery: time.Second}
+	if err := bad.Validate(); err == nil {
+		t.Error("3600 one-second slots: want an error")
+	}
+}

@@ -28,6 +28,7 @@ type worker struct {
 	cls          []classCounts // by class
 	pos          int           // next index into t.seq
 	perSec       []int64
+	slots        []*hdrhistogram.Histogram // Options.SlotEvery: allocated as each slot is first used
 	late         int64
 	warmupErrors int64
 }
@@ -53,6 +54,9 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock connIO) *worker {
 	}
 	for i := range w.cls {
 		w.cls[i].hist = NewHistogram()
+	}
+	if e := t.opts.SlotEvery; e > 0 {
+		w.slots = make([]*hdrhistogram.Histogram, int((t.opts.Duration+e-1)/e))
 	}
 	if t.h2 {
 		w.h2 = newH2conn(t, sock)
@@ -175,8 +179,21 @@ func (w *worker) complete(ci, status int, at, latency time.Duration) bool {
 		c.hist.RecordValue(us)
 		s := int((at - t.wStart) / time.Second)
 		w.perSec[min(s, len(w.perSec)-1)]++
+		if w.slots != nil {
+			w.recordSlot(at-t.wStart, us)
+		}
 	}
 	return !last
+}
+
+// recordSlot records latency us of a response that completed at offset
+// into the window in its slot's histogram.
+func (w *worker) recordSlot(offset time.Duration, us int64) {
+	i := min(int(offset/w.t.opts.SlotEvery), len(w.slots)-1)
+	if w.slots[i] == nil {
+		w.slots[i] = newSlotHistogram()
+	}
+	w.slots[i].RecordValue(us)
 }
 
 // fail accounts for a failed request and drops the connection, which is

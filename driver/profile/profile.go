@@ -113,6 +113,9 @@ type Workload struct {
 	// weight 1, all expected to get Expect (for the suite: 403 in WAF
 	// modes, 200 without a WAF).
 	Replay *Replay `json:"replay,omitempty"`
+	// Slow sends the request slowly on each connection at once instead of
+	// as load (slow.go): the slow-client suite.
+	Slow *SlowPlan `json:"slow,omitempty"`
 	// Point is set on the workloads a sweep expanded into.
 	Point *point `json:"-"`
 
@@ -335,6 +338,11 @@ func (w *Workload) validate() error {
 	}
 	if w.Generate != nil {
 		if err := w.validateGenerate(where); err != nil {
+			return err
+		}
+	}
+	if w.Slow != nil {
+		if err := w.validateSlow(where); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,7 @@ var sections = []section{
 	writeGates,
 	writeOverload,
 	writeSoak,
+	writeSlow,
 	writeMix,
 	writeMaxRate,
 	writeBaseline,

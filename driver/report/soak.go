@@ -1,10 +1,13 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
+	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
@@ -13,6 +16,14 @@ import (
 // soakMinPoints is the shortest RSS series the soak section fits: half a
 // minute of once-a-second samples.
 const soakMinPoints = 30
+
+// Latency drift compares the first and the last driftSpanS seconds of a
+// window, slot by slot; a slot counts with driftMinCount valid responses or
+// more (a p99 of fewer is one of its few largest values).
+const (
+	driftSpanS    = 60
+	driftMinCount = 100
+)
 
 // soakVerdict words a slope of resident memory (MiB per minute).
 func soakVerdict(s stats.Slope) string {
@@ -29,8 +40,9 @@ func soakVerdict(s stats.Slope) string {
 
 // writeSoak states, for each window whose proxy RSS was sampled every
 // second (windows of a minute or more: the soak suite), the least-squares
-// slope of RSS over the window with its 95% interval, and the window's
-// errors.
+// slope of RSS over the window with its 95% interval, the window's errors
+// by kind and its attacks' answers, then the latency drift from the first
+// minute to the last where the window's latencies were kept by slot.
 func writeSoak(m *md, fig *figures) {
 	var rows []*result.Record
 	for i := range fig.Records {
@@ -42,24 +54,157 @@ func writeSoak(m *md, fig *figures) {
 		return
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return modes.Rank(rows[i].Mode) < modes.Rank(rows[j].Mode) })
-	m.p("## Soak: resident memory over the window")
+	m.p("## Soak: resident memory, errors and latency over the window")
 	m.nl()
-	m.p("The proxy's VmRSS read once a second through each measured window of a minute or more, and its least-squares slope in MiB per minute with a 95%% t interval. Successive readings are autocorrelated, so the interval is narrower than an independent-samples one would be: a **growing** verdict is a lead to follow with a longer soak, not proof of a leak. Latency drift between the first and last minute is not recorded yet (the load engine keeps one histogram per window).")
+	m.p("The proxy's VmRSS read once a second through each measured window of a minute or more, and its least-squares slope in MiB per minute with a 95%% t interval. Successive readings are autocorrelated, so the interval is narrower than an independent-samples one would be: a **growing** verdict is a lead to follow with a longer soak, not proof of a leak. Errors are the window's failed or unexpected answers by kind; attacks are the answers to the concurrent attack stream (a WAF must never answer one 200).")
 	m.nl()
-	m.head("mode", "workload", "repeat", "minutes", "RSS first → last MiB", "slope MiB/min [95% CI]", "errors", "verdict")
+	m.head("mode", "workload", "repeat", "minutes", "RSS first → last MiB", "slope MiB/min [95% CI]", "errors", "attacks: answers", "verdict")
 	for _, r := range rows {
 		y := make([]float64, len(r.RSSSeriesKiB))
 		for i, v := range r.RSSSeriesKiB {
 			y[i] = float64(v) / 1024
 		}
 		s := stats.LinearSlope(y, 1.0/60) // one sample a second: x in minutes
-		var errs int64
-		for _, n := range r.Errors {
-			errs += n
-		}
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat), fmt.Sprintf("%.1f", float64(len(y)-1)/60),
 			fmt.Sprintf("%.1f → %.1f", y[0], y[len(y)-1]), fmt.Sprintf("%.3f [%.3f, %.3f]", s.PerX, s.Lo, s.Hi),
-			fmt.Sprint(errs), soakVerdict(s))
+			countsCell(r.Errors), attacksCell(r), soakVerdict(s))
 	}
 	m.nl()
+	writeDrift(m, rows)
+}
+
+// countsCell is "0", or the total then each kind ("3: timeout×2 status_503×1").
+func countsCell(c map[string]int64) string {
+	var total int64
+	var parts []string
+	for k, v := range c {
+		total += v
+		parts = append(parts, fmt.Sprintf("%s×%d", k, v))
+	}
+	if total == 0 {
+		return "0"
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d: %s", total, strings.Join(parts, " "))
+}
+
+// attacksCell is the attack stream's answers, with a WAF's 200s called out.
+func attacksCell(r *result.Record) string {
+	if r.AttackWorkload == "" {
+		return "–"
+	}
+	s := countsCell(r.Attacks)
+	if modes.IsWAF(r.Mode) && r.Attacks["200"] > 0 {
+		s += fmt.Sprintf(" (**%d answered 200**)", r.Attacks["200"])
+	}
+	return s
+}
+
+// slotPercentiles are the p50 and p99 (µs) of the slots of r whose whole
+// span lies in [from, to) seconds of the window and that hold at least
+// driftMinCount responses.
+func slotPercentiles(r *result.Record, from, to float64) (p50, p99 []float64, err error) {
+	ls := r.LatencySlots
+	for i, b64 := range ls.HistBase64 {
+		start := float64(i) * ls.EveryS
+		end := math.Min(start+ls.EveryS, r.DurationS)
+		if start < from-1e-9 || end > to+1e-9 || b64 == "" {
+			continue
+		}
+		h, err := load.DecodeHist(b64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("slot %d: %w", i, err)
+		}
+		if h.TotalCount() < driftMinCount {
+			continue
+		}
+		p50 = append(p50, float64(h.ValueAtQuantile(50)))
+		p99 = append(p99, float64(h.ValueAtQuantile(99)))
+	}
+	return p50, p99, nil
+}
+
+// driftVerdict words a last/first latency ratio.
+func driftVerdict(q stats.Ratio) string {
+	switch {
+	case math.IsNaN(q.Lo):
+		return "too few slots"
+	case q.Lo > 1:
+		return "**slower** at the end"
+	case q.Hi < 1:
+		return "faster at the end"
+	}
+	return "no drift established"
+}
+
+// writeDrift compares each soak window's first minute with its last: the
+// p50 and p99 of every 10-s slot (result.LatencySlots), the ratio of the
+// last minute's geometric mean to the first's with Welch's 95% interval on
+// the logs. The slot, not the request, is the unit: latencies within a few
+// seconds share the machine's state (a GC, a neighbour's burst), so a
+// bootstrap over single requests would give an interval far too narrow;
+// slots 10 s apart are much closer to independent. The two minutes are
+// independent groups (no pairing of slot k with slot k), hence Welch.
+func writeDrift(m *md, rows []*result.Record) {
+	var with []*result.Record
+	for _, r := range rows {
+		if r.LatencySlots != nil && len(r.LatencySlots.HistBase64) > 0 {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		m.p("Latency drift between the first and last minute is not in these records (written before latencies were kept by slot).")
+		m.nl()
+		return
+	}
+	m.p("**Latency drift, first minute → last minute.** Each window's latencies are kept by %g-s slot; a slot with %d valid responses or more gives its p50 and p99. The ratio is the last minute's geometric mean over the first's with Welch's 95%% t interval on the logs: the slot is the unit (latencies seconds apart share the machine's state, so resampling single requests would understate the interval), and the two minutes are independent groups, not pairs. A verdict is given only where the interval excludes 1.", with[0].LatencySlots.EveryS, driftMinCount)
+	m.nl()
+	m.head("mode", "workload", "repeat", "slots first / last", "p50 first → last ms", "p50 last/first [95% CI]", "p99 first → last ms", "p99 last/first [95% CI]", "verdict")
+	for _, r := range with {
+		cells := []string{"`" + r.Mode + "`", "`" + r.Workload + "`", fmt.Sprint(r.Repeat)}
+		if r.DurationS < 2*driftSpanS {
+			m.row(append(cells, "–", "–", "–", "–", "–", fmt.Sprintf("window %.0f s: the first and last minute overlap", r.DurationS))...)
+			continue
+		}
+		a50, a99, err1 := slotPercentiles(r, 0, driftSpanS)
+		b50, b99, err2 := slotPercentiles(r, r.DurationS-driftSpanS, r.DurationS)
+		if err := errors.Join(err1, err2); err != nil {
+			m.row(append(cells, "–", "–", "–", "–", "–", "unreadable slots: "+err.Error())...)
+			continue
+		}
+		q50, q99 := stats.WelchLogRatio(a50, b50, 0.95), stats.WelchLogRatio(a99, b99, 0.95)
+		v50, v99 := driftVerdict(q50), driftVerdict(q99)
+		verdict := "p50 " + v50 + "; p99 " + v99
+		if v50 == v99 {
+			verdict = "p50 and p99: " + v50
+		}
+		m.row(append(cells, fmt.Sprintf("%d / %d", q50.NA, q50.NB),
+			geoPair(a50, b50), driftCell(q50), geoPair(a99, b99), driftCell(q99), verdict)...)
+	}
+	m.nl()
+}
+
+// geoPair is the geometric means of a and b, in ms.
+func geoPair(a, b []float64) string {
+	g := func(v []float64) string {
+		if len(v) == 0 {
+			return "–"
+		}
+		var s float64
+		for _, x := range v {
+			s += math.Log(x)
+		}
+		return f(math.Exp(s/float64(len(v)))/1e3, 2)
+	}
+	return g(a) + " → " + g(b)
+}
+
+func driftCell(q stats.Ratio) string {
+	if math.IsNaN(q.Geo) {
+		return "–"
+	}
+	if math.IsNaN(q.Lo) {
+		return fmt.Sprintf("%.3f", q.Geo)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", q.Geo, q.Lo, q.Hi)
 }

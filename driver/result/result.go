@@ -135,6 +135,15 @@ type Record struct {
 	// window, for windows of RSSSeriesMin or longer (the soak suite): the
 	// report fits its slope. Nil for shorter windows.
 	RSSSeriesKiB []int64 `json:"rss_series_kib,omitempty"`
+	// LatencySlots holds the window's valid responses' latencies by when
+	// they completed, for the same windows as RSSSeriesKiB: the soak
+	// report compares the first minute's with the last's. Nil for shorter
+	// windows and in records written before it was recorded.
+	LatencySlots *LatencySlots `json:"latency_slots,omitempty"`
+
+	// Slow is a slow-client workload's outcome (profile slow); such a
+	// record measures no load, and its load fields stay zero.
+	Slow *Slow `json:"slow,omitempty"`
 
 	// Classes holds each class of a weighted mix (profile mix), in the
 	// mix's order; the record's totals cover them all, and its CPU per
@@ -192,6 +201,55 @@ type CPU struct {
 // RSSSeriesMin is the shortest measured window whose RSS is sampled every
 // second (Record.RSSSeriesKiB).
 const RSSSeriesMin = time.Minute
+
+// Slow is what a slow-client workload's connections got: its plan, each
+// connection's answer and time, the proxy's RSS before, while every
+// connection had sent what it would, and after, and how many requests each
+// of the host's client timeouts ended.
+type Slow struct {
+	HeadChunk  int     `json:"head_chunk"` // bytes of the head per write; 0 = all at once
+	BodyChunk  int     `json:"body_chunk"` // bytes of the body per write; 0 = all at once
+	IntervalMs float64 `json:"interval_ms"`
+	StopAfter  int     `json:"stop_after"` // body bytes sent before holding; -1 = the whole body
+	BodyBytes  int     `json:"body_bytes"` // the body's declared length
+	MaxWaitS   float64 `json:"max_wait_s"` // the client's bound on each exchange
+	// Answers counts the connections' answers by status, or "reset"
+	// (closed before a response head), "refused", "timeout" (nothing
+	// within MaxWaitS).
+	Answers map[string]int64 `json:"answers"`
+	// ElapsedMs is each connection's time from connect to its answer (or
+	// to giving up), in the connections' order.
+	ElapsedMs []float64 `json:"elapsed_ms"`
+	// SentBytes is each connection's bytes written before its answer.
+	SentBytes    []int `json:"sent_bytes"`
+	RSSBeforeKiB int64 `json:"rss_before_kib,omitempty"`
+	RSSHeldKiB   int64 `json:"rss_held_kib,omitempty"`
+	RSSAfterKiB  int64 `json:"rss_after_kib,omitempty"`
+	// Timeouts are the host's client timeouts; nil when it states none.
+	Timeouts []SlowTimeout `json:"timeouts,omitempty"`
+}
+
+// SlowTimeout is one of the host's client timeouts and how many of the
+// workload's requests it ended (its counter's change; -1 when the host has
+// no counter for it).
+type SlowTimeout struct {
+	Name   string  `json:"name"`
+	AfterS float64 `json:"after_s"`
+	Fired  int64   `json:"fired"`
+}
+
+// LatencySlotEvery is the slot of Record.LatencySlots.
+const LatencySlotEvery = 10 * time.Second
+
+// LatencySlots are consecutive slots of a measured window, each with the
+// latencies (µs) of the valid responses that completed in it.
+type LatencySlots struct {
+	EveryS float64 `json:"every_s"` // slot length; the last slot may be partial
+	// HistBase64 holds one hdrhistogram-go histogram per slot (as
+	// Record.HistBase64, at 2 significant figures), from the window's
+	// start.
+	HistBase64 []string `json:"hist_b64"`
+}
 
 // Memory is Envoy's resident memory in KiB.
 type Memory struct {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,10 +85,14 @@ type Config struct {
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
 	onWindowStart func(p *proxy, up *Upstream)
-	cert          *downstream.Cert   // the run's certificate (TLS downstreams)
-	clientTLS     *tls.Config        // the load engine's TLS configuration trusting cert
-	writeErr      error              // first failure to append to raw.jsonl (see failTrial)
-	capacity      map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
+	// seriesFrom and slotEvery replace, when set (tests), the shortest
+	// window sampled over time (result.RSSSeriesMin) and its latency slot
+	// (result.LatencySlotEvery).
+	seriesFrom, slotEvery time.Duration
+	cert                  *downstream.Cert   // the run's certificate (TLS downstreams)
+	clientTLS             *tls.Config        // the load engine's TLS configuration trusting cert
+	writeErr              error              // first failure to append to raw.jsonl (see failTrial)
+	capacity              map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
 }
 
 // errTrialsFailed reports that some trials failed but the run finished.
@@ -253,6 +258,10 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := newRecord(cfg, tr, c, rate, capacity)
+	if c.Workload.Slow != nil {
+		measureSlow(ctx, cfg, tr, c, p, up, &rec)
+		return rec
+	}
 	if cfg.MaxRate != nil && rateErr == nil {
 		found, ok := searchRate(ctx, cfg, tr, c, p, &rec)
 		if !ok {
@@ -399,6 +408,7 @@ func (w *measuredWindow) options(rate float64, connMode load.ConnMode) load.Opti
 		Downstream:   cfg.Downstream,
 		TLS:          cfg.clientTLS,
 		Streams:      cfg.Streams,
+		SlotEvery:    cfg.latencySlot(),
 		OnWarmupEnd:  w.start,
 		OnMeasureEnd: w.end,
 	}
@@ -422,9 +432,31 @@ func (w *measuredWindow) start() {
 		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
-	if cfg.Duration >= result.RSSSeriesMin && p.PID != 0 {
+	if cfg.overTime() && p.PID != 0 {
 		w.rss = startRSS(p.PID)
 	}
+}
+
+// overTime reports whether the run's windows are sampled over time: the
+// proxy's RSS once a second, latencies by slot (the soak suite).
+func (cfg *Config) overTime() bool {
+	from := cfg.seriesFrom
+	if from == 0 {
+		from = result.RSSSeriesMin
+	}
+	return cfg.Duration >= from
+}
+
+// latencySlot is the latency slot of the run's windows; 0 when they are
+// not sampled over time.
+func (cfg *Config) latencySlot() time.Duration {
+	switch {
+	case !cfg.overTime():
+		return 0
+	case cfg.slotEvery > 0:
+		return cfg.slotEvery
+	}
+	return result.LatencySlotEvery
 }
 
 // end closes the window with the end sample.
@@ -538,6 +570,17 @@ func fillLoad(rec *result.Record, res *load.Result) {
 			rec.HistBase64 = s
 		}
 	}
+	if res.SlotEvery > 0 {
+		ls := &result.LatencySlots{EveryS: res.SlotEvery.Seconds()}
+		for _, h := range res.Slots {
+			s, err := load.EncodeHistogram(h)
+			if err != nil {
+				return
+			}
+			ls.HistBase64 = append(ls.HistBase64, s)
+		}
+		rec.LatencySlots = ls
+	}
 }
 
 // verifyAffinity reads the affinity of every thread of the proxy (Envoy or a
@@ -631,6 +674,9 @@ func logLine(r *result.Record) string {
 	}
 	s := fmt.Sprintf("trial %d %-22s %-16s c=%-3d %9.0f req/s %s µs-cpu/req p99 %8.0f µs",
 		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
+	if sl := r.Slow; sl != nil {
+		s = fmt.Sprintf("trial %d %-22s %-16s c=%-3d slow client: answers %v, longest %.1f s", r.Trial, r.Mode, r.Workload, r.Conns, sl.Answers, slices.Max(append([]float64{0}, sl.ElapsedMs...))/1e3)
+	}
 	if r.Error != "" {
 		s += "  ERROR " + r.Error
 	}

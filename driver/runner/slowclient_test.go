@@ -28,9 +28,9 @@ func slowRequest(method, target string, body []byte, extra ...[2]string) ([]byte
 // Envoy, real modules, real CRS): an attack that arrives a few bytes at a
 // time is still denied; an attack body that stops mid-way is never answered
 // 200; 16 connections held mid-body keep Envoy's RSS growth within 64 MiB.
-// Envoy's configuration (driver/envoy/config.go) sets no request, request-headers
-// or stream-idle timeout, so Envoy's defaults apply (stream idle 5 min):
-// the client's bound (MaxWait) ends the stalled exchanges here.
+// Envoy's client timeouts (driver/envoy ClientTimeouts, the shortest 10 s)
+// are longer than these exchanges: the client's bound (MaxWait) ends the
+// stalled ones here; TestSlowSuite sees Envoy's timeouts end them.
 func TestSlowClients(t *testing.T) {
 	cfg := setup(t, []string{modes.Passthrough, modes.ModSecurity, modes.Coraza}, []string{"headers@1"}, 1, 1)
 	ctx := context.Background()

@@ -189,7 +189,8 @@ func lessWorkload(a, b WorkloadKey) bool {
 }
 
 // Summarize computes every statistic of the run from its records. Records
-// that were interrupted or carry an Error are excluded and listed.
+// that were interrupted or carry an Error are excluded and listed;
+// slow-client records (result.Slow) are left out.
 func Summarize(recs []result.Record) *Summary {
 	s := &Summary{}
 	byKey := map[Key][]*result.Record{}
@@ -198,6 +199,9 @@ func Summarize(recs []result.Record) *Summary {
 	for i := range recs {
 		r := &recs[i]
 		k := Key{r.Mode, r.Workload, r.Conns}
+		if r.Slow != nil {
+			continue // a slow-client record measures no load: the report's slow-client section reads it
+		}
 		if !Valid(r) {
 			s.Excluded = append(s.Excluded, excluded{Trial: r.Trial, Repeat: r.Repeat, Key: k, Reason: excludeReason(r)})
 			continue
