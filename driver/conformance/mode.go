@@ -111,8 +111,11 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 			}
 			t := target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID)}
 			o := o
-			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
+			switch {
+			case m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout:
 				o.idle, o.Timeout = o.Timeout, o.WasmTimeout
+			case o.BusyTimeout > o.Timeout:
+				o.idle, o.Timeout = o.Timeout, o.BusyTimeout
 			}
 			if err = proveLogging(ctx, t, o); err != nil {
 				err = fmt.Errorf("%s: preflight: %v", name, err)

@@ -65,6 +65,13 @@ type options struct {
 	MarkerWait time.Duration
 	// Timeout bounds each exchange; 0 means 10s.
 	Timeout time.Duration
+	// BusyTimeout, when longer, bounds an exchange of the native hosts
+	// while the host works: one still unanswered after Timeout goes on
+	// while the host spent at least idleShare of the last Timeout on CPU
+	// (busyWait). A loaded machine slows a host evaluating a large PL 4
+	// request past Timeout without stopping it; a request the host holds
+	// without evaluating it still ends after Timeout.
+	BusyTimeout time.Duration
 	// WasmTimeout, when longer, replaces Timeout for coraza-wasm: Coraza
 	// compiled to WebAssembly under V8 takes seconds for a 64 KiB argument
 	// at paranoia level 4, where the native modules take milliseconds.
