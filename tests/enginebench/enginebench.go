@@ -44,9 +44,12 @@ func (r Request) Header(name string) string {
 // Requests builds every workload of the repository's profiles, so that the
 // benchmarks cannot drift from what the driver sends. Workloads whose
 // verdict is an outcome to measure (measure_verdict: the adversarial
-// inputs, where a limit may turn an attack into a pass or a 400) and
-// workloads without a request of their own (mixes, replays) are left out:
-// a benchmark checks each request's verdict against its expectation.
+// inputs, where a limit may turn an attack into a pass or a 400),
+// workloads without a request of their own (mixes, replays) and slow-client
+// workloads (their verdict is the proxy's: a timeout's 408, or the engine's
+// on a request sent slowly, which in process is the same request at once)
+// are left out: a benchmark checks each request's verdict against its
+// expectation.
 func Requests() ([]Request, error) {
 	set, err := loadSet()
 	if err != nil {
@@ -55,7 +58,7 @@ func Requests() ([]Request, error) {
 	var out []Request
 	for _, name := range set.WorkloadNames() {
 		w := set.Workloads[name]
-		if w.MeasureVerdict || w.IsMix() || w.Replay != nil {
+		if w.MeasureVerdict || w.IsMix() || w.Replay != nil || w.Slow != nil {
 			continue
 		}
 		out = append(out, request(set, w))
