@@ -25,12 +25,16 @@ type modeResult struct {
 	EngineLib    string `json:"engine_lib,omitempty"`
 	// EngineVersion is the engine version the run's meta.json records for
 	// the mode (how a host without a module file of its own is matched).
-	EngineVersion string       `json:"engine_version,omitempty"`
-	WallSeconds   float64      `json:"wall_seconds"`
-	Counts        counts       `json:"counts"`
-	ByRuleFile    []fileCounts `json:"by_rule_file"`
-	Stale         []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
-	Tests         []testResult `json:"tests"`
+	EngineVersion string  `json:"engine_version,omitempty"`
+	WallSeconds   float64 `json:"wall_seconds"`
+	// StartSeconds is the part of WallSeconds before the first test: the
+	// host's start-up, its preflight and the logging proof (0 in runs
+	// recorded before it).
+	StartSeconds float64      `json:"start_seconds,omitempty"`
+	Counts       counts       `json:"counts"`
+	ByRuleFile   []fileCounts `json:"by_rule_file"`
+	Stale        []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
+	Tests        []testResult `json:"tests"`
 }
 
 // counts are a mode's outcomes.
@@ -114,7 +118,9 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
 				o.idle, o.Timeout = o.Timeout, o.WasmTimeout
 			}
-			if err = proveLogging(ctx, t, o); err != nil {
+			err = proveLogging(ctx, t, o)
+			mr.StartSeconds = time.Since(start).Seconds()
+			if err != nil {
 				err = fmt.Errorf("%s: preflight: %v", name, err)
 			} else {
 				var res []testResult

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
@@ -299,6 +300,7 @@ func (r *run) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", d.Test, strings.Join(parts, "; "), strings.Join(reasons, " "))
 		}
 	}
+	r.writeTimes(&b)
 	writeDiff("Tests on which modes disagree", r.disagreements())
 	writeDiff("Tests on which a build differs from its engine's default", r.buildDifferences())
 
@@ -333,3 +335,79 @@ func (r *run) Markdown() string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// slowestShown is how many of each mode's slowest tests crs-test.md lists.
+const slowestShown = 10
+
+// timed reports whether the run recorded where its time went (runs
+// recorded before the stage times hold none; their report has no such
+// section).
+func (r *run) timed() bool {
+	for _, m := range r.Modes {
+		if m.StartSeconds > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// testSeconds is a test's time: its stages' exchanges and markers.
+func testSeconds(t testResult) (exchange, markers float64) {
+	for _, s := range t.Stages {
+		exchange += s.Seconds
+		markers += s.MarkerSeconds
+	}
+	return exchange, markers
+}
+
+// writeTimes writes where each mode's wall time went and its slowest tests.
+func (r *run) writeTimes(b *strings.Builder) {
+	if !r.timed() {
+		return
+	}
+	b.WriteString("\n## Where the time went\n\n")
+	b.WriteString("Start-up: the host's start, preflight and logging proof. Exchanges: the tests' requests, sent to answered or given up; " +
+		"unanswered: the stages that ended without a response (their time in brackets). Markers: the marker requests between stages, answered and logged.\n\n")
+	b.WriteString("| mode | wall | start-up | exchanges | unanswered | markers | other |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range r.Modes {
+		var exch, marks, lost float64
+		n := 0
+		for _, t := range m.Tests {
+			for _, s := range t.Stages {
+				exch += s.Seconds
+				marks += s.MarkerSeconds
+				if s.Status == 0 && s.Error != "" {
+					n++
+					lost += s.Seconds
+				}
+			}
+		}
+		fmt.Fprintf(b, "| %s | %.0f s | %.1f s | %.1f s | %d (%.1f s) | %.1f s | %.1f s |\n", m.Mode, m.WallSeconds, m.StartSeconds,
+			exch, n, lost, marks, m.WallSeconds-m.StartSeconds-exch-marks)
+	}
+	fmt.Fprintf(b, "\n## Slowest tests (%d per mode)\n\n| mode | test | exchange | markers | statuses | outcome |\n|---|---|---:|---:|---|---|\n", slowestShown)
+	for _, m := range r.Modes {
+		ts := slices.Clone(m.Tests)
+		slices.SortStableFunc(ts, func(a, b testResult) int {
+			ea, ma := testSeconds(a)
+			eb, mb := testSeconds(b)
+			return cmp.Compare(eb+mb, ea+ma)
+		})
+		for _, t := range ts[:min(slowestShown, len(ts))] {
+			e, mk := testSeconds(t)
+			var sts []string
+			for _, s := range t.Stages {
+				st := strconv.Itoa(s.Status)
+				if s.Status == 0 && s.Error != "" {
+					st = "none: " + s.Error
+				}
+				sts = append(sts, st)
+			}
+			o := t.Outcome
+			if t.Override != "" {
+				o += " (" + t.Override + ")"
+			}
+			fmt.Fprintf(b, "| %s | %s | %.2f s | %.2f s | %s | %s |\n", m.Mode, t.ID, e, mk, strings.ReplaceAll(oneLine(strings.Join(sts, "; ")), "|", "\\|"), o)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"regexp"
@@ -33,6 +34,12 @@ type stageResult struct {
 	Pass    bool   `json:"pass"`
 	Why     string `json:"why,omitempty"` // why the stage failed
 	Retried bool   `json:"retried,omitempty"`
+	// Seconds is the stage's exchange, from connecting to the response
+	// read or given up (both attempts of a retried stage); MarkerSeconds
+	// its markers', each answered and its log line read. Runs recorded
+	// before them hold neither (0).
+	Seconds       float64 `json:"seconds,omitempty"`
+	MarkerSeconds float64 `json:"marker_seconds,omitempty"`
 }
 
 // testResult is one test in one mode.
@@ -136,8 +143,11 @@ func runSuite(ctx context.Context, s *suite, t target, o options) ([]testResult,
 			sr, err := runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d", tt.ID, si+1), st, marked)
 			marked = err == nil
 			if err == nil && !sr.Pass && st.Output.RetryOnce != nil && *st.Output.RetryOnce {
+				first := sr
 				sr, err = runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d-retry", tt.ID, si+1), st, marked)
 				sr.Retried = true
+				sr.Seconds += first.Seconds
+				sr.MarkerSeconds += first.MarkerSeconds
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -176,25 +186,32 @@ func runStage(ctx context.Context, tail *logTail, t target, o options, stageID s
 		return sr, nil
 	}
 	start, end := "wafbench-"+stageID+"-start", "wafbench-"+stageID+"-end"
+	began := time.Now()
 	if !marked {
 		if err := mark(ctx, tail, t, o, start); err != nil {
 			return sr, err
 		}
 	}
+	sent := time.Now()
 	status, full, xerr := busyWait(ctx, t, o, func(ctx context.Context) (int, []byte, error) {
 		return exchange(ctx, t.Addr, raw, method, o.Timeout)
 	})
-	sr.Status = status
+	answered := time.Now()
+	sr.Status, sr.Seconds = status, seconds(answered.Sub(sent))
 	if xerr != nil {
 		sr.Error = xerr.Error()
 	}
 	if err := mark(ctx, tail, t, o, end); err != nil {
 		return sr, err
 	}
+	sr.MarkerSeconds = seconds(sent.Sub(began) + time.Since(answered))
 	sr.IDs = iDs(tail.last)
 	sr.Pass, sr.Why = judge(&st.Output, status, full, xerr, tail.last, sr.IDs)
 	return sr, nil
 }
+
+// seconds is d in seconds to 0.1 ms, as a stage records it.
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1e4) / 1e4 }
 
 // mark sends a marker request and waits for its log line; tail.last holds
 // the lines logged before it since the previous marker.
