@@ -116,7 +116,7 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 			t := target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID)}
 			o := o
 			if m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout {
-				o.idle, o.Timeout = o.Timeout, o.WasmTimeout
+				o.idle, o.Timeout = o.WasmIdle, o.WasmTimeout
 			}
 			err = proveLogging(ctx, t, o)
 			mr.StartSeconds = time.Since(start).Seconds()
@@ -225,14 +225,5 @@ func processCPU(pid int) func() (time.Duration, error) {
 	if pid <= 0 {
 		return nil
 	}
-	return func() (time.Duration, error) {
-		s, err := procstat.Sample(pid)
-		if err != nil {
-			return 0, err
-		}
-		if s.ClockNs == 0 {
-			return 0, fmt.Errorf("process %d: CPU clock unreadable", pid)
-		}
-		return time.Duration(s.ClockNs), nil
-	}
+	return func() (time.Duration, error) { return procstat.CPUTime(pid) }
 }

@@ -351,13 +351,29 @@ func (r *run) timed() bool {
 	return false
 }
 
-// testSeconds is a test's time: its stages' exchanges and markers.
-func testSeconds(t testResult) (exchange, markers float64) {
+// times are where a test's or a mode's time went.
+type times struct {
+	exchange, hostCPU, markers float64
+	unanswered                 int     // stages without a response
+	unansweredSeconds          float64 // their exchanges' time
+}
+
+func (a *times) add(t testResult) {
 	for _, s := range t.Stages {
-		exchange += s.Seconds
-		markers += s.MarkerSeconds
+		a.exchange += s.Seconds
+		a.hostCPU += s.HostCPU
+		a.markers += s.MarkerSeconds
+		if s.Status == 0 && s.Error != "" {
+			a.unanswered++
+			a.unansweredSeconds += s.Seconds
+		}
 	}
-	return exchange, markers
+}
+
+func testTimes(t testResult) times {
+	var a times
+	a.add(t)
+	return a
 }
 
 // writeTimes writes where each mode's wall time went and its slowest tests.
@@ -365,36 +381,26 @@ func (r *run) writeTimes(b *strings.Builder) {
 	if !r.timed() {
 		return
 	}
-	b.WriteString("\n## Where the time went\n\n")
-	b.WriteString("Start-up: the host's start, preflight and logging proof. Exchanges: the tests' requests, sent to answered or given up; " +
-		"unanswered: the stages that ended without a response (their time in brackets). Markers: the marker requests between stages, answered and logged.\n\n")
-	b.WriteString("| mode | wall | start-up | exchanges | unanswered | markers | other |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n## Where the time went\n\n" +
+		"Start-up: the host's start, preflight and logging proof. Exchanges: the tests' requests, sent to answered or given up, " +
+		"with the host's CPU time meanwhile; unanswered: the stages that ended without a response (their exchanges' time). " +
+		"Markers: the marker requests between stages, answered and logged.\n\n" +
+		"| mode | wall | start-up | exchanges (host CPU) | unanswered | markers | other |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
-		var exch, marks, lost float64
-		n := 0
+		var a times
 		for _, t := range m.Tests {
-			for _, s := range t.Stages {
-				exch += s.Seconds
-				marks += s.MarkerSeconds
-				if s.Status == 0 && s.Error != "" {
-					n++
-					lost += s.Seconds
-				}
-			}
+			a.add(t)
 		}
-		fmt.Fprintf(b, "| %s | %.0f s | %.1f s | %.1f s | %d (%.1f s) | %.1f s | %.1f s |\n", m.Mode, m.WallSeconds, m.StartSeconds,
-			exch, n, lost, marks, m.WallSeconds-m.StartSeconds-exch-marks)
+		fmt.Fprintf(b, "| %s | %.0f s | %.1f s | %.1f s (%.1f s) | %d (%.1f s) | %.1f s | %.1f s |\n", m.Mode, m.WallSeconds, m.StartSeconds,
+			a.exchange, a.hostCPU, a.unanswered, a.unansweredSeconds, a.markers, m.WallSeconds-m.StartSeconds-a.exchange-a.markers)
 	}
-	fmt.Fprintf(b, "\n## Slowest tests (%d per mode)\n\n| mode | test | exchange | markers | statuses | outcome |\n|---|---|---:|---:|---|---|\n", slowestShown)
+	fmt.Fprintf(b, "\n## Slowest tests (%d per mode)\n\n| mode | test | exchange (host CPU) | markers | statuses | outcome |\n|---|---|---:|---:|---|---|\n", slowestShown)
 	for _, m := range r.Modes {
 		ts := slices.Clone(m.Tests)
-		slices.SortStableFunc(ts, func(a, b testResult) int {
-			ea, ma := testSeconds(a)
-			eb, mb := testSeconds(b)
-			return cmp.Compare(eb+mb, ea+ma)
-		})
+		total := func(t testResult) float64 { a := testTimes(t); return a.exchange + a.markers }
+		slices.SortStableFunc(ts, func(x, y testResult) int { return cmp.Compare(total(y), total(x)) })
 		for _, t := range ts[:min(slowestShown, len(ts))] {
-			e, mk := testSeconds(t)
+			a := testTimes(t)
 			var sts []string
 			for _, s := range t.Stages {
 				st := strconv.Itoa(s.Status)
@@ -407,7 +413,8 @@ func (r *run) writeTimes(b *strings.Builder) {
 			if t.Override != "" {
 				o += " (" + t.Override + ")"
 			}
-			fmt.Fprintf(b, "| %s | %s | %.2f s | %.2f s | %s | %s |\n", m.Mode, t.ID, e, mk, strings.ReplaceAll(oneLine(strings.Join(sts, "; ")), "|", "\\|"), o)
+			fmt.Fprintf(b, "| %s | %s | %.2f s (%.2f s) | %.2f s | %s | %s |\n", m.Mode, t.ID, a.exchange, a.hostCPU, a.markers,
+				strings.ReplaceAll(oneLine(strings.Join(sts, "; ")), "|", "\\|"), o)
 		}
 	}
 }
