@@ -30,11 +30,14 @@ type modeResult struct {
 	// StartSeconds is the part of WallSeconds before the first test: the
 	// host's start-up, its preflight and the logging proof (0 in runs
 	// recorded before it).
-	StartSeconds float64      `json:"start_seconds,omitempty"`
-	Counts       counts       `json:"counts"`
-	ByRuleFile   []fileCounts `json:"by_rule_file"`
-	Stale        []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
-	Tests        []testResult `json:"tests"`
+	StartSeconds float64 `json:"start_seconds,omitempty"`
+	// HostCPU is the host process's CPU time from its start to its last
+	// test (0: unknown, or a run recorded before it).
+	HostCPU    float64      `json:"host_cpu_seconds,omitempty"`
+	Counts     counts       `json:"counts"`
+	ByRuleFile []fileCounts `json:"by_rule_file"`
+	Stale      []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
+	Tests      []testResult `json:"tests"`
 }
 
 // counts are a mode's outcomes.
@@ -126,6 +129,9 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 				var res []testResult
 				res, err = runSuite(ctx, s, t, o)
 				mr.Tests = res
+			}
+			if cpu, err := hostCPU(t); err == nil {
+				mr.HostCPU = seconds(cpu)
 			}
 			h.Stop()
 		}

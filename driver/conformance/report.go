@@ -382,16 +382,17 @@ func (r *run) writeTimes(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n## Where the time went\n\n" +
+		"Host CPU: the host process's CPU time, start-up included (on a shared machine the wall times grow, the CPU times much less). " +
 		"Start-up: the host's start, preflight and logging proof. Exchanges: the tests' requests, sent to answered or given up, " +
 		"with the host's CPU time meanwhile; unanswered: the stages that ended without a response (their exchanges' time). " +
 		"Markers: the marker requests between stages, answered and logged.\n\n" +
-		"| mode | wall | start-up | exchanges (host CPU) | unanswered | markers | other |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		"| mode | wall | host CPU | start-up | exchanges (host CPU) | unanswered | markers | other |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
 		var a times
 		for _, t := range m.Tests {
 			a.add(t)
 		}
-		fmt.Fprintf(b, "| %s | %.0f s | %.1f s | %.1f s (%.1f s) | %d (%.1f s) | %.1f s | %.1f s |\n", m.Mode, m.WallSeconds, m.StartSeconds,
+		fmt.Fprintf(b, "| %s | %.0f s | %.1f s | %.1f s | %.1f s (%.1f s) | %d (%.1f s) | %.1f s | %.1f s |\n", m.Mode, m.WallSeconds, m.HostCPU, m.StartSeconds,
 			a.exchange, a.hostCPU, a.unanswered, a.unansweredSeconds, a.markers, m.WallSeconds-m.StartSeconds-a.exchange-a.markers)
 	}
 	fmt.Fprintf(b, "\n## Slowest tests (%d per mode)\n\n| mode | test | exchange (host CPU) | markers | statuses | outcome |\n|---|---|---:|---:|---|---|\n", slowestShown)
