@@ -46,6 +46,7 @@ type logTail struct {
 	path    string
 	f       *os.File
 	partial []byte
+	buf     []byte   // read's buffer, kept between reads
 	lines   []string // complete lines not yet consumed
 	last    []string // the lines before the last marker found (mark)
 }
@@ -66,11 +67,13 @@ func (t *logTail) Close() { t.f.Close() }
 
 // read appends what the host wrote since the last read.
 func (t *logTail) read() error {
-	buf := make([]byte, 64<<10)
+	if t.buf == nil {
+		t.buf = make([]byte, 64<<10)
+	}
 	for {
-		n, err := t.f.Read(buf)
+		n, err := t.f.Read(t.buf)
 		if n > 0 {
-			t.partial = append(t.partial, buf[:n]...)
+			t.partial = append(t.partial, t.buf[:n]...)
 			for {
 				i := bytes.IndexByte(t.partial, '\n')
 				if i < 0 {

@@ -25,12 +25,19 @@ type modeResult struct {
 	EngineLib    string `json:"engine_lib,omitempty"`
 	// EngineVersion is the engine version the run's meta.json records for
 	// the mode (how a host without a module file of its own is matched).
-	EngineVersion string       `json:"engine_version,omitempty"`
-	WallSeconds   float64      `json:"wall_seconds"`
-	Counts        counts       `json:"counts"`
-	ByRuleFile    []fileCounts `json:"by_rule_file"`
-	Stale         []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
-	Tests         []testResult `json:"tests"`
+	EngineVersion string  `json:"engine_version,omitempty"`
+	WallSeconds   float64 `json:"wall_seconds"`
+	// StartSeconds is the part of WallSeconds before the first test: the
+	// host's start-up, its preflight and the logging proof (0 in runs
+	// recorded before it).
+	StartSeconds float64 `json:"start_seconds,omitempty"`
+	// HostCPU is the host process's CPU time from its start to its last
+	// test (0: unknown, or a run recorded before it).
+	HostCPU    float64      `json:"host_cpu_seconds,omitempty"`
+	Counts     counts       `json:"counts"`
+	ByRuleFile []fileCounts `json:"by_rule_file"`
+	Stale      []string     `json:"stale_overrides,omitempty"` // override entries whose tests all pass here
+	Tests      []testResult `json:"tests"`
 }
 
 // counts are a mode's outcomes.
@@ -113,16 +120,21 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 			o := o
 			switch {
 			case m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout:
-				o.idle, o.Timeout = o.Timeout, o.WasmTimeout
+				o.idle, o.Timeout = o.WasmIdle, o.WasmTimeout
 			case o.BusyTimeout > o.Timeout:
 				o.idle, o.Timeout = o.Timeout, o.BusyTimeout
 			}
-			if err = proveLogging(ctx, t, o); err != nil {
+			err = proveLogging(ctx, t, o)
+			mr.StartSeconds = time.Since(start).Seconds()
+			if err != nil {
 				err = fmt.Errorf("%s: preflight: %v", name, err)
 			} else {
 				var res []testResult
 				res, err = runSuite(ctx, s, t, o)
 				mr.Tests = res
+			}
+			if cpu, err := hostCPU(t); err == nil {
+				mr.HostCPU = seconds(cpu)
 			}
 			h.Stop()
 		}
@@ -222,14 +234,5 @@ func processCPU(pid int) func() (time.Duration, error) {
 	if pid <= 0 {
 		return nil
 	}
-	return func() (time.Duration, error) {
-		s, err := procstat.Sample(pid)
-		if err != nil {
-			return 0, err
-		}
-		if s.ClockNs == 0 {
-			return 0, fmt.Errorf("process %d: CPU clock unreadable", pid)
-		}
-		return time.Duration(s.ClockNs), nil
-	}
+	return func() (time.Duration, error) { return procstat.CPUTime(pid) }
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
@@ -299,6 +300,7 @@ func (r *run) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", d.Test, strings.Join(parts, "; "), strings.Join(reasons, " "))
 		}
 	}
+	r.writeTimes(&b)
 	writeDiff("Tests on which modes disagree", r.disagreements())
 	writeDiff("Tests on which a build differs from its engine's default", r.buildDifferences())
 
@@ -333,3 +335,87 @@ func (r *run) Markdown() string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// slowestShown is how many of each mode's slowest tests crs-test.md lists.
+const slowestShown = 10
+
+// timed reports whether the run recorded where its time went (runs
+// recorded before the stage times hold none; their report has no such
+// section).
+func (r *run) timed() bool {
+	for _, m := range r.Modes {
+		if m.StartSeconds > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// times are where a test's or a mode's time went.
+type times struct {
+	exchange, hostCPU, markers float64
+	unanswered                 int     // stages without a response
+	unansweredSeconds          float64 // their exchanges' time
+}
+
+func (a *times) add(t testResult) {
+	for _, s := range t.Stages {
+		a.exchange += s.Seconds
+		a.hostCPU += s.HostCPU
+		a.markers += s.MarkerSeconds
+		if s.Status == 0 && s.Error != "" {
+			a.unanswered++
+			a.unansweredSeconds += s.Seconds
+		}
+	}
+}
+
+func testTimes(t testResult) times {
+	var a times
+	a.add(t)
+	return a
+}
+
+// writeTimes writes where each mode's wall time went and its slowest tests.
+func (r *run) writeTimes(b *strings.Builder) {
+	if !r.timed() {
+		return
+	}
+	b.WriteString("\n## Where the time went\n\n" +
+		"Host CPU: the host process's CPU time, start-up included (on a shared machine the wall times grow, the CPU times much less). " +
+		"Start-up: the host's start, preflight and logging proof. Exchanges: the tests' requests, sent to answered or given up, " +
+		"with the host's CPU time meanwhile; unanswered: the stages that ended without a response (their exchanges' time). " +
+		"Markers: the marker requests between stages, answered and logged.\n\n" +
+		"| mode | wall | host CPU | start-up | exchanges (host CPU) | unanswered | markers | other |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range r.Modes {
+		var a times
+		for _, t := range m.Tests {
+			a.add(t)
+		}
+		fmt.Fprintf(b, "| %s | %.0f s | %.1f s | %.1f s | %.1f s (%.1f s) | %d (%.1f s) | %.1f s | %.1f s |\n", m.Mode, m.WallSeconds, m.HostCPU, m.StartSeconds,
+			a.exchange, a.hostCPU, a.unanswered, a.unansweredSeconds, a.markers, m.WallSeconds-m.StartSeconds-a.exchange-a.markers)
+	}
+	fmt.Fprintf(b, "\n## Slowest tests (%d per mode)\n\n| mode | test | exchange (host CPU) | markers | statuses | outcome |\n|---|---|---:|---:|---|---|\n", slowestShown)
+	for _, m := range r.Modes {
+		ts := slices.Clone(m.Tests)
+		total := func(t testResult) float64 { a := testTimes(t); return a.exchange + a.markers }
+		slices.SortStableFunc(ts, func(x, y testResult) int { return cmp.Compare(total(y), total(x)) })
+		for _, t := range ts[:min(slowestShown, len(ts))] {
+			a := testTimes(t)
+			var sts []string
+			for _, s := range t.Stages {
+				st := strconv.Itoa(s.Status)
+				if s.Status == 0 && s.Error != "" {
+					st = "none: " + s.Error
+				}
+				sts = append(sts, st)
+			}
+			o := t.Outcome
+			if t.Override != "" {
+				o += " (" + t.Override + ")"
+			}
+			fmt.Fprintf(b, "| %s | %s | %.2f s (%.2f s) | %.2f s | %s | %s |\n", m.Mode, t.ID, a.exchange, a.hostCPU, a.markers,
+				strings.ReplaceAll(oneLine(strings.Join(sts, "; ")), "|", "\\|"), o)
+		}
+	}
+}

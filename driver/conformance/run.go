@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"regexp"
@@ -33,6 +34,14 @@ type stageResult struct {
 	Pass    bool   `json:"pass"`
 	Why     string `json:"why,omitempty"` // why the stage failed
 	Retried bool   `json:"retried,omitempty"`
+	// Seconds is the stage's exchange, from connecting to the response
+	// read or given up (both attempts of a retried stage), and HostCPU the
+	// host process's CPU time meanwhile; MarkerSeconds is its markers',
+	// each answered and its log line read. Runs recorded before them hold
+	// none of them (0).
+	Seconds       float64 `json:"seconds,omitempty"`
+	HostCPU       float64 `json:"host_cpu_seconds,omitempty"`
+	MarkerSeconds float64 `json:"marker_seconds,omitempty"`
 }
 
 // testResult is one test in one mode.
@@ -77,9 +86,12 @@ type options struct {
 	// at paranoia level 4, where the native modules take milliseconds.
 	// The longer wait holds only while the host works: see busyWait.
 	WasmTimeout time.Duration
-	// idle, set with a raised Timeout, is the base timeout: an exchange
-	// still unanswered after it ends at once if the host spent the last
-	// interval idle (busyWait).
+	// WasmIdle is coraza-wasm's idle interval (busyWait); 0 waits the
+	// whole WasmTimeout.
+	WasmIdle time.Duration
+	// idle, set with a raised Timeout, is the idle interval: an exchange
+	// still unanswered ends as soon as the host spent less than idleShare
+	// of the last interval on CPU (busyWait).
 	idle time.Duration
 	// engineVersions is each mode's engine version as meta.json records
 	// it, known before the suite runs: a version-narrowed override
@@ -143,8 +155,12 @@ func runSuite(ctx context.Context, s *suite, t target, o options) ([]testResult,
 			sr, err := runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d", tt.ID, si+1), st, marked)
 			marked = err == nil
 			if err == nil && !sr.Pass && st.Output.RetryOnce != nil && *st.Output.RetryOnce {
+				first := sr
 				sr, err = runStage(ctx, tail, t, o, fmt.Sprintf("%s-%d-retry", tt.ID, si+1), st, marked)
 				sr.Retried = true
+				sr.Seconds += first.Seconds
+				sr.HostCPU += first.HostCPU
+				sr.MarkerSeconds += first.MarkerSeconds
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -183,25 +199,44 @@ func runStage(ctx context.Context, tail *logTail, t target, o options, stageID s
 		return sr, nil
 	}
 	start, end := "wafbench-"+stageID+"-start", "wafbench-"+stageID+"-end"
+	began := time.Now()
 	if !marked {
 		if err := mark(ctx, tail, t, o, start); err != nil {
 			return sr, err
 		}
 	}
+	cpu0, cpuErr := hostCPU(t)
+	sent := time.Now()
 	status, full, xerr := busyWait(ctx, t, o, func(ctx context.Context) (int, []byte, error) {
 		return exchange(ctx, t.Addr, raw, method, o.Timeout)
 	})
-	sr.Status = status
+	answered := time.Now()
+	sr.Status, sr.Seconds = status, seconds(answered.Sub(sent))
+	if cpu1, err := hostCPU(t); err == nil && cpuErr == nil {
+		sr.HostCPU = seconds(cpu1 - cpu0)
+	}
 	if xerr != nil {
 		sr.Error = xerr.Error()
 	}
 	if err := mark(ctx, tail, t, o, end); err != nil {
 		return sr, err
 	}
+	sr.MarkerSeconds = seconds(sent.Sub(began) + time.Since(answered))
 	sr.IDs = iDs(tail.last)
 	sr.Pass, sr.Why = judge(&st.Output, status, full, xerr, tail.last, sr.IDs)
 	return sr, nil
 }
+
+// hostCPU is t.CPU(), or an error when the host's CPU is unknown.
+func hostCPU(t target) (time.Duration, error) {
+	if t.CPU == nil {
+		return 0, errors.New("host CPU unknown")
+	}
+	return t.CPU()
+}
+
+// seconds is d in seconds to 0.1 ms, as a stage records it.
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1e4) / 1e4 }
 
 // mark sends a marker request and waits for its log line; tail.last holds
 // the lines logged before it since the previous marker.
@@ -307,7 +342,11 @@ var errHostIdle = errors.New("host idle")
 // then. A slow engine evaluating a request keeps a core busy and gets the
 // whole raised timeout; a request the host holds without evaluating it (a
 // CONNECT Envoy's codec neither forwards nor answers) costs o.idle, not
-// the raised timeout. Without o.idle or t.CPU it is exchange itself.
+// the raised timeout. Ending it sooner than the base Timeout judges it as
+// the base Timeout would: in the crs-test configuration nothing else
+// answers a request the host holds idle (Envoy's own timers are 10 s and
+// longer, the backend answers at once), so it would be unanswered then
+// too. Without o.idle or t.CPU it is exchange itself.
 func busyWait(ctx context.Context, t target, o options, exchange func(context.Context) (int, []byte, error)) (int, []byte, error) {
 	if o.idle <= 0 || o.idle >= o.Timeout || t.CPU == nil {
 		return exchange(ctx)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wafbench/driver/conformance"
+	"wafbench/driver/internal/flaglist"
 )
 
 func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -19,6 +20,7 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&req.ResultsDir, "results", inRepo("runs"), "parent directory of run directories (runs/ is git-ignored; commit a run with 'wafbench keep DIR')")
 	attach := fs.String("attach", "", "benchmark run directory: record protection.json in it from --from (no suite is run; rebuild its report with 'wafbench report')")
 	from := fs.String("from", "auto", "with --attach: auto (the newest crs-test run in results/ or runs/ that tested each mode's module) or a crs-test run directory")
+	compare := fs.String("compare", "", "OLD_DIR,NEW_DIR: two crs-test run directories; print, mode by mode and test by test, the tests whose outcome changed (exit 1 if any) instead of running the suite")
 	rejudge := fs.String("rejudge", "", "run directory of an earlier crs-test: apply the override file to its observed outcomes again instead of running the suite")
 	fs.StringVar(&req.Name, "name", "crs-test", "run name, the suffix of the run directory")
 	fs.StringVar(&req.Overrides, "overrides", inRepo(conformance.OverridesFile), "override file: reasoned expected failures")
@@ -28,6 +30,7 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.DurationVar(&req.Options.Timeout, "timeout", 10*time.Second, "how long a test's request may take before the stage counts as unanswered")
 	fs.DurationVar(&req.Options.BusyTimeout, "busy-timeout", time.Minute, "how long a stage of the native hosts may go on past --timeout while the host works (at least 5% of the last --timeout on CPU: a loaded machine slows it, nothing holds it)")
 	fs.DurationVar(&req.Options.WasmTimeout, "wasm-timeout", 90*time.Second, "--timeout for coraza-wasm (V8 takes seconds for a 64 KiB argument at paranoia level 4)")
+	fs.DurationVar(&req.Options.WasmIdle, "wasm-idle", 2*time.Second, "with --wasm-timeout: a coraza-wasm stage still unanswered ends as soon as Envoy spent under 5% of the last interval this long on CPU (it holds the request, it is not evaluating it); 0 waits the whole --wasm-timeout")
 	if err := parse(fs, args, stdout, usageOf("crs-test")); err != nil {
 		return err
 	}
@@ -50,6 +53,13 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	reg, err := sf.registry()
 	if err != nil {
 		return err
+	}
+	if *compare != "" {
+		dirs := flaglist.Split(*compare)
+		if len(dirs) != 2 {
+			return usagef("--compare: want OLD_DIR,NEW_DIR, got %q", *compare)
+		}
+		return conformance.CompareDirs(dirs[0], dirs[1], stdout)
 	}
 	if *rejudge != "" {
 		return conformance.RejudgeDir(*rejudge, req.Overrides, req.RepoDir, reg, stdout)

@@ -75,6 +75,8 @@ func TestBadInput(t *testing.T) {
 		{"crs-test missing overrides", []string{"crs-test", "--overrides", "/nonexistent/o.yaml"}, "/nonexistent/o.yaml"},
 		{"crs-test bad test filter", []string{"crs-test", "--tests", "("}, "--tests"},
 		{"crs-test rejudge no run", []string{"crs-test", "--rejudge", "/nonexistent"}, "holds no crs-test.json"},
+		{"crs-test compare one run", []string{"crs-test", "--compare", "/nonexistent"}, "want OLD_DIR,NEW_DIR"},
+		{"crs-test compare no run", []string{"crs-test", "--compare", "/nonexistent/a,/nonexistent/b"}, "/nonexistent/a"},
 		{"crs-test attach no run", []string{"crs-test", "--attach", "/nonexistent"}, "is not a run directory"},
 	}
 	for _, tt := range tests {
