@@ -34,6 +34,7 @@ build: setup
 # loads, with manifests, in build/engines/<engine>/ (filters/builds.yaml).
 modules: build $(CADDY) $(HTTPBIN)
 	$(MAKE) -C filters/modsecurity
+	$(MAKE) -C filters/meter
 	$(MAKE) -C filters/coraza build
 	$(MAKE) -C filters/coraza wasm
 	$(WAFBENCH) build modsecurity coraza

@@ -43,6 +43,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/callgrind"
 	"wafbench/driver/downstream"
 	"wafbench/driver/modes"
 	"wafbench/internal/atomicfile"
@@ -84,6 +85,14 @@ func (m Mode) moduleName() string {
 		return ""
 	}
 	return "wafbench_" + string(m)
+}
+
+// moduleName is the module Envoy loads: the meter when c has one.
+func (c Config) moduleName() string {
+	if c.MeterDir != "" {
+		return callgrind.MeterModule
+	}
+	return c.Mode.moduleName()
 }
 
 // ModuleFile is the file name of m's module, e.g. libwafbench_coraza.so.
@@ -149,6 +158,11 @@ type Config struct {
 	Downstream downstream.Protocol
 	CertFile   string // PEM certificate chain served with TLS; TLS downstreams only
 	KeyFile    string // PEM private key of CertFile; TLS downstreams only
+	// MeterDir, when set (run --callgrind), is the directory of the
+	// callgrind meter module (filters/meter): Envoy loads it in the WAF
+	// module's place and it forwards every hook to the module, which Env
+	// names by absolute path. Native WAF modes only.
+	MeterDir string
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -198,8 +212,19 @@ func (c Config) Validate() error {
 		}
 		return fmt.Errorf("mode %s: module: %w", c.Mode, err)
 	}
+	if c.MeterDir != "" {
+		if c.Mode == CorazaWasm {
+			return fmt.Errorf("mode %s: the callgrind meter wraps native modules only", c.Mode)
+		}
+		if _, err := os.Stat(filepath.Join(c.MeterDir, meterFile)); err != nil {
+			return fmt.Errorf("mode %s: callgrind meter: %w (`make modules` builds it)", c.Mode, err)
+		}
+	}
 	return nil
 }
+
+// meterFile is the callgrind meter module's file (filters/meter).
+const meterFile = "lib" + callgrind.MeterModule + ".so"
 
 func upstreamAddrPort(s string) (netip.AddrPort, error) {
 	host, port, err := net.SplitHostPort(s)
@@ -228,7 +253,15 @@ func Env(c Config) []string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
+	if c.MeterDir == "" {
+		return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
+	}
+	meter := c.MeterDir
+	if abs, err := filepath.Abs(meter); err == nil {
+		meter = abs
+	}
+	return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + meter,
+		callgrind.MeterTargetEnv + "=" + filepath.Join(dir, c.Mode.ModuleFile())}
 }
 
 // bootstrap builds the Envoy bootstrap for c.
@@ -494,7 +527,7 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	}
 	f, err := anypb.New(&dynmodfilter.DynamicModuleFilter{
 		DynamicModuleConfig: &dynmod.DynamicModuleConfig{
-			Name:       c.Mode.moduleName(),
+			Name:       c.moduleName(),
 			DoNotClose: true, // required for the Go module, harmless for C++
 		},
 		FilterName:   filterName,
