@@ -106,6 +106,10 @@ func (m Mode) ModuleFile() string {
 	return "lib" + m.moduleName() + ".so"
 }
 
+// StatPrefix is the HTTP connection manager's stat prefix: its counters
+// are http.<StatPrefix>.*.
+const StatPrefix = "ingress"
+
 // Names and limits fixed by the generated bootstrap.
 const (
 	listenerName    = "wafbench"
@@ -404,7 +408,7 @@ func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
 		return nil, err
 	}
 	m := &hcm.HttpConnectionManager{
-		StatPrefix:          "ingress",
+		StatPrefix:          StatPrefix,
 		CodecType:           codecType(c.Downstream),
 		GenerateRequestId:   wrapperspb.Bool(false),
 		MaxRequestHeadersKb: wrapperspb.UInt32(maxRequestHeadersKB),

@@ -1,10 +1,16 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
 	"time"
 
 	"wafbench/driver/callgrind"
+	"wafbench/driver/envoy"
 	"wafbench/driver/load"
 	"wafbench/driver/result"
 )
@@ -72,13 +78,21 @@ func (w *measuredWindow) count(opts load.Options, req load.Request, excludeHooks
 			return nil, fmt.Errorf("callgrind meter: %w", err)
 		}
 	}
+	accepted, _, err := connections(w.ctx, p.Admin)
+	if err != nil {
+		return nil, err
+	}
 	var cgErr error
 	opts.MaxRequests = w.cfg.Callgrind.Requests
 	opts.OnWarmupEnd = func() {
 		if !excludeHooks {
 			w.start()
 		}
-		cgErr = p.Callgrind.Zero(w.ctx)
+		// The window's connection is open: once Envoy has accepted it and
+		// closed the one before, neither is counted.
+		if cgErr = settle(w.ctx, p.Admin, accepted+1); cgErr == nil {
+			cgErr = p.Callgrind.Zero(w.ctx)
+		}
 	}
 	opts.OnMeasureEnd = func() {
 		n, err := p.Callgrind.Dump(w.ctx)
@@ -110,4 +124,61 @@ func counted(res *load.Result, err error, want int64, what string) error {
 			what, res.Requests, want, res.Elapsed.Seconds(), res.Statuses, res.Errors)
 	}
 	return nil
+}
+
+// settleTimeout bounds the wait for Envoy to accept a window's connection
+// and close the previous one.
+const settleTimeout = time.Minute
+
+// settle waits until Envoy's listener has accepted accepted connections in
+// all and holds one.
+func settle(ctx context.Context, admin string, accepted int64) error {
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	for {
+		total, active, err := connections(ctx, admin)
+		if err == nil && total >= accepted && active == 1 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("callgrind: Envoy did not settle on one connection (accepted %d of %d, %d open; %v)", total, accepted, active, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// adminClient keeps its connection to Envoy's admin open and idle for as
+// long as the process lives: a connection closed inside a counted window
+// would be counted.
+var adminClient = &http.Client{Timeout: time.Minute, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, IdleConnTimeout: 0}}
+
+// connections reads Envoy's downstream connections accepted and open from
+// the admin interface at admin (host:port).
+func connections(ctx context.Context, admin string) (total, active int64, err error) {
+	const prefix = "http." + envoy.StatPrefix + ".downstream_cx_"
+	q := url.Values{"format": {"json"}, "filter": {"^" + regexp.QuoteMeta(prefix) + "(total|active)$"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+"/stats?"+q.Encode(), nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := adminClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := envoy.ParseStats(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	t, okT := st[prefix+"total"]
+	a, okA := st[prefix+"active"]
+	if !okT || !okA {
+		return 0, 0, fmt.Errorf("admin /stats: no %stotal or %sactive", prefix, prefix)
+	}
+	return t, a, nil
 }
