@@ -121,6 +121,7 @@ BENCH_PKGS    = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Bench
 test: build modules crs
 	$(MAKE) -C filters/modsecurity test asan tsan fuzz-seeds check-exports format-check
 	$(MAKE) -C filters/coraza symbols e2e wasm-testpanic
+	$(MAKE) -C filters/meter format-check
 	./filters/abi/check.sh
 	$(GO) run ./scripts/ci/testgates -tags '$(TEST_TAGS)' -modules '$(TEST_MODULES)' .
 	$(GO) vet -tags '$(TEST_TAGS)' ./...
