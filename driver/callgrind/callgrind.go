@@ -41,12 +41,17 @@ func Version() string {
 	return strings.TrimSpace(string(out))
 }
 
-// Env is what a program under callgrind needs in its environment: Go's
+// Env is what a program under callgrind needs in its environment. Go's
 // asynchronous preemption signals (SIGURG) trip an assertion in callgrind
 // 3.19's signal handling (threads.c: "sigNum == current_state.sig") within
 // seconds of a Go module's start, so goroutines are preempted at function
-// calls only. The C++ engine is unaffected.
-var Env = []string{"GODEBUG=asyncpreemptoff=1"}
+// calls only. Go's collector is off: a cycle (about 18 million
+// instructions with CRS loaded) lands in whichever window its allocation
+// trigger falls, so a count over tens of requests would hold one or none
+// and differ by up to a million instructions per request between repeats;
+// without it the Go module's counts leave garbage collection out. The C++
+// engine reads neither variable.
+var Env = []string{"GODEBUG=asyncpreemptoff=1", "GOGC=off"}
 
 // Process is one program started under callgrind: where its dumps go and
 // how many it has written.

@@ -167,6 +167,11 @@ type Config struct {
 	// module's place and it forwards every hook to the module, which Env
 	// names by absolute path. Native WAF modes only.
 	MeterDir string
+	// NoFlushTimer (run --callgrind) flushes stats only when the admin
+	// interface is asked (stats_flush_on_admin), so no 5 s flush timer fires
+	// inside a counted window; nothing else changes (no stats sink is
+	// configured either way).
+	NoFlushTimer bool
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -282,14 +287,18 @@ func bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bootstrapv3.Bootstrap{
+	b := &bootstrapv3.Bootstrap{
 		Node:  &core.Node{Id: "wafbench", Cluster: "wafbench"},
 		Admin: makeAdmin(),
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
 			Listeners: []*listener.Listener{l},
 			Clusters:  []*cluster.Cluster{cl},
 		},
-	}, nil
+	}
+	if c.NoFlushTimer {
+		b.StatsFlush = &bootstrapv3.Bootstrap_StatsFlushOnAdmin{StatsFlushOnAdmin: true}
+	}
+	return b, nil
 }
 
 // WriteYAML writes the bootstrap for c to path as YAML.

@@ -45,8 +45,10 @@ func writeInstructions(m *md, fig *figures) {
 		"callgrind's Ir, instructions executed), then in a WAF mode as many again with every outermost call of the module's `envoy_dynamic_module_on_*` hooks excluded "+
 		"(the meter, `filters/meter`, loaded in the module's place, forwards every hook to it); *inside hooks* is the first count less the second, "+
 		"inclusive of everything the hooks call (engine, allocator, Envoy's callbacks). Requests go one at a time over one connection. "+
-		"Medians over repeats; spread is (max − min) / median. The meter adds a call and three memory reads per hook call to the whole-process count; "+
-		"the Go module runs with `GODEBUG=asyncpreemptoff=1` (callgrind 3.19 fails on Go's preemption signals).",
+		"Medians over repeats; spread is (max − min) / median. The meter adds a call and three memory reads per hook call to the whole-process count. "+
+		"Envoy flushes stats only when asked (`stats_flush_on_admin`: no 5 s timer inside a window). "+
+		"The Go module runs with `GODEBUG=asyncpreemptoff=1` (callgrind 3.19 fails on Go's preemption signals) and `GOGC=off`: "+
+		"a collection cycle would fall into one window and not the next, so Coraza's counts leave garbage collection out.",
 		orNone(tool), spanOf(warmup), spanOf(requests))
 	m.nl()
 	m.head("workload", "mode", "n", "Envoy Ir/req", "spread", "inside hooks Ir/req", "spread", "outside hooks Ir/req", "outside − passthrough", "hooks share of Envoy")

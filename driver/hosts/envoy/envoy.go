@@ -97,8 +97,11 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 		CertFile:         st.CertFile,
 		KeyFile:          st.KeyFile,
 	}
-	if st.Callgrind != nil && m.Engine != "" {
-		cfg.MeterDir = st.Callgrind.MeterDir
+	if st.Callgrind != nil {
+		cfg.NoFlushTimer = true
+		if m.Engine != "" {
+			cfg.MeterDir = st.Callgrind.MeterDir
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
