@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
+	"strings"
 
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
@@ -92,8 +92,8 @@ func compare(w io.Writer, off, out map[key]counts, boundPct float64) error {
 			failed = append(failed, fmt.Sprintf("%s %s: not in the compiled-out run", k.mode, k.workload))
 			continue
 		}
-		ha, hb := median(a.hooks), median(b.hooks)
-		ea, eb := median(a.envoy), median(b.envoy)
+		ha, hb := stats.Median(a.hooks).Median, stats.Median(b.hooks).Median
+		ea, eb := stats.Median(a.envoy).Median, stats.Median(b.envoy).Median
 		fmt.Fprintf(w, "| %s | %s | %d / %d | %.0f | %.0f | %+.0f (%+.3f%%) | %.0f | %.0f | %+.0f (%+.3f%%) |\n",
 			k.mode, k.workload, len(a.hooks), len(b.hooks), ha, hb, ha-hb, 100*(ha-hb)/hb, ea, eb, ea-eb, 100*(ea-eb)/eb)
 		if ha > hb*(1+boundPct/100) {
@@ -102,28 +102,8 @@ func compare(w io.Writer, off, out map[key]counts, boundPct float64) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("match_log off costs more than compiled out:\n  %s", joinLines(failed))
+		return fmt.Errorf("match_log off costs more than compiled out:\n  %s", strings.Join(failed, "\n  "))
 	}
 	fmt.Fprintf(w, "\nmatch_log off is within %.3g%% of compiled out inside the hooks on every case.\n", boundPct)
 	return nil
-}
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func joinLines(v []string) string {
-	out := ""
-	for i, s := range v {
-		if i > 0 {
-			out += "\n  "
-		}
-		out += s
-	}
-	return out
 }
