@@ -43,6 +43,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/callgrind"
 	"wafbench/driver/downstream"
 	"wafbench/driver/modes"
 	"wafbench/internal/atomicfile"
@@ -86,6 +87,14 @@ func (m Mode) moduleName() string {
 	return "wafbench_" + string(m)
 }
 
+// moduleName is the module Envoy loads: the meter when c has one.
+func (c Config) moduleName() string {
+	if c.MeterDir != "" {
+		return callgrind.MeterModule
+	}
+	return c.Mode.moduleName()
+}
+
 // ModuleFile is the file name of m's module, e.g. libwafbench_coraza.so.
 func (m Mode) ModuleFile() string {
 	if m == CorazaWasm {
@@ -96,6 +105,10 @@ func (m Mode) ModuleFile() string {
 	}
 	return "lib" + m.moduleName() + ".so"
 }
+
+// StatPrefix is the HTTP connection manager's stat prefix: its counters
+// are http.<StatPrefix>.*.
+const StatPrefix = "ingress"
 
 // Names and limits fixed by the generated bootstrap.
 const (
@@ -141,9 +154,9 @@ type ClientTimeout struct {
 // from the head's first byte until the whole request has passed the
 // filters (default: none). Each answers 408 when no response has started.
 var ClientTimeouts = []ClientTimeout{
-	{"request_headers_timeout", requestHeadersTimeout, "http.ingress.downstream_rq_header_timeout"},
-	{"stream_idle_timeout", streamIdleTimeout, "http.ingress.downstream_rq_idle_timeout"},
-	{"request_timeout", requestTimeout, "http.ingress.downstream_rq_timeout"},
+	{"request_headers_timeout", requestHeadersTimeout, "http." + StatPrefix + ".downstream_rq_header_timeout"},
+	{"stream_idle_timeout", streamIdleTimeout, "http." + StatPrefix + ".downstream_rq_idle_timeout"},
+	{"request_timeout", requestTimeout, "http." + StatPrefix + ".downstream_rq_timeout"},
 }
 
 const (
@@ -178,6 +191,16 @@ type Config struct {
 	Downstream downstream.Protocol
 	CertFile   string // PEM certificate chain served with TLS; TLS downstreams only
 	KeyFile    string // PEM private key of CertFile; TLS downstreams only
+	// MeterDir, when set (run --callgrind), is the directory of the
+	// callgrind meter module (filters/meter): Envoy loads it in the WAF
+	// module's place and it forwards every hook to the module, which Env
+	// names by absolute path. Native WAF modes only.
+	MeterDir string
+	// NoFlushTimer (run --callgrind) flushes stats only when the admin
+	// interface is asked (stats_flush_on_admin), so no 5 s flush timer fires
+	// inside a counted window; nothing else changes (no stats sink is
+	// configured either way).
+	NoFlushTimer bool
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -227,8 +250,19 @@ func (c Config) Validate() error {
 		}
 		return fmt.Errorf("mode %s: module: %w", c.Mode, err)
 	}
+	if c.MeterDir != "" {
+		if c.Mode == CorazaWasm {
+			return fmt.Errorf("mode %s: the callgrind meter wraps native modules only", c.Mode)
+		}
+		if _, err := os.Stat(filepath.Join(c.MeterDir, meterFile)); err != nil {
+			return fmt.Errorf("mode %s: callgrind meter: %w (`make modules` builds it)", c.Mode, err)
+		}
+	}
 	return nil
 }
+
+// meterFile is the callgrind meter module's file (filters/meter).
+const meterFile = "lib" + callgrind.MeterModule + ".so"
 
 func upstreamAddrPort(s string) (netip.AddrPort, error) {
 	host, port, err := net.SplitHostPort(s)
@@ -257,7 +291,15 @@ func Env(c Config) []string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
+	if c.MeterDir == "" {
+		return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + dir}
+	}
+	meter := c.MeterDir
+	if abs, err := filepath.Abs(meter); err == nil {
+		meter = abs
+	}
+	return []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=" + meter,
+		callgrind.MeterTargetEnv + "=" + filepath.Join(dir, c.Mode.ModuleFile())}
 }
 
 // bootstrap builds the Envoy bootstrap for c.
@@ -274,14 +316,18 @@ func bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bootstrapv3.Bootstrap{
+	b := &bootstrapv3.Bootstrap{
 		Node:  &core.Node{Id: "wafbench", Cluster: "wafbench"},
 		Admin: makeAdmin(),
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
 			Listeners: []*listener.Listener{l},
 			Clusters:  []*cluster.Cluster{cl},
 		},
-	}, nil
+	}
+	if c.NoFlushTimer {
+		b.StatsFlush = &bootstrapv3.Bootstrap_StatsFlushOnAdmin{StatsFlushOnAdmin: true}
+	}
+	return b, nil
 }
 
 // WriteYAML writes the bootstrap for c to path as YAML.
@@ -400,7 +446,7 @@ func makeHCM(c Config) (*hcm.HttpConnectionManager, error) {
 		return nil, err
 	}
 	m := &hcm.HttpConnectionManager{
-		StatPrefix:            "ingress",
+		StatPrefix:            StatPrefix,
 		CodecType:             codecType(c.Downstream),
 		GenerateRequestId:     wrapperspb.Bool(false),
 		MaxRequestHeadersKb:   wrapperspb.UInt32(maxRequestHeadersKB),
@@ -526,7 +572,7 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	}
 	f, err := anypb.New(&dynmodfilter.DynamicModuleFilter{
 		DynamicModuleConfig: &dynmod.DynamicModuleConfig{
-			Name:       c.Mode.moduleName(),
+			Name:       c.moduleName(),
 			DoNotClose: true, // required for the Go module, harmless for C++
 		},
 		FilterName:   filterName,

@@ -303,6 +303,24 @@ func TestEnv(t *testing.T) {
 	}
 }
 
+// TestMeter: with MeterDir, Envoy loads the callgrind meter from it in the
+// module's place and the meter is told the module's absolute path.
+func TestMeter(t *testing.T) {
+	got := Env(Config{Mode: Coraza, ModuleSearchPath: "/opt/mods", MeterDir: "/opt/meter"})
+	want := []string{"ENVOY_DYNAMIC_MODULES_SEARCH_PATH=/opt/meter", "WAFBENCH_METER_TARGET=/opt/mods/libwafbench_coraza.so"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Env = %q, want %q", got, want)
+	}
+	if n := (Config{Mode: ModSecurity, MeterDir: "/opt/meter"}).moduleName(); n != "wafbench_meter" {
+		t.Errorf("module name with a meter = %q, want wafbench_meter", n)
+	}
+	c := testConfig(t, CorazaWasm)
+	c.MeterDir = t.TempDir()
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "native modules only") {
+		t.Errorf("coraza-wasm with a meter: Validate = %v, want a refusal", err)
+	}
+}
+
 func TestWriteYAML(t *testing.T) {
 	for _, m := range Modes {
 		t.Run(string(m), func(t *testing.T) {

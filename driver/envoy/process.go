@@ -32,6 +32,11 @@ type Options struct {
 	CPUs        []int    // pin every Envoy thread to these CPUs from exec on; nil: no pinning
 	Env         []string // KEY=value added to the driver's environment (see Env)
 	ExtraArgs   []string // appended to the command line
+	// Wrapper, when set, is the command line Envoy runs under (its last
+	// word a tool option, e.g. callgrind.Command(out)): the process started,
+	// pinned and watched is the wrapper's, which runs Envoy in place
+	// (valgrind keeps the PID).
+	Wrapper []string
 
 	// StartTimeout bounds spawn→listener ready; 0 means 30s.
 	StartTimeout time.Duration
@@ -111,7 +116,8 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	defer logf.Close() // the child keeps its own descriptor
 
-	cmd := exec.Command(o.Binary, o.args()...)
+	argv := append(append(slices.Clip(o.Wrapper), o.Binary), o.args()...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = o.WorkDir
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stdout = logf

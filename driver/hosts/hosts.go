@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"wafbench/driver/callgrind"
 	"wafbench/driver/downstream"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
@@ -82,6 +83,16 @@ type Stack struct {
 	// and KeyFile, the run's certificate (driver/downstream).
 	Downstream        downstream.Protocol
 	CertFile, KeyFile string
+	// Callgrind, when set (run --callgrind), starts Envoy under valgrind's
+	// callgrind and a native WAF module behind the meter module found in
+	// it (filters/meter). Other hosts refuse it (Check).
+	Callgrind *Callgrind
+}
+
+// Callgrind is how run --callgrind starts Envoy.
+type Callgrind struct {
+	MeterDir     string        // holds libwafbench_meter.so
+	StartTimeout time.Duration // spawn to listener ready under valgrind
 }
 
 // CheckDownstream reports when h cannot serve mode m over protocol p (""
@@ -143,6 +154,10 @@ type Process struct {
 	// Timeouts are the host's configured timeouts on slow clients (the
 	// slow-client suite states them); nil when the host states none.
 	Timeouts []Timeout
+	// Callgrind is the host's process under callgrind and Meter its WAF
+	// module's meter (Stack.Callgrind; Meter nil in passthrough).
+	Callgrind *callgrind.Process
+	Meter     *callgrind.Meter
 
 	stop func()
 }

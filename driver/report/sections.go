@@ -22,6 +22,7 @@ var sections = []section{
 	writeVersions,
 	writeProvenance,
 	writeResults,
+	writeInstructions,
 	writeRatios,
 	writeVerdicts,
 	writeBuilds,

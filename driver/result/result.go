@@ -154,6 +154,11 @@ type Record struct {
 	// case; the record's window was then measured at the first one's rate.
 	MaxRate []*maxrate.Result `json:"max_rate,omitempty"`
 
+	// Instructions is what run --callgrind counted over the record's
+	// requests (Envoy under valgrind: its CPU and latency figures are
+	// valgrind's); nil otherwise.
+	Instructions *Instructions `json:"instructions,omitempty"`
+
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
@@ -176,6 +181,51 @@ type Class struct {
 	Statuses     map[string]int64 `json:"statuses,omitempty"`
 	Latency      Latency          `json:"latency"`
 	HistBase64   string           `json:"hist_b64,omitempty"`
+}
+
+// Instructions are callgrind's instruction counts (Ir) of one workload in
+// one Envoy process: Warmup requests unmeasured, then Requests requests
+// counted over the whole process (every thread), then, in a WAF mode, as
+// many again with the module's hooks excluded by the meter (filters/meter).
+// Each window's requests go one at a time over one connection.
+type Instructions struct {
+	Tool           string `json:"tool"` // valgrind --version
+	WarmupRequests int64  `json:"warmup_requests"`
+	Requests       int64  `json:"requests"` // per window
+	Envoy          int64  `json:"envoy"`    // the whole process over the first window
+	// OutsideHooks is the whole process over the second window with every
+	// outermost call of an envoy_dynamic_module_on_* hook excluded; 0 in
+	// passthrough, which loads no module.
+	OutsideHooks int64 `json:"outside_hooks,omitempty"`
+}
+
+// EnvoyPerRequest is the whole process's instructions per request.
+func (in *Instructions) EnvoyPerRequest() float64 { return perRequest(in.Envoy, in.Requests) }
+
+// HooksPerRequest is the instructions per request inside the module's
+// hooks, inclusive of everything they call: the first window's count less
+// the second's (0 without a module).
+func (in *Instructions) HooksPerRequest() float64 {
+	if in.OutsideHooks == 0 {
+		return 0
+	}
+	return perRequest(in.Envoy-in.OutsideHooks, in.Requests)
+}
+
+// OutsidePerRequest is Envoy's instructions per request outside the hooks
+// (the whole process without a module).
+func (in *Instructions) OutsidePerRequest() float64 {
+	if in.OutsideHooks == 0 {
+		return in.EnvoyPerRequest()
+	}
+	return perRequest(in.OutsideHooks, in.Requests)
+}
+
+func perRequest(n, reqs int64) float64 {
+	if reqs <= 0 {
+		return 0
+	}
+	return float64(n) / float64(reqs)
 }
 
 // Latency holds client-side latency percentiles in microseconds.

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
@@ -61,10 +62,26 @@ func (cfg *Config) prepareDownstream() error {
 type client struct {
 	downstream downstream.Protocol
 	tls        *tls.Config
+	timeout    time.Duration // per preflight request; 0 = 10 s
 }
 
-// client is the trials' client (run --downstream).
-func (cfg *Config) client() client { return client{cfg.Downstream, cfg.clientTLS} }
+// client is the trials' client (run --downstream); under callgrind its
+// preflight requests may take as long as the run's timeout.
+func (cfg *Config) client() client {
+	c := client{downstream: cfg.Downstream, tls: cfg.clientTLS}
+	if cfg.Callgrind != nil {
+		c.timeout = cfg.Timeout
+	}
+	return c
+}
+
+// requestTimeout bounds one preflight request.
+func (c client) requestTimeout() time.Duration {
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return 10 * time.Second
+}
 
 // downstreamStack is st serving cfg's downstream protocol, with the run's
 // certificate over TLS.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"time"
 
 	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
@@ -100,7 +99,7 @@ func roundTrip(ctx context.Context, addr string, req load.Request, via client) (
 	if via.downstream.Or() != downstream.H1 {
 		return roundTripVia(ctx, addr, req, via)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, via.requestTimeout())
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
@@ -125,8 +124,8 @@ func roundTrip(ctx context.Context, addr string, req load.Request, via client) (
 // roundTripVia sends one request to addr with the load engine, over via's
 // protocol, and returns the status of the first response.
 func roundTripVia(ctx context.Context, addr string, req load.Request, via client) (int, error) {
-	opts := load.Options{Target: addr, Conns: 1, Duration: 10 * time.Second, MaxRequests: 1,
-		Timeout: 10 * time.Second, Downstream: via.downstream, TLS: via.tls}
+	opts := load.Options{Target: addr, Conns: 1, Duration: via.requestTimeout(), MaxRequests: 1,
+		Timeout: via.requestTimeout(), Downstream: via.downstream, TLS: via.tls}
 	res, err := load.Run(ctx, opts, req)
 	if err != nil {
 		return 0, err
@@ -136,5 +135,5 @@ func roundTripVia(ctx context.Context, addr string, req load.Request, via client
 			return st, nil
 		}
 	}
-	return 0, fmt.Errorf("no response in 10 s over %s (errors %v)", via.downstream, res.Errors)
+	return 0, fmt.Errorf("no response in %v over %s (errors %v)", via.requestTimeout(), via.downstream, res.Errors)
 }

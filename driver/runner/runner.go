@@ -81,6 +81,10 @@ type Config struct {
 	// MaxRate, when set (run --max-rate-at), searches each case's highest
 	// rate meeting a latency objective before measuring it there.
 	MaxRate *MaxRate
+	// Callgrind, when set (run --callgrind), counts each case's
+	// instructions over a fixed number of requests instead of timing a
+	// window (Envoy.Callgrind starts Envoy under callgrind).
+	Callgrind *Callgrind
 
 	// onWindowStart, when set (tests), runs as each measured window starts,
 	// after the procfs sample: where a test injects a fault.
@@ -293,6 +297,11 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 				return rec
 			}
 		}
+	}
+	if cfg.Callgrind != nil {
+		w.countInstructions(req)
+		fillCPU(&rec, w.before, w.after)
+		return rec
 	}
 	res, err := w.drive(w.options(rate, connMode), req)
 	stopAttacks(w.atk, &rec) // when the window did not end normally

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"wafbench/driver/callgrind"
 	"wafbench/driver/conformance"
 	"wafbench/driver/cpu"
 	"wafbench/driver/export"
@@ -116,6 +117,14 @@ func (p *Plan) check() (*machine, error) {
 			return nil, usage.Errorf("--perf: %v", err)
 		}
 	}
+	if p.Callgrind != nil {
+		if err := callgrind.Available(); err != nil {
+			return nil, usage.Errorf("--callgrind: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(p.callgrindStack.MeterDir, "lib"+callgrind.MeterModule+".so")); err != nil {
+			return nil, usage.Errorf("--callgrind: the meter module is not built (`make modules`): %v", err)
+		}
+	}
 	if m.self, err = os.Executable(); err != nil {
 		return nil, err
 	}
@@ -172,8 +181,9 @@ func (p *Plan) runnerConfig(dir string, m *machine, stderr io.Writer) *runner.Co
 		Envoy: m.stack.Envoy, ClientCPUs: p.CPUs.Client, UpstreamCPU: p.CPUs.Upstream, Upstream: p.Upstream,
 		Progress: prog, PerfFreqHz: p.PerfHz, Modes: matrix.ByName(p.modeSpecs), Shard: p.Shard.name(),
 		ConnMode: p.ConnMode, Arrival: load.Arrival(p.Arrival), ArrivalSeed: p.Design.Seed, MaxRate: p.MaxRate,
-		Downstream: p.Downstream, Streams: p.Streams,
+		Downstream: p.Downstream, Streams: p.Streams, Callgrind: p.Callgrind,
 	}
+	cfg.Envoy.Callgrind = p.callgrindStack
 	cfg.Budget = newBudget(p.Precision, p.Design, stderr)
 	if prog == nil {
 		cfg.Log = stderr

@@ -38,6 +38,9 @@ func Resolve(req Request, profiles *profile.Set, registry *modes.Registry, cpus 
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := p.resolveCallgrind(req); err != nil {
+		return Plan{}, err
+	}
 	if err := p.resolveDesign(req, suite); err != nil {
 		return Plan{}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/downstream"
+	"wafbench/driver/hosts"
 	"wafbench/driver/modes"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
@@ -56,6 +57,7 @@ type Request struct {
 	Budget      time.Duration // with Precision
 	BudgetGiven bool
 	MaxRate     MaxRateRequest
+	Callgrind   CallgrindRequest
 
 	Stack           stack.Flags
 	AllowSharedCPUs bool
@@ -103,6 +105,9 @@ type Plan struct {
 	ConnMode    string          `json:"conn_mode,omitempty"`
 	Arrival     string          `json:"arrival,omitempty"`
 	MaxRate     *runner.MaxRate `json:"max_rate,omitempty"`
+	// Callgrind is run --callgrind (nil when off): instructions counted
+	// over fixed request counts, Envoy under callgrind.
+	Callgrind *runner.Callgrind `json:"callgrind,omitempty"`
 
 	// Downstream is the protocol every trial's client speaks to its host
 	// ("" = plain HTTP/1.1) and Streams the HTTP/2 streams per connection
@@ -125,7 +130,8 @@ type Plan struct {
 	NoReport   bool          `json:"no_report,omitempty"`
 	Progress   bool          `json:"progress,omitempty"`
 
-	set       *profile.Set
-	cases     []profile.Case
-	modeSpecs []modes.Mode
+	set            *profile.Set
+	cases          []profile.Case
+	modeSpecs      []modes.Mode
+	callgrindStack *hosts.Callgrind // how Envoy starts under --callgrind
 }

@@ -338,8 +338,14 @@ std::unique_ptr<Engine> Engine::Create(const std::string& rules_file, std::strin
     // Always install a callback: libmodsecurity then never writes to stderr
     // itself. With the rule-message property it hands over the parsed
     // message, and text is formatted only when someone will read it.
+#ifdef WAFBENCH_NO_MATCH_LOG
+    // The match_log cost check's variant (README "match_log"): the switch
+    // compiled out, the callback every measured trial installs.
+    engine->modsec_->setServerLogCb(&Engine::ServerLogCallback, modsecurity::RuleMessageLogProperty);
+#else
     engine->modsec_->setServerLogCb(engine->log_.match_lines ? &Engine::MatchLogCallback : &Engine::ServerLogCallback,
                                     modsecurity::RuleMessageLogProperty);
+#endif
     engine->rules_ = std::make_unique<modsecurity::RulesSet>();
     int n = engine->rules_->loadFromUri(rules_file.c_str());
     if (n < 0) {
@@ -378,6 +384,7 @@ void Engine::ServerLogCallback(void* data, const void* message) {
   engine->log_.write(rm->log());
 }
 
+#ifndef WAFBENCH_NO_MATCH_LOG
 void Engine::MatchLogCallback(void* data, const void* message) {
   auto* engine = static_cast<Engine*>(data);
   if (engine == nullptr || message == nullptr || !engine->log_.write) return;
@@ -391,6 +398,7 @@ void Engine::MatchLogCallback(void* data, const void* message) {
                                rm->m_id != nullptr ? std::string_view(*rm->m_id) : std::string_view()));
 #endif
 }
+#endif
 
 namespace {
 

@@ -477,12 +477,22 @@ WAFBENCH_EXPORT envoy_dynamic_module_type_http_filter_config_module_ptr envoy_dy
     // that level is on. With match_log they go to the info level instead,
     // one MatchLine each (README.md, "match_log").
     Logger log;
+#ifdef WAFBENCH_NO_MATCH_LOG
+    // The match_log cost check's variant: the switch compiled out.
+    if (fc->config.match_log) {
+      Log(envoy_dynamic_module_type_log_level_Error,
+          "wafbench_modsecurity: match_log: compiled out of this module (WAFBENCH_NO_MATCH_LOG)");
+      return nullptr;
+    }
+    {
+#else
     if (fc->config.match_log) {
       log.match_lines = true;
       log.write = [](std::string_view line) {
         Log(envoy_dynamic_module_type_log_level_Info, "wafbench_modsecurity: " + std::string(line));
       };
     } else {
+#endif
       log.enabled = [] { return envoy_dynamic_module_callback_log_enabled(envoy_dynamic_module_type_log_level_Debug); };
       log.write = [](std::string_view line) {
         Log(envoy_dynamic_module_type_log_level_Debug, "wafbench_modsecurity: " + std::string(line));

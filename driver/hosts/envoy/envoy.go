@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"wafbench/driver/builds"
+	"wafbench/driver/callgrind"
 	"wafbench/driver/downstream"
 	ev "wafbench/driver/envoy"
 	"wafbench/driver/hosts"
@@ -60,8 +61,11 @@ func chain(m modes.Mode) ev.Mode {
 func moduleFile(m modes.Mode) string { return chain(m).ModuleFile() }
 
 // Check reports a WAF mode whose module is not built, or missing from
-// --module-dir.
+// --module-dir, and a callgrind run of coraza-wasm.
 func (Host) Check(m modes.Mode, st hosts.Stack) error {
+	if st.Callgrind != nil && m.IsWasm() {
+		return fmt.Errorf("mode %s: --callgrind counts native modules only (V8 under valgrind is not measured here)", m)
+	}
 	if st.ModuleDir != "" && m.Engine != "" {
 		so := filepath.Join(st.ModuleDir, moduleFile(m))
 		if _, err := os.Stat(so); err != nil {
@@ -93,6 +97,12 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 		CertFile:         st.CertFile,
 		KeyFile:          st.KeyFile,
 	}
+	if st.Callgrind != nil {
+		cfg.NoFlushTimer = true
+		if m.Engine != "" {
+			cfg.MeterDir = st.Callgrind.MeterDir
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,7 +121,7 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 			startTimeout = hosts.DefaultWasmStartTimeout
 		}
 	}
-	e, err := ev.Start(ctx, ev.Options{
+	opts := ev.Options{
 		StartTimeout: startTimeout,
 		Binary:       st.Binary,
 		ConfigPath:   cfgPath,
@@ -120,11 +130,30 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 		Concurrency:  st.Concurrency,
 		CPUs:         st.CPUs,
 		Env:          append(ev.Env(cfg), st.ExtraEnv...),
-	})
+	}
+	stopWait := 5 * time.Second
+	var meter *callgrind.Meter
+	outFile := filepath.Join(work, "callgrind.out")
+	if st.Callgrind != nil {
+		opts.Wrapper = callgrind.Command(outFile)
+		opts.StartTimeout = st.Callgrind.StartTimeout
+		opts.Env = append(opts.Env, callgrind.Env...)
+		stopWait = 30 * time.Second // valgrind writes its last dump on exit
+		if cfg.MeterDir != "" {
+			if meter, err = callgrind.NewMeter(filepath.Join(work, "meter.flag")); err != nil {
+				return nil, err
+			}
+			opts.Env = append(opts.Env, callgrind.MeterFlagEnv+"="+meter.Path())
+		}
+	}
+	e, err := ev.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	p := hosts.NewProcess(func() { e.Stop(5 * time.Second) })
+	p := hosts.NewProcess(func() { e.Stop(stopWait) })
+	if st.Callgrind != nil {
+		p.Callgrind, p.Meter = callgrind.Attach(e.PID, outFile), meter
+	}
 	p.Addr, p.PID, p.Admin, p.Stats, p.Done, p.ExitErr = e.ListenerAddr, e.PID, e.AdminAddr, e.Stats, e.Done(), e.ExitErr
 	p.Startup = &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)}
 	p.LogPath, p.ModuleOverride, p.RulesFile = e.LogPath, st.ModuleDir != "", st.RulesFile

@@ -98,8 +98,9 @@ func NewLogged(cfg Config, root fs.FS, write func(line string)) (*WAF, error) {
 	if err := rulefiles.CheckNoScriptsFS(root, cfg.RulesFile); err != nil {
 		return nil, fmt.Errorf("engine config: rules_file: %w", err)
 	}
-	if cfg.MatchLog {
-		wc = wc.WithErrorCallback(func(mr types.MatchedRule) { write(MatchLine(mr)) })
+	wc, err := withMatchLog(wc, cfg.MatchLog, write)
+	if err != nil {
+		return nil, err
 	}
 	w, err := coraza.NewWAF(wc.WithDirectivesFromFile(cfg.RulesFile))
 	if err != nil {
