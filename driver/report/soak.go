@@ -43,10 +43,12 @@ func soakVerdict(s stats.Slope) string {
 // slope of RSS over the window with its 95% interval, the window's errors
 // by kind and its attacks' answers, then the latency drift from the first
 // minute to the last where the window's latencies were kept by slot.
+// Windows counted under callgrind are left out: valgrind's process, with
+// the Go module's garbage collector off, is not the proxy a soak is about.
 func writeSoak(m *md, fig *figures) {
 	var rows []*result.Record
 	for i := range fig.Records {
-		if len(fig.Records[i].RSSSeriesKiB) >= soakMinPoints {
+		if r := &fig.Records[i]; len(r.RSSSeriesKiB) >= soakMinPoints && r.Instructions == nil {
 			rows = append(rows, &fig.Records[i])
 		}
 	}
