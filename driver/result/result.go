@@ -197,6 +197,11 @@ type Instructions struct {
 	// outermost call of an envoy_dynamic_module_on_* hook excluded; 0 in
 	// passthrough, which loads no module.
 	OutsideHooks int64 `json:"outside_hooks,omitempty"`
+	// Account splits the instructions inside the hooks (Envoy less
+	// OutsideHooks, which its values sum to) by who executed them, category
+	// (callgrind.Categories) to instructions over the window; nil in
+	// passthrough and in records written before it existed.
+	Account map[string]int64 `json:"account,omitempty"`
 }
 
 // EnvoyPerRequest is the whole process's instructions per request.
