@@ -204,6 +204,12 @@ type Instructions struct {
 	Account map[string]int64 `json:"account,omitempty"`
 }
 
+// AccountPerRequest is category's instructions per request inside the
+// hooks (0 when the account has none).
+func (in *Instructions) AccountPerRequest(category string) float64 {
+	return perRequest(in.Account[category], in.Requests)
+}
+
 // EnvoyPerRequest is the whole process's instructions per request.
 func (in *Instructions) EnvoyPerRequest() float64 { return perRequest(in.Envoy, in.Requests) }
 
