@@ -96,7 +96,7 @@ func writeInstructionAccount(m *md, fig *figures) {
 				}
 				v := instrMedian(in, func(x *result.Instructions) float64 { return x.AccountPerRequest(cat) }).Median
 				show = show || v != 0
-				row = append(row, irCell(v), f(100*v/inside[mode], 1)+"%")
+				row = append(row, irCell(v), f(100*v/inside[mode], 2)+"%")
 			}
 			if show {
 				m.row(row...)

@@ -40,9 +40,9 @@ func TestWriteInstructionAccount(t *testing.T) {
 	for _, want := range []string{
 		"## Cost account (instructions)",
 		"| category | `modsecurity` Ir/req | share | `coraza` Ir/req | share |",
-		"| our module | 6 000 | 0.7% | 2 500 | 2.8% |",
-		"| engine | 800 000 | 88.9% | 85 000 | 94.4% |",
-		"| other | 0 | 0.0% | 0 | 0.0% |",
+		"| our module | 6 000 | 0.67% | 2 500 | 2.78% |",
+		"| engine | 800 000 | 88.89% | 85 000 | 94.44% |",
+		"| other | 0 | 0.00% | 0 | 0.00% |",
 		"| **inside hooks** | 900 000 | 100% | 90 000 | 100% |",
 		"| `modsecurity` | headers/c1 | 2 | 10 000 | 920 000 | 1.087% | 1.087–1.087% | yes |",
 		"| `coraza` | headers/c1 | 2 | 5 000 | 100 000 | 5.000% | 4.000–6.000% | not established |",
