@@ -1,9 +1,10 @@
 // Package callgrind counts the instructions a process executes over a
 // measured window with valgrind's callgrind tool (wafbench run --callgrind):
 // the command line that starts a program under it, zeroing and dumping its
-// counters from outside (vgdb), reading a dump's total, and the meter
-// (filters/meter) that splits the count into inside and outside a WAF
-// module's hooks. Instruction counts repeat from run to run where time does
+// counters from outside (vgdb), reading a dump (ParseProfile: each
+// function's self cost and each call edge), the meter (filters/meter) that
+// splits the count into inside and outside a WAF module's hooks, and the
+// account of the instructions inside them by who executed them (Account). Instruction counts repeat from run to run where time does
 // not, on a machine without hardware counters.
 package callgrind
 

@@ -28,7 +28,8 @@ type Callgrind struct {
 // countInstructions measures w's case under callgrind: the warm-up, one
 // window counting the whole process (its load and procfs figures become the
 // record's) and, when a meter wraps the module, a second window of as many
-// requests with the module's hooks excluded.
+// requests with the module's hooks excluded; the two windows' dumps, function
+// by function, give the account of the hooks' instructions.
 func (w *measuredWindow) countInstructions(req load.Request) {
 	cg, p, rec := w.cfg.Callgrind, w.p, w.rec
 	if p.Callgrind == nil {
