@@ -1,20 +1,19 @@
 // Package callgrind counts the instructions a process executes over a
 // measured window with valgrind's callgrind tool (wafbench run --callgrind):
 // the command line that starts a program under it, zeroing and dumping its
-// counters from outside (vgdb), reading a dump's total, and the meter
-// (filters/meter) that splits the count into inside and outside a WAF
-// module's hooks. Instruction counts repeat from run to run where time does
+// counters from outside (vgdb), reading a dump (ParseProfile: each
+// function's self cost and each call edge), the meter (filters/meter) that
+// splits the count into inside and outside a WAF module's hooks, and the
+// account of the instructions inside them by who executed them (Account). Instruction counts repeat from run to run where time does
 // not, on a machine without hardware counters.
 package callgrind
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -92,55 +91,19 @@ func (p *Process) monitor(ctx context.Context, cmd ...string) error {
 func (p *Process) Zero(ctx context.Context) error { return p.monitor(ctx, "zero") }
 
 // Dump writes the counters since the last Zero to the next dump file and
-// returns the instructions they total (all threads).
-func (p *Process) Dump(ctx context.Context) (int64, error) {
+// returns what it holds (all threads): its total and per-function costs.
+// The file is removed once read.
+func (p *Process) Dump(ctx context.Context) (*Profile, error) {
 	if err := p.monitor(ctx, "dump"); err != nil {
-		return 0, err
+		return nil, err
 	}
 	p.dumps++
 	path := p.out + "." + strconv.Itoa(p.dumps)
-	n, err := ReadTotal(path)
+	prof, err := ReadProfile(path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return n, os.Remove(path) // only its total is kept
-}
-
-// ReadTotal returns the instruction total of the callgrind dump at path:
-// its "totals:" line, the sum of every cost the dump attributes (its
-// "summary:" line can differ from it by a few per cent when collection was
-// toggled inside the window).
-func ReadTotal(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var summary int64 = -1
-	for sc.Scan() {
-		line := sc.Text()
-		for _, key := range []string{"totals:", "summary:"} {
-			if v, ok := strings.CutPrefix(line, key); ok {
-				n, err := strconv.ParseInt(strings.Fields(v + " x")[0], 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("%s: %s %q: %w", filepath.Base(path), key, v, err)
-				}
-				if key == "totals:" {
-					return n, nil
-				}
-				summary = n
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	if summary >= 0 {
-		return summary, nil
-	}
-	return 0, fmt.Errorf("%s: no totals or summary line (not a callgrind dump?)", filepath.Base(path))
+	return prof, os.Remove(path)
 }
 
 // Meter is the flag file of the meter module (filters/meter): while it reads

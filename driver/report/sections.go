@@ -23,6 +23,7 @@ var sections = []section{
 	writeProvenance,
 	writeResults,
 	writeInstructions,
+	writeInstructionAccount,
 	writeRatios,
 	writeVerdicts,
 	writeBuilds,

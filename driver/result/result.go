@@ -197,6 +197,17 @@ type Instructions struct {
 	// outermost call of an envoy_dynamic_module_on_* hook excluded; 0 in
 	// passthrough, which loads no module.
 	OutsideHooks int64 `json:"outside_hooks,omitempty"`
+	// Account splits the instructions inside the hooks (Envoy less
+	// OutsideHooks, which its values sum to) by who executed them, category
+	// (callgrind.Categories) to instructions over the window; nil in
+	// passthrough and in records written before it existed.
+	Account map[string]int64 `json:"account,omitempty"`
+}
+
+// AccountPerRequest is category's instructions per request inside the
+// hooks (0 when the account has none).
+func (in *Instructions) AccountPerRequest(category string) float64 {
+	return perRequest(in.Account[category], in.Requests)
 }
 
 // EnvoyPerRequest is the whole process's instructions per request.

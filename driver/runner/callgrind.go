@@ -28,7 +28,8 @@ type Callgrind struct {
 // countInstructions measures w's case under callgrind: the warm-up, one
 // window counting the whole process (its load and procfs figures become the
 // record's) and, when a meter wraps the module, a second window of as many
-// requests with the module's hooks excluded.
+// requests with the module's hooks excluded; the two windows' dumps, function
+// by function, give the account of the hooks' instructions.
 func (w *measuredWindow) countInstructions(req load.Request) {
 	cg, p, rec := w.cfg.Callgrind, w.p, w.rec
 	if p.Callgrind == nil {
@@ -46,7 +47,11 @@ func (w *measuredWindow) countInstructions(req load.Request) {
 			return
 		}
 	}
-	res, err := w.count(opts, req, false, &in.Envoy)
+	var whole, outside *callgrind.Profile
+	res, err := w.count(opts, req, false, &whole)
+	if whole != nil {
+		in.Envoy = whole.Total
+	}
 	if res != nil {
 		fillLoad(rec, res)
 	}
@@ -55,7 +60,7 @@ func (w *measuredWindow) countInstructions(req load.Request) {
 		return
 	}
 	if p.Meter != nil {
-		res, err := w.count(opts, req, true, &in.OutsideHooks)
+		res, err := w.count(opts, req, true, &outside)
 		if err == nil {
 			err = p.Meter.ExcludeHooks(false)
 		}
@@ -63,15 +68,17 @@ func (w *measuredWindow) countInstructions(req load.Request) {
 			rec.Error = err.Error()
 			return
 		}
+		in.OutsideHooks = outside.Total
+		in.Account = callgrind.Account(whole.Sub(outside))
 	}
 	w.judge(res, nil)
 }
 
 // count sends cg.Requests requests with callgrind's counters zeroed before
-// the first and dumped after the last into *total, the meter excluding the
+// the first and dumped after the last into *prof, the meter excluding the
 // hooks or not. The first window (excludeHooks false) is the record's: it
 // is sampled from procfs and its affinity checked at both edges.
-func (w *measuredWindow) count(opts load.Options, req load.Request, excludeHooks bool, total *int64) (*load.Result, error) {
+func (w *measuredWindow) count(opts load.Options, req load.Request, excludeHooks bool, prof **callgrind.Profile) (*load.Result, error) {
 	p := w.p
 	if p.Meter != nil {
 		if err := p.Meter.ExcludeHooks(excludeHooks); err != nil {
@@ -96,7 +103,7 @@ func (w *measuredWindow) count(opts load.Options, req load.Request, excludeHooks
 	}
 	opts.OnMeasureEnd = func() {
 		n, err := p.Callgrind.Dump(w.ctx)
-		*total = n
+		*prof = n
 		if cgErr == nil {
 			cgErr = err
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"wafbench/driver/callgrind"
 	"wafbench/driver/hosts"
+	"wafbench/driver/result"
 )
 
 // TestRunCallgrind runs passthrough and modsecurity under callgrind for a
@@ -17,7 +19,8 @@ import (
 // window answered in full, the whole-process count and, for the module, the
 // count with its hooks excluded, where the hooks (libmodsecurity running
 // CRS) hold most of Envoy's instructions and Envoy outside them costs about
-// what passthrough's whole process does. Envoy starts under valgrind in
+// what passthrough's whole process does, and the account of the hooks'
+// instructions, read from callgrind's real dumps, sums to them. Envoy starts under valgrind in
 // 0.5–2 minutes on a busy machine.
 func TestRunCallgrind(t *testing.T) {
 	if err := callgrind.Available(); err != nil {
@@ -65,6 +68,7 @@ func TestRunCallgrind(t *testing.T) {
 			t.Errorf("%s: hooks hold %.0f%% of Envoy's instructions, want most (CRS runs inside them)", r.Mode, 100*share)
 		}
 		per["outside"] = in.OutsidePerRequest()
+		checkAccount(t, r.Mode, in)
 	}
 	// Envoy outside the hooks does what passthrough does plus the filter's
 	// own plumbing: within a factor of two of passthrough, far below the
@@ -74,5 +78,32 @@ func TestRunCallgrind(t *testing.T) {
 	}
 	if per["modsecurity"] <= 2*per["passthrough"] {
 		t.Errorf("modsecurity %.0f Ir/request, passthrough %.0f: want the WAF to cost more than Envoy itself", per["modsecurity"], per["passthrough"])
+	}
+}
+
+// checkAccount checks a module's account of the instructions inside its
+// hooks: every category known, the categories summing to the hooks' count
+// (so the dump reader attributed every cost line of both dumps), our
+// module's code, Envoy's callbacks and its allocator each present, and the
+// engine costing more than our module and the callbacks together.
+func checkAccount(t *testing.T, mode string, in *result.Instructions) {
+	t.Helper()
+	var sum int64
+	for cat, n := range in.Account {
+		if !slices.Contains(callgrind.Categories, cat) {
+			t.Errorf("%s: account category %q not among %v", mode, cat, callgrind.Categories)
+		}
+		sum += n
+	}
+	if want := in.Envoy - in.OutsideHooks; sum != want {
+		t.Errorf("%s: account sums to %d, inside the hooks %d (account %v)", mode, sum, want, in.Account)
+	}
+	for _, cat := range []string{callgrind.CatModule, callgrind.CatCallbacks, callgrind.CatAlloc} {
+		if in.Account[cat] <= 0 {
+			t.Errorf("%s: account %q = %d, want > 0 (account %v)", mode, cat, in.Account[cat], in.Account)
+		}
+	}
+	if e, g := in.Account[callgrind.CatEngine], in.Account[callgrind.CatModule]+in.Account[callgrind.CatCallbacks]; e <= g {
+		t.Errorf("%s: engine %d, our module and the callbacks %d: want the engine's part larger (account %v)", mode, e, g, in.Account)
 	}
 }
