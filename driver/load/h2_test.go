@@ -241,7 +241,7 @@ func TestValidateDownstream(t *testing.T) {
 		{func(o *Options) { o.Downstream = "h3" }, "downstream: want one of"},
 		{func(o *Options) { o.Streams = 2 }, "streams: h1 carries one request"},
 		{func(o *Options) { o.Downstream, o.Streams = downstream.H2C, MaxStreams+1 }, "streams: want 1..256"},
-		{func(o *Options) { o.Downstream, o.Rate = downstream.H2TLS, 100 }, "rate: h2-tls runs closed loop only"},
+		{func(o *Options) { o.Downstream, o.Rate, o.Arrival = downstream.H2TLS, 100, ArrivalPoisson }, ""},
 		{func(o *Options) { o.Downstream, o.ConnMode = downstream.H2C, ConnPerRequest }, "conn_mode: h2c keeps"},
 		{func(o *Options) { o.Downstream, o.Streams = downstream.H2C, 256 }, ""},
 	}

@@ -187,9 +187,6 @@ func (o *Options) Validate() error {
 	if !p.HTTP2() && o.Streams > 1 {
 		return fmt.Errorf("streams: %s carries one request per connection at a time, got %d", p, o.Streams)
 	}
-	if p.HTTP2() && o.Rate > 0 {
-		return fmt.Errorf("rate: %s runs closed loop only (rate 0), got %v", p, o.Rate)
-	}
 	if p.HTTP2() && o.ConnMode == ConnPerRequest {
 		return fmt.Errorf("conn_mode: %s keeps its connections (keepalive), got %s", p, o.ConnMode)
 	}
