@@ -23,11 +23,11 @@ import (
 // a frame or an arrival. A read that times out loses nothing
 // (bufio.Reader.Peek keeps the part of a frame that arrived; crypto/tls
 // keeps a partial record), and frames are written before that read, not
-// by it, so a deadline already past drops no frame. The netpoller's
-// deadlines have millisecond resolution when the process is idle, so a
-// send can be up to about 1 ms behind its time; that is counted in Late
-// and in the latency, not hidden. The open loop's pacer (a timerfd) is
-// not used: waiting on it would leave the socket unread.
+// by it, so a deadline already past drops no frame. The netpoller alone
+// sleeps in whole milliseconds when the process is idle, so the pacer's
+// timerfd is armed for the same instant (pacer.nudge) to wake it on time;
+// it is not waited on, which would leave the socket unread. A send that is
+// late anyway is counted in Late and in the latency, not hidden.
 
 // runH2Open is runH2 for the open loop: it sends each arrival of the
 // worker's schedule on a new stream until the window ends, the trial stops
@@ -74,6 +74,7 @@ func (w *worker) runH2Open() {
 			switch {
 			case wake:
 				w.conn.SetReadDeadline(t.base.Add(next))
+				w.pacer.nudge(next - t.since())
 				w.wake = true
 			case w.wake:
 				w.blockingReads()
