@@ -133,7 +133,6 @@ func TestResolveBadInput(t *testing.T) {
 		{"name", []int{0, 1}, func(r *Request) { r.Name = "a b" }, "--name: want no slashes or spaces"},
 		{"downstream", []int{0, 1}, func(r *Request) { r.Downstream = "h3" }, "--downstream: want one of h1, h1-tls, h2-tls, h2c"},
 		{"streams over h1", []int{0, 1}, func(r *Request) { r.Downstream, r.Streams = "h1-tls", 4 }, "--downstream h1-tls: streams: h1-tls carries one request per connection at a time"},
-
 		{"reference host over h2", []int{0, 1}, func(r *Request) { r.Modes, r.Downstream = "passthrough,ref-direct", "h2-tls" }, "--downstream h2-tls: ref-direct serves plain HTTP/1.1 only"},
 		{"max rate", []int{0, 1}, func(r *Request) { r.MaxRate.At, r.MaxRate.Method = "p99<=10ms", "walk" }, "--max-rate-method"},
 	}
