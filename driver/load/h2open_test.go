@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,4 +108,41 @@ func TestRunH2OpenLoopCoordinatedOmission(t *testing.T) {
 		t.Errorf("Late: got %d, want >= %d", res.Late, half)
 	}
 	t.Logf("requests %d, late %d, p50 %.0f µs, p%.1f %.0f µs", res.Requests, res.Late, res.Percentile(50), q, res.Percentile(q))
+}
+
+// TestRunH2OpenLoopServerStreams: a server advertising
+// SETTINGS_MAX_CONCURRENT_STREAMS 1, slower than the rate, resets every
+// stream beyond it; the client, asked for 8 streams, keeps to 1 once the
+// server's SETTINGS arrived (the warmup covers the first moments), so the
+// window has no reset and every arrival waits for the one stream.
+func TestRunH2OpenLoopServerStreams(t *testing.T) {
+	var inFlight, most atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(2 * time.Millisecond) // slower than the 2 ms between arrivals, with the rest of the work
+		w.Write([]byte("ok"))
+	}))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Config.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+	const n = 100
+	opts := Options{Target: addr, Conns: 1, Streams: 8, Warmup: 200 * time.Millisecond, Duration: forever, Timeout: forever,
+		MaxRequests: n, Rate: 500, Downstream: downstream.H2C}
+	res, err := Run(context.Background(), opts, get(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != n || len(res.Errors) != 0 {
+		t.Errorf("Requests %d, Errors %v; want %d and none (a reset: more streams than the server allows)", res.Requests, res.Errors, n)
+	}
+	if got := most.Load(); got != 1 {
+		t.Errorf("server held up to %d requests at once, want 1", got)
+	}
+	t.Logf("requests %d, late %d, warmup errors %d, p50 %.0f µs, p99 %.0f µs", res.Requests, res.Late, res.WarmupErrors, res.Percentile(50), res.Percentile(99))
 }
