@@ -83,7 +83,8 @@ func (w *worker) runH2Open() {
 				return
 			}
 			if err := h.fill(); err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) && !errors.As(err, new(writeError)) && (wake || h.open == 0) {
+				_, write := err.(writeError) // fill returns it unwrapped; errors.As would allocate
+				if !write && errors.Is(err, os.ErrDeadlineExceeded) && (wake || h.open == 0) {
 					continue // an arrival is due, or the connection was idle
 				}
 				w.failConn(h2Kind(err))
