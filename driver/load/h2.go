@@ -254,7 +254,8 @@ func (t *trial) prepareH2() error {
 type h2stream struct {
 	id      uint32 // 0: the slot is free
 	class   int
-	start   time.Duration // when the request was queued (offset from the trial start)
+	start   time.Duration // latency counts from here: when queued (closed loop) or intended (open loop)
+	sent    time.Duration // when the request was queued, for the timeout
 	status  int           // the final response's status once its headers arrived
 	body    []byte        // request body not yet sent (flow control)
 	sendWin int64         // the server's window for this stream
@@ -397,16 +398,17 @@ func (h *h2conn) readFrame() (http2.Frame, error) {
 	return f, err
 }
 
-// openStream queues the HEADERS (and as much of the body as the windows
-// allow) of a new stream sending class ci.
-func (h *h2conn) openStream(r *h2req, ci int, now time.Duration) {
+// openStream queues, at offset now, the HEADERS (and as much of the body
+// as the windows allow) of a new stream sending class ci whose latency
+// counts from start.
+func (h *h2conn) openStream(r *h2req, ci int, start, now time.Duration) {
 	id := h.nextID
 	h.nextID += 2
 	if h.nextID > h2MaxStreamID {
 		h.goAway = true // drain, then reconnect
 	}
 	s := h.freeSlot(id)
-	*s = h2stream{id: id, class: ci, start: now, sendWin: h.peerWin}
+	*s = h2stream{id: id, class: ci, start: start, sent: now, sendWin: h.peerWin}
 	h.open++
 	end := len(r.body) == 0
 	block := h.block(r, ci)
@@ -515,6 +517,10 @@ func (h *h2conn) applySettings(f *http2.SettingsFrame) {
 // cap is reached.
 func (w *worker) runH2() {
 	t := w.t
+	if t.every > 0 {
+		w.runH2Open()
+		return
+	}
 	for !t.stop.Load() {
 		now := t.since()
 		if now >= t.wEnd {
@@ -527,7 +533,7 @@ func (w *worker) runH2() {
 		for !h.goAway && h.open < h.maxStreams {
 			ci := int(t.seq[w.pos%len(t.seq)])
 			w.pos++
-			h.openStream(&t.classes[ci].h2, ci, now)
+			h.openStream(&t.classes[ci].h2, ci, now, now)
 		}
 		if h.open == 0 {
 			w.dropConn() // drained after GOAWAY: open a new connection
@@ -577,7 +583,7 @@ func h2Kind(err error) kind {
 func (w *worker) expireStreams(now time.Duration) {
 	h := w.h2
 	for i := range h.streams {
-		if s := &h.streams[i]; s.id != 0 && now-s.start >= w.t.timeout {
+		if s := &h.streams[i]; s.id != 0 && now-s.sent >= w.t.timeout {
 			w.count(s.class, kindTimeout, now)
 			h.fr.WriteRSTStream(s.id, http2.ErrCodeCancel)
 			h.close(s)
@@ -637,6 +643,7 @@ func (w *worker) handleFrame(f http2.Frame) kind {
 			return kindParse
 		}
 		for !ended {
+			w.blockingReads()
 			next, err := h.readFrame()
 			if err != nil {
 				return h2Kind(err)

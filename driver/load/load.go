@@ -26,6 +26,10 @@
 //     their intended time; a large count means the run did not hold its rate.
 //     The intended times are uniform (every 1/Rate) or, with Options.Arrival
 //     "poisson", a seeded Poisson process of the same mean rate (arrival.go).
+//     Over HTTP/2 each intended time opens a new stream on its connection,
+//     which carries up to Options.Streams at once; an arrival that finds
+//     them all busy waits the same way, its latency counted from its
+//     intended time (h2open.go).
 //
 // One goroutine per connection, a reused read buffer, a hand-written
 // response parser and per-connection histograms keep the steady state free
@@ -186,9 +190,6 @@ func (o *Options) Validate() error {
 	}
 	if !p.HTTP2() && o.Streams > 1 {
 		return fmt.Errorf("streams: %s carries one request per connection at a time, got %d", p, o.Streams)
-	}
-	if p.HTTP2() && o.Rate > 0 {
-		return fmt.Errorf("rate: %s runs closed loop only (rate 0), got %v", p, o.Rate)
 	}
 	if p.HTTP2() && o.ConnMode == ConnPerRequest {
 		return fmt.Errorf("conn_mode: %s keeps its connections (keepalive), got %s", p, o.ConnMode)

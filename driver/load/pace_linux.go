@@ -50,6 +50,18 @@ func (p *pacer) wait(d time.Duration) bool {
 	return err == nil
 }
 
+// nudge arms the timer to expire in d without waiting for it. Its expiry
+// wakes the netpoller on time, so a connection deadline due at the same
+// instant (HTTP/2's open loop waits on one, h2open.go) fires then instead
+// of up to a millisecond later: the netpoller alone sleeps in whole
+// milliseconds. Nobody reads the expiry; the next nudge or wait re-arms.
+func (p *pacer) nudge(d time.Duration) {
+	if p.f != nil && d >= minWait {
+		p.spec.Value = unix.NsecToTimespec(int64(d))
+		unix.TimerfdSettime(p.fd, 0, &p.spec, nil)
+	}
+}
+
 // interrupt makes the current and every later wait return false.
 func (p *pacer) interrupt() {
 	if p.f != nil {

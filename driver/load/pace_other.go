@@ -23,6 +23,9 @@ func (p *pacer) wait(d time.Duration) bool {
 	return !p.stopped.Load()
 }
 
+// nudge does nothing outside Linux (pace_linux.go).
+func (p *pacer) nudge(time.Duration) {}
+
 // interrupt makes the current and every later wait return false.
 func (p *pacer) interrupt() { p.stopped.Store(true) }
 

@@ -24,6 +24,7 @@ type worker struct {
 
 	deadlineAt   time.Duration // when the connection deadline was last moved
 	needDeadline bool
+	wake         bool // HTTP/2 open loop: the read deadline is the next arrival's time
 
 	cls          []classCounts // by class
 	pos          int           // next index into t.seq

@@ -68,6 +68,10 @@ func TestResolveGolden(t *testing.T) {
 		{"downstream-h2-tls", []int{0, 1}, func(r *Request) {
 			r.Suite, r.Modes, r.ModesGiven, r.Downstream, r.Streams = "quick", "passthrough,coraza", true, "h2-tls", 8
 		}},
+		{"max-rate-h2c", []int{0, 1}, func(r *Request) {
+			r.Suite, r.Modes, r.ModesGiven, r.Downstream, r.Streams = "quick", "passthrough,coraza", true, "h2c", 4
+			r.Rate, r.Arrival, r.MaxRate.At, r.Matrix = 500, "poisson", "p99<=10ms", "none"
+		}},
 		{"shared-cpus-allowed", []int{0}, func(r *Request) {
 			r.Suite, r.Modes, r.ModesGiven, r.AllowSharedCPUs = "quick", "passthrough", true, true
 			r.Stack.Concurrency, r.PerfHz, r.PerfDiff = 2, 99, ""
@@ -129,7 +133,6 @@ func TestResolveBadInput(t *testing.T) {
 		{"name", []int{0, 1}, func(r *Request) { r.Name = "a b" }, "--name: want no slashes or spaces"},
 		{"downstream", []int{0, 1}, func(r *Request) { r.Downstream = "h3" }, "--downstream: want one of h1, h1-tls, h2-tls, h2c"},
 		{"streams over h1", []int{0, 1}, func(r *Request) { r.Downstream, r.Streams = "h1-tls", 4 }, "--downstream h1-tls: streams: h1-tls carries one request per connection at a time"},
-		{"h2 open loop", []int{0, 1}, func(r *Request) { r.Downstream, r.Rate = "h2c", 100 }, "--downstream h2c: rate: h2c runs closed loop only"},
 		{"reference host over h2", []int{0, 1}, func(r *Request) { r.Modes, r.Downstream = "passthrough,ref-direct", "h2-tls" }, "--downstream h2-tls: ref-direct serves plain HTTP/1.1 only"},
 		{"max rate", []int{0, 1}, func(r *Request) { r.MaxRate.At, r.MaxRate.Method = "p99<=10ms", "walk" }, "--max-rate-method"},
 	}

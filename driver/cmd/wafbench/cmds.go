@@ -63,7 +63,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&inv.Conns, "conns", 16, fmt.Sprintf("persistent HTTP/1.1 connections (1..%d)", load.MaxConns))
 	fs.DurationVar(&inv.Duration, "duration", 5*time.Second, "measured window")
 	fs.DurationVar(&inv.Warmup, "warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
-	fs.Float64Var(&inv.Rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	fs.Float64Var(&inv.Rate, "rate", 0, "open-loop target rate in req/s over all connections (every protocol; over HTTP/2 each arrival is a new stream on its connection); 0 = closed loop")
 	fs.StringVar(&inv.Arrival, "arrival", "uniform", "open-loop arrival process (with --rate): uniform (a request every 1/rate) or poisson (exponential gaps of mean 1/rate)")
 	fs.Int64Var(&inv.Seed, "seed", 1, "seed of the --arrival poisson schedule (the same seed gives the same schedule)")
 	fs.Int64Var(&inv.MaxRequests, "max-requests", 0, "cap on requests in the measured window; 0 = no cap")
@@ -77,7 +77,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	hgrmOut := fs.String("hgrm", "", "also write the latency distribution here as an HdrHistogram percentile file (.hgrm, values in ms); empty = none")
 	fortioOut := fs.String("fortio-json", "", "also write the result here as fortio-compatible JSON (latencies in seconds); empty = none")
 	fs.StringVar(&inv.Downstream, "downstream", "h1", "protocol spoken to the target: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); the URL stays http://HOST:PORT/PATH")
-	fs.IntVar(&inv.Streams, "streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
+	fs.IntVar(&inv.Streams, "streams", 1, fmt.Sprintf("HTTP/2 (h2-tls, h2c): concurrent streams per connection (1..%d; fewer if the server's SETTINGS_MAX_CONCURRENT_STREAMS says so); open loop: an arrival finding every stream busy waits, its latency counted from its intended time; HTTP/1.1 carries one request at a time", load.MaxStreams))
 	fs.StringVar(&inv.TLSCA, "tls-ca", "", "h1-tls, h2-tls: PEM file of the CA certificates to verify the target with (SNI "+downstream.ServerName+"); empty = the target's certificate is not verified (loopback only)")
 	fs.Var(&inv.Headers, "header", "extra request header \"Name: value\" (repeatable)")
 	if err := parse(fs, args, stdout, usageOf("load")); err != nil {

@@ -92,9 +92,9 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.DurationVar(&r.TrialWarmup, "trial-warmup", -1, "warmup of each fresh Envoy before its first workload; negative = the suite's")
 	fs.Int64Var(&r.MaxRequests, "max-requests", 0, "cap on requests per measured window; 0 = no cap (time only)")
 	fs.DurationVar(&r.Timeout, "timeout", 0, "per request and per connect: a request not answered in time counts as a timeout error; 0 = 5s")
-	fs.Float64Var(&r.Rate, "rate", 0, "open-loop target rate in req/s over all connections; 0 = closed loop")
+	fs.Float64Var(&r.Rate, "rate", 0, "open-loop target rate in req/s over all connections (every protocol; over HTTP/2 each arrival is a new stream on its connection); 0 = closed loop")
 	fs.StringVar(&r.Downstream, "downstream", "h1", "protocol the client speaks to Envoy: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); TLS uses a certificate made for the run; every mode gets the same listener; recorded in meta.json and every record")
-	fs.IntVar(&r.Streams, "streams", 1, fmt.Sprintf("with --downstream h2-tls or h2c: concurrent HTTP/2 streams per connection (1..%d); HTTP/1.1 carries one request at a time", load.MaxStreams))
+	fs.IntVar(&r.Streams, "streams", 1, fmt.Sprintf("with --downstream h2-tls or h2c: concurrent HTTP/2 streams per connection (1..%d; fewer if the server's SETTINGS_MAX_CONCURRENT_STREAMS says so); open loop: an arrival finding every stream busy waits, its latency counted from its intended time; HTTP/1.1 carries one request at a time", load.MaxStreams))
 	fs.StringVar(&r.ConnMode, "conn-mode", "", "keepalive (persistent connections) or per-request (a new TCP connection per request, as one curl per request; latency includes the connect); default: the suite's conn_mode, else keepalive; a workload's own conn_mode wins")
 	fs.StringVar(&r.Order, "order", plan.Latin, "mode order across repeats: latin (rotate) or shuffle (seeded)")
 	fs.Int64Var(&r.Seed, "seed", 1, "seed for --order shuffle and for the --arrival poisson schedule (recorded in meta.json and, for poisson, in every open-loop record)")
@@ -115,7 +115,7 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 
 // maxRateFlags registers run's --max-rate-* flags.
 func maxRateFlags(fs *flag.FlagSet, f *session.MaxRateRequest) {
-	fs.StringVar(&f.At, "max-rate-at", "", "search each case's highest open-loop rate meeting this latency objective, e.g. 'p99<=10ms' (exponential from --max-rate-start, then bisection, each step a validated --max-rate-window; the rate found is confirmed by --max-rate-confirm repeats), then measure the case's window at it; the report lists rate and interval per mode; empty = off")
+	fs.StringVar(&f.At, "max-rate-at", "", "search each case's highest open-loop rate meeting this latency objective, e.g. 'p99<=10ms' (exponential from --max-rate-start, then bisection, each step a validated --max-rate-window; the rate found is confirmed by --max-rate-confirm repeats), then measure the case's window at it; over any --downstream; the report lists rate and interval per mode; empty = off")
 	fs.Float64Var(&f.Start, "max-rate-start", 100, "first rate of the max-rate search, req/s")
 	fs.Float64Var(&f.Limit, "max-rate-limit", 100000, "highest rate the max-rate search or sweep probes, req/s")
 	fs.Float64Var(&f.Tol, "max-rate-tolerance", 0.05, "bisect until the interval's width is at most this fraction of its lower end")
