@@ -250,6 +250,27 @@ func TestRouteTimeoutOption(t *testing.T) {
 	}
 }
 
+// TestRequestTimeoutOption: RequestTimeout replaces the HCM's
+// request_timeout (60 s) when set, and 0 keeps it.
+func TestRequestTimeoutOption(t *testing.T) {
+	for _, d := range []time.Duration{0, 10 * time.Minute} {
+		c := testConfig(t, Coraza)
+		c.RequestTimeout = d
+		b, err := bootstrap(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := hcmOf(t, b).GetRequestTimeout().AsDuration()
+		want := d
+		if d == 0 {
+			want = requestTimeout
+		}
+		if got != want {
+			t.Errorf("RequestTimeout %v: request_timeout %v, want %v", d, got, want)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	rules, dir := fakeWAF(t)
 	tests := []struct {
@@ -269,6 +290,7 @@ func TestValidate(t *testing.T) {
 		{"missing module", Config{Mode: Coraza, UpstreamAddr: "127.0.0.1:1", RulesFile: rules, ModuleSearchPath: t.TempDir()}, "make modules"},
 		{"negative body", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", MaxBodyBytes: -1}, "max body bytes"},
 		{"negative route timeout", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", RouteTimeout: -time.Second}, "route timeout"},
+		{"negative request timeout", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", RequestTimeout: -time.Second}, "request timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
