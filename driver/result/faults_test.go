@@ -76,6 +76,8 @@ func TestFellBehind(t *testing.T) {
 		{"short", 100, 93, 0, true},
 		{"client lagged", 1000, 1000, 50, true},
 		{"few lagged", 1000, 1000, 5, false},
+		{"one lagged in a short window", 72, 72, 1, false},
+		{"two lagged in a short window", 72, 72, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := FellBehind(tc.due, tc.responses, tc.lagged); got != tc.want {
