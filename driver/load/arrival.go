@@ -65,3 +65,18 @@ func (s *schedule) next() time.Duration {
 	s.seq++
 	return d
 }
+
+// count returns how many of the connection's arrivals fall in [from, to),
+// walking a fresh schedule (one not yet drawn from) from its start.
+func (s *schedule) count(from, to time.Duration) int64 {
+	var n int64
+	for {
+		d := s.next()
+		if d >= to {
+			return n
+		}
+		if d >= from {
+			n++
+		}
+	}
+}

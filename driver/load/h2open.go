@@ -15,7 +15,10 @@ import (
 // HTTP/1.1 arrival waits for its busy connection the same way (HTTP/1.1
 // is the case of one stream), so a stall shows up in the histogram
 // instead of being hidden. Result.Late counts sends more than 1 ms behind
-// their intended time.
+// their intended time; Result.Lagged those more than 1 ms behind the later
+// of their intended time and the moment a stream (or the connection) was
+// seen free again after an arrival found none: what the client itself
+// added, not the wait for the server.
 //
 // The connection's one goroutine still does everything. While no whole
 // frame is buffered it reads with the connection's read deadline set to
@@ -42,18 +45,30 @@ func (w *worker) runH2Open() {
 		if now >= t.wEnd {
 			return
 		}
-		if w.conn == nil && !w.connect() {
-			continue
+		if w.conn == nil {
+			w.busy = true // no stream while the connection is down
+			if !w.connect() {
+				continue
+			}
 		}
 		h := w.h2
+		if w.busy && !h.goAway && h.open < h.maxStreams {
+			w.freeAt, w.busy = now, false // a stream is free again
+		}
 		for next < t.wEnd && next <= now && !h.goAway && h.open < h.maxStreams {
 			if now-next > lateThreshold && next >= t.wStart {
 				w.late++
+				if now-max(next, w.freeAt) > lateThreshold {
+					w.lagged++
+				}
 			}
 			ci := int(t.seq[w.pos%len(t.seq)])
 			w.pos++
 			h.openStream(&t.classes[ci].h2, ci, next, now)
 			next = w.sched.next()
+		}
+		if h.goAway || h.open >= h.maxStreams {
+			w.busy = true // the next arrival will wait for a stream
 		}
 		if h.goAway && h.open == 0 {
 			w.dropConn() // drained after GOAWAY: open a new connection

@@ -23,7 +23,9 @@
 //     carries one request per connection at a time, so an open-loop run needs
 //     enough connections: at least Rate × (expected worst latency) of them,
 //     or sends fall behind. Result.Late counts sends more than 1 ms behind
-//     their intended time; a large count means the run did not hold its rate.
+//     their intended time, waits for a busy connection included;
+//     Result.Lagged only those the client itself held back (Result.FellBehind
+//     judges a window by these and by Result.Due).
 //     The intended times are uniform (every 1/Rate) or, with Options.Arrival
 //     "poisson", a seeded Poisson process of the same mean rate (arrival.go).
 //     Over HTTP/2 each intended time opens a new stream on its connection,
@@ -229,7 +231,16 @@ type Result struct {
 	Arrival       Arrival // open loop: the arrival process; "" for closed loop
 	Seed          int64   // open loop, Poisson: the schedule's seed
 	RateAchieved  float64 // responses of any status per second of the window
-	Late          int64   // open loop: sends more than 1 ms behind their intended time
+	Late          int64   // open loop: sends more than 1 ms behind their intended time (waits for a busy connection included)
+	// Lagged counts open-loop sends more than 1 ms behind the later of
+	// their intended time and their connection (HTTP/2: a stream of it)
+	// becoming free: the client's own lag, not a wait for the server.
+	Lagged int64
+	// Due counts the arrivals the schedule made due in the measured window
+	// (intended times in [Warmup, Warmup+Elapsed)), sent or not: the
+	// requested count of the window. Rate × Elapsed for uniform; for
+	// Poisson its realized count, itself random around that.
+	Due int64
 
 	WarmupErrors int64 // errors of any kind during warmup (not in Errors)
 	Interrupted  bool  // ctx ended the trial early

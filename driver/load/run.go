@@ -257,6 +257,7 @@ func collect(res *Result, t *trial, workers []*worker) {
 	var responses int64
 	for _, w := range workers {
 		res.Late += w.late
+		res.Lagged += w.lagged
 		res.WarmupErrors += w.warmupErrors
 		for ci := range w.cls {
 			c := &w.cls[ci]
@@ -289,6 +290,11 @@ func collect(res *Result, t *trial, workers []*worker) {
 	collectSlots(res, t, workers)
 	if res.Elapsed > 0 {
 		res.RateAchieved = float64(responses) / res.Elapsed.Seconds()
+	}
+	if t.every > 0 {
+		for i := range workers {
+			res.Due += newSchedule(t.opts.Arrival, t.opts.Seed, i, t.opts.Conns, t.every).count(t.wStart, t.wStart+res.Elapsed)
+		}
 	}
 }
 

@@ -24,7 +24,9 @@ type summary struct {
 	RateRequestedPerS float64          `json:"rate_requested_per_s"`
 	RateAchievedPerS  float64          `json:"rate_achieved_per_s"`
 	Late              int64            `json:"late"`
-	BehindRate        bool             `json:"behind_rate"` // open loop: fell behind the requested rate (result.FellBehind)
+	Lagged            int64            `json:"client_lagged"` // open loop: sends the client itself held back > 1 ms (Result.Lagged)
+	Due               int64            `json:"due"`           // open loop: arrivals due in the window (Result.Due)
+	BehindRate        bool             `json:"behind_rate"`   // open loop: fell behind the requested rate (result.FellBehind)
 	WarmupErrors      int64            `json:"warmup_errors"`
 	Errors            map[string]int64 `json:"errors"`
 	Statuses          map[int]int64    `json:"statuses"`
@@ -41,6 +43,7 @@ type summary struct {
 func (r *Result) Summarize(target string, conns int) summary {
 	s := summary{Target: target, Conns: conns, Load: "closed", DurationS: r.Elapsed.Seconds(), Requests: r.Requests,
 		ReqPerS: r.ReqPerS(), RateRequestedPerS: r.RateRequested, RateAchievedPerS: r.RateAchieved, Late: r.Late,
+		Lagged: r.Lagged, Due: r.Due,
 		WarmupErrors: r.WarmupErrors, Errors: r.Errors, Statuses: r.Statuses, PerSecond: r.PerSecond}
 	if r.RateRequested > 0 {
 		s.Load = "open"
@@ -64,9 +67,17 @@ func (r *Result) responses() int64 {
 }
 
 // FellBehind reports whether an open-loop window did not hold its
-// requested rate (result.FellBehind); closed loop never falls behind.
+// requested rate (result.FellBehind: its responses against the arrivals
+// due in it, and the client's own lag); closed loop never falls behind.
 func (r *Result) FellBehind() bool {
-	return result.FellBehind(r.RateRequested, r.RateAchieved, r.Late, r.responses())
+	return result.FellBehind(r.Due, r.responses(), r.Lagged)
+}
+
+// HeldRate reports whether an open-loop window's responses reached
+// result.BehindRatio of the arrivals due in it, less one (the first test of
+// result.FellBehind, without the client-lag one); closed loop always holds.
+func (r *Result) HeldRate() bool {
+	return r.Due <= 0 || float64(r.responses()) >= result.BehindRatio*float64(r.Due)-1
 }
 
 // WriteText writes s as 'wafbench load' prints it: target, throughput,
@@ -81,7 +92,7 @@ func (s summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
 		fmt.Fprintf(w, "protocol   %s (%s), %d streams per connection\n", ds, ds.Label(), s.Streams)
 	}
 	if rate > 0 {
-		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals), achieved %.0f req/s, %d sent late (>1 ms)\n", s.RateRequestedPerS, s.Arrival, s.RateAchievedPerS, s.Late)
+		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals, %d due in the window), achieved %.0f req/s, %d sent late (>1 ms), %d of them held back by the client itself\n", s.RateRequestedPerS, s.Arrival, s.Due, s.RateAchievedPerS, s.Late, s.Lagged)
 		if s.BehindRate {
 			fmt.Fprintf(w, "           fell behind the requested rate: add --conns or lower --rate\n")
 		}

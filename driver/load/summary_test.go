@@ -22,9 +22,13 @@ func TestSummarize(t *testing.T) {
 		{name: "closed", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second, Hist: h},
 			wantLoad: "closed"},
 		{name: "open on rate", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second, Hist: h,
-			RateRequested: 100, RateAchieved: 100}, wantLoad: "open"},
+			RateRequested: 100, RateAchieved: 100, Due: 100}, wantLoad: "open"},
 		{name: "open behind", res: Result{Requests: 50, Statuses: map[int]int64{200: 50, 403: 10}, Elapsed: time.Second,
-			RateRequested: 100, RateAchieved: 60}, wantLoad: "open", behind: true},
+			RateRequested: 100, RateAchieved: 60, Due: 100}, wantLoad: "open", behind: true},
+		{name: "open late but not lagged", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second,
+			RateRequested: 100, RateAchieved: 100, Due: 100, Late: 40, Lagged: 1}, wantLoad: "open"},
+		{name: "open lagged", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second,
+			RateRequested: 100, RateAchieved: 100, Due: 100, Late: 40, Lagged: 5}, wantLoad: "open", behind: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,7 +49,7 @@ func TestSummaryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"target":"","conns":0,"load":"","duration_s":0,"requests":0,"req_per_s":0,"rate_requested_per_s":0,"rate_achieved_per_s":0,"late":0,"behind_rate":false,"warmup_errors":0,"errors":{"timeout":1},"statuses":{"200":2},"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0,"max_us":0,"per_second":[2]}`
+	want := `{"target":"","conns":0,"load":"","duration_s":0,"requests":0,"req_per_s":0,"rate_requested_per_s":0,"rate_achieved_per_s":0,"late":0,"client_lagged":0,"due":0,"behind_rate":false,"warmup_errors":0,"errors":{"timeout":1},"statuses":{"200":2},"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0,"max_us":0,"per_second":[2]}`
 	if got := string(b); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -31,6 +31,9 @@ type worker struct {
 	perSec       []int64
 	slots        []*hdrhistogram.Histogram // Options.SlotEvery: allocated as each slot is first used
 	late         int64
+	lagged       int64         // sends held back by the client itself (Result.Lagged)
+	freeAt       time.Duration // HTTP/2 open loop: when a stream was last seen free after all were busy
+	busy         bool          // HTTP/2 open loop: at the last look every stream (or the connection) was unavailable
 	warmupErrors int64
 }
 
@@ -98,7 +101,14 @@ func (w *worker) run() {
 					return // interrupted
 				}
 				now = t.since()
+				// The connection was free before the arrival was due:
+				// any lateness is the client's (its pacer, its CPU).
+				if now-intended > lateThreshold && intended >= t.wStart {
+					w.lagged++
+				}
 			}
+			// Late counts a wait for the busy connection too: the
+			// previous response came after this arrival was due.
 			if now-intended > lateThreshold && intended >= t.wStart {
 				w.late++
 			}

@@ -53,6 +53,7 @@ func ParseObjective(s string) (objective, error) {
 type Window struct {
 	Rate      float64 `json:"rate_per_s"`       // requested req/s
 	Achieved  float64 `json:"achieved_per_s"`   // responses per second
+	Due       int64   `json:"due,omitempty"`    // arrivals the schedule made due in the window (Poisson: random around rate × window)
 	LatencyUs float64 `json:"latency_us"`       // the objective's percentile, µs
 	Errors    int64   `json:"errors,omitempty"` // errors of any kind (a window without a valid response counts one)
 	Behind    bool    `json:"behind,omitempty"` // did not hold the requested rate
@@ -111,6 +112,9 @@ func judge(obj objective, w Window) (bool, string) {
 	case w.Errors > 0:
 		return false, fmt.Sprintf("%d errors", w.Errors)
 	case w.Behind:
+		if w.Due > 0 {
+			return false, fmt.Sprintf("fell behind (achieved %.0f req/s, %d arrivals due)", w.Achieved, w.Due)
+		}
 		return false, fmt.Sprintf("fell behind (achieved %.0f req/s)", w.Achieved)
 	case w.LatencyUs > float64(obj.Max.Microseconds()):
 		return false, fmt.Sprintf("p%s %.0f µs > %v", strconv.FormatFloat(obj.Percentile, 'f', -1, 64), w.LatencyUs, obj.Max)

@@ -516,7 +516,7 @@ func writeBehind(m *md, fig *figures) {
 	}
 	m.p("## Open-loop rate")
 	m.nl()
-	m.p("These windows fell behind their requested rate (achieved below %.0f%% of it, or more than %.0f%% of sends over 1 ms late); they stay in the statistics above, but their figures are not at the rate asked:",
+	m.p("These windows fell behind their requested rate (fewer responses than %.0f%% of the arrivals their schedule made due in the window, less one, or more than %.0f%% of sends, plus one, held back over 1 ms by the client itself, past the later of their intended time and their connection falling free; sends that waited for a busy connection are late but not behind); they stay in the statistics above, but their figures are not at the rate asked:",
 		100*result.BehindRatio, 100*result.BehindLateShare)
 	m.nl()
 	m.head("trial", "repeat", "mode", "workload", "requested req/s", "achieved req/s", "late sends")

@@ -8,7 +8,6 @@ import (
 	"wafbench/driver/load"
 	"wafbench/driver/maxrate"
 	"wafbench/driver/profile"
-	"wafbench/driver/result"
 )
 
 // MaxRate configures run --max-rate-at: instead of one window at a given
@@ -40,12 +39,15 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		if err != nil {
 			return maxrate.Window{}, err
 		}
-		// Held its rate: achieved ≥ result.BehindRatio of it, less one
-		// request's worth of the window (a short window at a low rate is
-		// quantized). Late sends are not judged apart: open-loop latency
-		// runs from the intended send, so lateness is in the objective.
-		held := res.RateAchieved >= result.BehindRatio*rate-1/mr.Window.Seconds()
-		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Behind: !held}
+		// Held its rate: responses ≥ result.BehindRatio of the arrivals
+		// its schedule made due in the window, less one (res.HeldRate) —
+		// the schedule's own count, not rate × window, which a Poisson
+		// window's count misses by √(rate × window) either way: a
+		// search at a fixed seed then failed whichever rates drew a short
+		// count, in every confirmation repeat. Late sends are not judged
+		// apart: open-loop latency runs from the intended send, so
+		// lateness is in the objective.
+		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Due: res.Due, Behind: !res.HeldRate()}
 		for _, n := range res.Errors {
 			w.Errors += n
 		}

@@ -557,6 +557,8 @@ func fillLoad(rec *result.Record, res *load.Result) {
 	}
 	rec.PerSecond = res.PerSecond
 	rec.Late = res.Late
+	rec.Lagged = res.Lagged
+	rec.Due = res.Due
 	rec.WarmupErrors = res.WarmupErrors
 	rec.BehindRate = res.FellBehind()
 	if len(res.Errors) > 0 {
@@ -693,7 +695,7 @@ func logLine(r *result.Record) string {
 		s += "  interrupted"
 	}
 	if r.BehindRate {
-		s += fmt.Sprintf("  BEHIND RATE (achieved %.0f of %.0f req/s, %d sends late)", r.RateAchievedPerS, r.RateRequestedPerS, r.Late)
+		s += fmt.Sprintf("  BEHIND RATE (achieved %.0f of %.0f req/s, %d due, %d sends late, %d lagged by the client)", r.RateAchievedPerS, r.RateRequestedPerS, r.Due, r.Late, r.Lagged)
 	}
 	return s
 }
