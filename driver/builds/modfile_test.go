@@ -34,9 +34,16 @@ func TestModfilesCompileTraining(t *testing.T) {
 		args := []string{"list", "-modfile=" + mod, "-tags=" + strings.Join(b.Tags, ","), "-test", "-deps", "-e", "-f", "{{if .Error}}{{.ImportPath}}: {{.Error}}{{end}}", "./filters/coraza/engine"}
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
+		// The package errors go to stdout (-e with the format above);
+		// stderr carries the go command's own chatter, such as
+		// "go: downloading …" on a machine whose module cache lacks a
+		// version only this module file names, so it counts only when
+		// the command fails.
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if msg := strings.TrimSpace(string(out)); err != nil || msg != "" {
-			t.Errorf("%s (build %s): go %s: %v\n%s", mod, b.Mode(), strings.Join(args, " "), err, msg)
+			t.Errorf("%s (build %s): go %s: %v\n%s\n%s", mod, b.Mode(), strings.Join(args, " "), err, msg, strings.TrimSpace(stderr.String()))
 		}
 	}
 	if len(seen) == 0 {
