@@ -85,6 +85,13 @@ func protect(meta *result.Meta, found []Found) *result.Protection {
 						for _, d := range ds[:min(len(ds), 20)] {
 							mp.Differs = append(mp.Differs, d.Test)
 						}
+						lost := 0
+						for _, d := range ds {
+							if d.Outcomes[def.Mode] == passed {
+								lost++
+							}
+						}
+						mp.Lost = &lost
 					}
 				} else {
 					mp.VsDefault = 0

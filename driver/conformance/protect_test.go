@@ -37,9 +37,10 @@ func TestProtect(t *testing.T) {
 	older := Found{Dir: "results/1-crs-test", Run: &run{Suite: "CRS", Tests: 2, Modes: []modeResult{
 		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "aaa", Tests: []testResult{pass("t1"), pass("t2")}},
 	}}}
-	newer := Found{Dir: "runs/2-crs-test", Run: &run{Suite: "CRS", Tests: 2, Modes: []modeResult{
-		{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: "coraza", ModuleSHA256: "bbb", Tests: []testResult{pass("t1"), pass("t2")}},
-		{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", ModuleSHA256: "ccc", Tests: []testResult{pass("t1"), fail("t2")}},
+	newer := Found{Dir: "runs/2-crs-test", Run: &run{Suite: "CRS", Tests: 3, Modes: []modeResult{
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", Build: "coraza", ModuleSHA256: "bbb", Tests: []testResult{pass("t1"), pass("t2"), fail("t3")}},
+		{Mode: "coraza@re2", Engine: "coraza", Host: "envoy", Build: "coraza@re2", ModuleSHA256: "ccc", Tests: []testResult{pass("t1"), fail("t2"), pass("t3")}},
+		{Mode: "coraza@new", Engine: "coraza", Host: "envoy", Build: "coraza@new", ModuleSHA256: "ddd", Tests: []testResult{pass("t1"), pass("t2"), pass("t3")}},
 		{Mode: "ref-nginx-modsecurity", Engine: "modsecurity", Host: "nginx", EngineVersion: "3.0.9", Tests: []testResult{pass("t1"), fail("t2")}},
 	}}}
 	for _, f := range []Found{older, newer} {
@@ -47,21 +48,25 @@ func TestProtect(t *testing.T) {
 			f.Run.Modes[i].count()
 		}
 	}
-	meta := &result.Meta{Modes: []string{"passthrough", "coraza", "coraza@re2", "ref-nginx-modsecurity"}, Modules: map[string]result.Module{
+	meta := &result.Meta{Modes: []string{"passthrough", "coraza", "coraza@re2", "coraza@new", "ref-nginx-modsecurity"}, Modules: map[string]result.Module{
 		"coraza":                {SHA256: "aaa", Engine: "coraza"},
 		"coraza@re2":            {SHA256: "ccc", Engine: "coraza"},
+		"coraza@new":            {SHA256: "ddd", Engine: "coraza"},
 		"ref-nginx-modsecurity": {Engine: "modsecurity", EngineVersion: "3.0.9"},
 	}}
 	p := protect(meta, []Found{newer, older})
-	if len(p.Modes) != 3 {
-		t.Fatalf("got %+v, want the three WAF modes", p.Modes)
+	if len(p.Modes) != 4 {
+		t.Fatalf("got %+v, want the four WAF modes", p.Modes)
 	}
-	c, re2, nginx := p.Modes[0], p.Modes[1], p.Modes[2]
+	c, re2, added, nginx := p.Modes[0], p.Modes[1], p.Modes[2], p.Modes[3]
 	if c.Source != older.Dir || c.Match != "module sha256" || c.PassRate != 1 || c.VsDefault != 0 {
 		t.Errorf("coraza: got %+v, want the older run (the very module)", c)
 	}
-	if re2.Source != newer.Dir || re2.VsDefault != 1 || len(re2.Differs) != 1 || re2.Differs[0] != "t2" {
-		t.Errorf("coraza@re2: got %+v, want 1 test differing from its default", re2)
+	if re2.Source != newer.Dir || re2.VsDefault != 2 || re2.Lost == nil || *re2.Lost != 1 || len(re2.Differs) != 2 || re2.Differs[0] != "t2" {
+		t.Errorf("coraza@re2: got %+v, want 2 tests differing from its default, 1 of them lost", re2)
+	}
+	if added.VsDefault != 1 || added.Lost == nil || *added.Lost != 0 {
+		t.Errorf("coraza@new: got %+v, want 1 test differing from its default, none lost (it passes more)", added)
 	}
 	if nginx.Match != "engine version" || nginx.Failed != 1 {
 		t.Errorf("nginx: got %+v, want matched by engine version", nginx)

@@ -21,7 +21,7 @@ func writeProtection(m *md, fig *figures) {
 	}
 	m.p("## Protection beside cost")
 	m.nl()
-	m.p("The CRS regression suite (%s, %d tests; wafbench crs-test: DetectionOnly, paranoia level 4, the CRS test settings) through each mode's module, beside the headline's median Envoy CPU µs per request. Pass rate = passed ÷ tests run; an overridden test (a reasoned expected failure: driver/conformance/overrides.yaml) is not a pass. \"vs default\": tests on which a build's verdict differs from its engine's default build in the same crs-test run.", orNone(p.Suite), p.Tests)
+	m.p("The CRS regression suite (%s, %d tests; wafbench crs-test: DetectionOnly, paranoia level 4, the CRS test settings) through each mode's module, beside the headline's median Envoy CPU µs per request. Pass rate = passed ÷ tests run; an overridden test (a reasoned expected failure: driver/conformance/overrides.yaml) is not a pass. \"vs default\": tests on which a build's verdict differs from its engine's default build in the same crs-test run, and which way.", orNone(p.Suite), p.Tests)
 	m.nl()
 	cells := []string{"mode", "CRS passed / failed / overridden", "pass rate", "vs default", "crs-test run (matched by)"}
 	for _, w := range s.Workloads {
@@ -60,11 +60,29 @@ func vsDefault(mp *result.ModeProtection) string {
 	case mp.VsDefault == 0:
 		return "same tests"
 	}
-	s := fmt.Sprintf("differs on %d: %s", mp.VsDefault, strings.Join(mp.Differs, ", "))
+	s := fmt.Sprintf("differs on %d%s: %s", mp.VsDefault, differsHow(mp), strings.Join(mp.Differs, ", "))
 	if mp.VsDefault > len(mp.Differs) {
 		s += ", …"
 	}
 	return s
+}
+
+// differsHow says which way a build differs from its default: the tests
+// it fails that the default passes, and those it passes that the default
+// does not ("" for a record that did not count them).
+func differsHow(mp *result.ModeProtection) string {
+	if mp.Lost == nil {
+		return ""
+	}
+	lost := *mp.Lost
+	gained := mp.VsDefault - lost
+	switch {
+	case lost == 0:
+		return fmt.Sprintf(", passes %d its default fails", gained)
+	case gained == 0:
+		return fmt.Sprintf(", fails %d its default passes", lost)
+	}
+	return fmt.Sprintf(", fails %d its default passes and passes %d it fails", lost, gained)
 }
 
 // protectionCell is the CRS pass rate of mode for the Builds section, ""
@@ -77,9 +95,11 @@ func protectionCell(meta *result.Meta, mode string) string {
 	return fmt.Sprintf("%.1f%% (%s)", 100*mp.PassRate, vsDefault(mp))
 }
 
-// sameProtection reports whether mode passes the tests its engine's default
-// passes, as far as the run's protection record knows (true when unknown).
-func sameProtection(meta *result.Meta, mode string) bool {
+// keepsProtection reports whether mode passes every test its engine's
+// default passes (it may pass more), as far as the run's protection record
+// knows (true when the mode was not tested or its default was not; false
+// for a difference of unknown direction).
+func keepsProtection(meta *result.Meta, mode string) bool {
 	mp := meta.Protection.Mode(mode)
-	return mp == nil || mp.VsDefault <= 0
+	return mp == nil || mp.VsDefault <= 0 || (mp.Lost != nil && *mp.Lost == 0)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -36,5 +37,57 @@ func TestProtectionBesideCost(t *testing.T) {
 	}
 	if rows := rowsWith(sec, "`coraza`"); len(rows) != 1 || rows[0][1] != "not tested" {
 		t.Errorf("coraza: got rows %q, want it named as not tested", rows)
+	}
+}
+
+// TestBestBuildKeepsProtection: the best-against-best table picks a
+// cheaper build that passes more CRS tests than its default (and says so),
+// and sets aside, naming it on the row, a cheaper build that fails a test
+// its default passes.
+func TestBestBuildKeepsProtection(t *testing.T) {
+	recs := syntheticRecords()
+	for _, r := range syntheticRecords() {
+		switch r.Mode {
+		case modes.ModSecurity: // 3.0.14 passes nine tests 3.0.9 fails
+			r.Mode, r.Build = modes.ModSecurity+"@more", modes.ModSecurity+"@more"
+			r.CPU.UsPerRequest *= 0.8
+			r.ReqPerS /= 0.8
+			recs = append(recs, r)
+		case modes.Coraza: // cheaper, but fails three tests coraza passes
+			r.Mode, r.Build = modes.Coraza+"@lossy", modes.Coraza+"@lossy"
+			r.CPU.UsPerRequest *= 0.5
+			r.ReqPerS /= 0.5
+			recs = append(recs, r)
+		}
+	}
+	meta := syntheticMeta("best", "", "")
+	meta.Modes = append(meta.Modes, modes.ModSecurity+"@more", modes.Coraza+"@lossy")
+	ok := func(mode string, passed, vs, lost int) result.ModeProtection {
+		return result.ModeProtection{Mode: mode, Match: "module sha256", Source: "results/x-crs-test", Passed: passed,
+			Overridden: 4674 - passed, PassRate: float64(passed) / 4674, VsDefault: vs, Lost: &lost}
+	}
+	meta.Protection = &result.Protection{Suite: "CRS 4.25.0", Tests: 4674, Modes: []result.ModeProtection{
+		ok("modsecurity", 4574, 0, 0), ok("modsecurity@more", 4583, 9, 0), ok("coraza", 4615, 0, 0), ok("coraza@lossy", 4612, 3, 3),
+	}}
+	var buf bytes.Buffer
+	if err := writeReport(&buf, &figures{Meta: meta, Records: recs, Summary: stats.Summarize(recs), Quality: &quality{}, Growth: &growthFigures{}}); err != nil {
+		t.Fatal(err)
+	}
+	sec := reportSection(t, buf.String(), "## Builds")
+	var rows [][]string
+	for _, r := range rowsWith(sec, "json_4k/c1", "`modsecurity@more`") {
+		if r[0] == "json_4k/c1" {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) != 1 {
+		t.Fatalf("got rows %q, want modsecurity@more as the best modsecurity build", rowsWith(sec, "json_4k/c1"))
+	}
+	r := rows[0]
+	if r[3] != "`coraza`" || !strings.Contains(r[len(r)-1], "`coraza@lossy`") || !strings.Contains(r[len(r)-1], "fails 3 its default passes") {
+		t.Errorf("got row %q, want coraza best and coraza@lossy named as cheaper but losing 3 tests", r)
+	}
+	if !strings.Contains(r[len(r)-2], "passes 9 its default fails") {
+		t.Errorf("got row %q, want the pass-rate cell to say modsecurity@more passes 9 more", r)
 	}
 }

@@ -48,6 +48,10 @@ type ModeProtection struct {
 	VsDefault int `json:"vs_default"`
 	// Differs names those tests (at most 20).
 	Differs []string `json:"differs,omitempty"`
+	// Lost counts those of them the default passes and the build does
+	// not: detections the build loses (0 when it only passes more); nil in
+	// records written before it was counted.
+	Lost *int `json:"lost,omitempty"`
 }
 
 // Mode returns the protection of mode, nil when p is nil or has no
