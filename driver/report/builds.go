@@ -97,7 +97,14 @@ func writeBuilds(m *md, fig *figures) {
 			for _, d := range differ {
 				g := s.Group(stats.Key{Mode: d, Workload: w.Workload, Conns: w.Conns})
 				if v, ok := bestV[modes.Engine(d)]; ok && g.CPUUsPerReq.Median < v {
-					cheaper = append(cheaper, fmt.Sprintf("`%s` %s µs/req (%s)", d, f(g.CPUUsPerReq.Median, 1), protectionCell(meta, d)))
+					// Its paired ratio too, so the price of the
+					// detections it gives up can be read off the row.
+					num, den := a, d // against the other engine's best
+					if modes.Engine(d) == modes.ModSecurity {
+						num, den = d, b
+					}
+					cheaper = append(cheaper, fmt.Sprintf("`%s` %s µs/req, %s; `%s`/`%s` %s", d, f(g.CPUUsPerReq.Median, 1),
+						protectionCell(meta, d), num, den, ratioCell(stats.Pair(recs, num, den, w, stats.MetricCPU))))
 				}
 			}
 			cells = append(cells, protectionCell(meta, a)+" / "+protectionCell(meta, b), strings.Join(cheaper, "; "))

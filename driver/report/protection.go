@@ -86,13 +86,19 @@ func differsHow(mp *result.ModeProtection) string {
 }
 
 // protectionCell is the CRS pass rate of mode for the Builds section, ""
-// when the run has no protection record for it.
+// when the run has no protection record for it: the rate and how the
+// build differs from its default, without the test IDs (the Protection
+// beside cost section lists them).
 func protectionCell(meta *result.Meta, mode string) string {
 	mp := meta.Protection.Mode(mode)
 	if mp == nil {
 		return ""
 	}
-	return fmt.Sprintf("%.1f%% (%s)", 100*mp.PassRate, vsDefault(mp))
+	how := vsDefault(mp)
+	if mp.VsDefault > 0 {
+		how = fmt.Sprintf("differs on %d%s", mp.VsDefault, differsHow(mp))
+	}
+	return fmt.Sprintf("%.1f%% (%s)", 100*mp.PassRate, how)
 }
 
 // keepsProtection reports whether mode passes every test its engine's
