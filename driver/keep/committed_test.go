@@ -182,9 +182,25 @@ func TestKeep(t *testing.T) {
 	if err := exec.Command("cp", "-a", src+"/.", run).Run(); err != nil {
 		t.Fatal(err)
 	}
+	// export/ as 'wafbench run' writes it: derived, not kept.
+	if err := os.MkdirAll(filepath.Join(run, "export", "fortio"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "export", "fortio", "t1-x.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Build(run, nil); err != nil { // report.html lists the run's files
+		t.Fatal(err)
+	}
 	got, err := keep.Keep(run, keep.Options{Into: into})
 	if err != nil {
 		t.Fatalf("keep %s: %v", run, err)
+	}
+	if _, err := os.Stat(filepath.Join(got, "export")); !os.IsNotExist(err) {
+		t.Errorf("the kept run holds export/ (stat: %v); 'wafbench report --export' rebuilds it", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(got, report.ByproductsList)); bytes.Contains(b, []byte("export/")) {
+		t.Errorf("export/ archived as by-products")
 	}
 	if want := filepath.Join(into, filepath.Base(src)); got != want {
 		t.Errorf("kept into %s, want %s", got, want)

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"wafbench/driver/conformance"
+	"wafbench/driver/export"
 	"wafbench/driver/report"
 	"wafbench/driver/result"
 	"wafbench/internal/repopath"
@@ -227,9 +228,14 @@ func build(dir string) error {
 }
 
 // lean rewrites the run in dir in place: paths portable, folded stacks
-// and crs-test.json gzipped, by-products archived (a crs-test run's host
+// and crs-test.json gzipped, export/ removed, by-products archived (a crs-test run's host
 // logs cut to the windows of the tests that did not pass: TrimLog).
 func lean(dir, root string) error {
+	// export/ is derived from raw.jsonl alone ('wafbench report --export'
+	// writes it again) and the bulk of a long run's files.
+	if err := os.RemoveAll(filepath.Join(dir, export.Dir)); err != nil {
+		return err
+	}
 	files, err := list(dir)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"wafbench/driver/cpu"
@@ -15,12 +16,14 @@ import (
 	"wafbench/driver/load"
 	"wafbench/driver/merge"
 	"wafbench/driver/report"
+	"wafbench/driver/result"
 	"wafbench/driver/upstream"
 	"wafbench/internal/crs"
 )
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	exp := fs.Bool("export", false, "also write export/ (an HdrHistogram .hgrm per group, a fortio JSON per record) from raw.jsonl, as 'wafbench run' does; 'wafbench keep' does not keep export/, this rebuilds it")
 	if err := parse(fs, args, stdout, usageOf("report")); err != nil {
 		return err
 	}
@@ -30,6 +33,17 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	dir := fs.Arg(0)
 	if err := report.BuildRun(dir, stderr); err != nil {
 		return err
+	}
+	if *exp {
+		recs, _, err := result.ReadRecords(dir)
+		if err != nil {
+			return err
+		}
+		files, err := export.WriteRun(dir, recs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wafbench: exported %d .hgrm and %d fortio JSON files (%s)\n", len(files.HGRM), len(files.Fortio), filepath.Join(dir, export.Dir))
 	}
 	fmt.Fprintf(stdout, "%s/report.md\n", dir)
 	return nil
