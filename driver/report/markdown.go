@@ -458,6 +458,7 @@ func writeHeadline(m *md, fig *figures) {
 		m.row(row...)
 	}
 	m.nl()
+	writeHeadlineProtection(m, fig)
 }
 
 func writeMemory(m *md, fig *figures) {

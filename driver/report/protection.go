@@ -48,6 +48,26 @@ func writeProtection(m *md, fig *figures) {
 	m.nl()
 }
 
+// writeHeadlineProtection is the headline's line on protection: each WAF
+// mode's CRS pass rate, so no cost is read without it; nothing when the
+// run has no protection record.
+func writeHeadlineProtection(m *md, fig *figures) {
+	p := fig.Meta.Protection
+	if p == nil || len(p.Modes) == 0 {
+		return
+	}
+	var rates []string
+	for _, mp := range p.Modes {
+		if mp.Match == "" {
+			rates = append(rates, "`"+mp.Mode+"` not tested")
+			continue
+		}
+		rates = append(rates, fmt.Sprintf("`%s` %d (%.1f%%)", mp.Mode, mp.Passed, 100*mp.PassRate))
+	}
+	m.p("Protection beside these costs — CRS regression suite tests passed of %d (through each mode's very module; the next section has the overrides and how each build differs from its default): %s.", p.Tests, strings.Join(rates, ", "))
+	m.nl()
+}
+
 // vsDefault is the "vs default" cell: "same tests" for a build that
 // passes exactly what its engine's default passes, the differing count
 // and the first tests otherwise.

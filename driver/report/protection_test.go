@@ -38,6 +38,9 @@ func TestProtectionBesideCost(t *testing.T) {
 	if rows := rowsWith(sec, "`coraza`"); len(rows) != 1 || rows[0][1] != "not tested" {
 		t.Errorf("coraza: got rows %q, want it named as not tested", rows)
 	}
+	if head := reportSection(t, render(), "## Headline"); !strings.Contains(head, "`modsecurity` 4574 (97.9%), `coraza` not tested") {
+		t.Errorf("the headline does not give each mode's CRS pass rate:\n%s", head)
+	}
 }
 
 // TestBestBuildKeepsProtection: the best-against-best table picks a
