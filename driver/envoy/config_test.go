@@ -271,6 +271,27 @@ func TestRequestTimeoutOption(t *testing.T) {
 	}
 }
 
+// TestStreamIdleTimeoutOption: StreamIdleTimeout replaces the HCM's
+// stream_idle_timeout (30 s) when set, and 0 keeps it.
+func TestStreamIdleTimeoutOption(t *testing.T) {
+	for _, d := range []time.Duration{0, 10 * time.Minute} {
+		c := testConfig(t, Coraza)
+		c.StreamIdleTimeout = d
+		b, err := bootstrap(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := hcmOf(t, b).GetStreamIdleTimeout().AsDuration()
+		want := d
+		if d == 0 {
+			want = streamIdleTimeout
+		}
+		if got != want {
+			t.Errorf("StreamIdleTimeout %v: stream_idle_timeout %v, want %v", d, got, want)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	rules, dir := fakeWAF(t)
 	tests := []struct {
@@ -291,6 +312,7 @@ func TestValidate(t *testing.T) {
 		{"negative body", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", MaxBodyBytes: -1}, "max body bytes"},
 		{"negative route timeout", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", RouteTimeout: -time.Second}, "route timeout"},
 		{"negative request timeout", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", RequestTimeout: -time.Second}, "request timeout"},
+		{"negative stream idle timeout", Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:1", StreamIdleTimeout: -time.Second}, "stream idle timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

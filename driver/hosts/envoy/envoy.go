@@ -103,9 +103,11 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if st.Callgrind != nil {
 		cfg.NoFlushTimer = true
 		// Valgrind slows Envoy 50-100×: a json_64k request through
-		// coraza took over a minute, and Envoy's 15 s route timeout
-		// answered 504 (results of run --callgrind on json_64k@1).
-		cfg.RouteTimeout, cfg.RequestTimeout = callgrindTimeout, callgrindTimeout
+		// coraza took over a minute, and Envoy's 15 s route timeout,
+		// then its 30 s stream idle timeout (nothing sent or received
+		// while the filter works) answered 504 (run --callgrind on
+		// json_64k@1).
+		cfg.RouteTimeout, cfg.RequestTimeout, cfg.StreamIdleTimeout = callgrindTimeout, callgrindTimeout, callgrindTimeout
 		if m.Engine != "" {
 			cfg.MeterDir = st.Callgrind.MeterDir
 		}
