@@ -328,3 +328,50 @@ func TestCitedFiguresInReports(t *testing.T) {
 		t.Error("the READMEs state no figure with an interval; this test checks nothing")
 	}
 }
+
+// TestKeepRewritesLogsWithNUL keeps a crs-test run whose host log holds
+// a NUL byte (the CRS tests send them, and the host logs what it got) and
+// this checkout's absolute path: the kept archive holds the path made
+// relative, as for any log.
+func TestKeepRewritesLogsWithNUL(t *testing.T) {
+	root := repoRoot(t)
+	runs, err := filepath.Glob(filepath.Join(root, "results", "*", "crs-test.json.gz"))
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("no committed crs-test run under results/ (%v)", err)
+	}
+	src := filepath.Dir(runs[len(runs)-1])
+	run := filepath.Join(t.TempDir(), "runs", filepath.Base(src))
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("cp", "-a", src+"/.", run).Run(); err != nil {
+		t.Fatal(err)
+	}
+	// The by-products as the run left them, before keep archived them.
+	if out, err := exec.Command("tar", "-xJf", filepath.Join(run, report.ByproductsArchive), "-C", run).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	for _, f := range []string{report.ByproductsArchive, report.ByproductsList} {
+		if err := os.Remove(filepath.Join(run, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := "[info] loaded 848 rules from " + root + "/build/crs/crs-test.conf\n" + "[info] ARGS:x=\x00\x01\n"
+	if err := os.WriteFile(filepath.Join(run, "envoy-crs-test-nul.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := keep.Keep(run, keep.Options{Into: filepath.Join(t.TempDir(), "results")})
+	if err != nil {
+		t.Fatalf("keep %s: %v", run, err)
+	}
+	out, err := exec.Command("sh", "-c", "xz -dc "+filepath.Join(got, report.ByproductsArchive)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte(root+"/")) {
+		t.Errorf("the kept archive holds this checkout's path %s (a log with a NUL byte left as it was)", root)
+	}
+	if !bytes.Contains(out, []byte("rules from build/crs/crs-test.conf")) {
+		t.Errorf("the kept archive lacks the log line with its path made relative")
+	}
+}

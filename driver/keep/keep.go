@@ -265,8 +265,9 @@ func lean(dir, root string) error {
 			// Host logs and configs: only the checkout and the run's
 			// temporary directories are rewritten; CRS text in them may
 			// hold other path-like words. Binary files (perf.data) as
-			// they are.
-			if err := rewriteText(p, func(b []byte) []byte {
+			// they are; a host log is text even with NUL bytes in it
+			// (the CRS tests' payloads, logged as received).
+			if err := rewriteText(p, kind == report.ByproductHostLogs, func(b []byte) []byte {
 				b = repopath.ReplaceDir(b, root, "")
 				return bytes.ReplaceAll(b, []byte(os.TempDir()+"/wafbench-"), []byte(repopath.TempMarker+"/wafbench-"))
 			}); err != nil {
@@ -274,7 +275,7 @@ func lean(dir, root string) error {
 			}
 			continue
 		}
-		if err := rewriteText(p, func(b []byte) []byte { return repopath.PortableFrom(b, root) }); err != nil {
+		if err := rewriteText(p, false, func(b []byte) []byte { return repopath.PortableFrom(b, root) }); err != nil {
 			return err
 		}
 		if filepath.Dir(rel) == "perf" && strings.HasSuffix(rel, ".folded") || rel == conformance.JSONFile || rel == result.RawFile {
@@ -397,13 +398,14 @@ func list(dir string) ([]string, error) {
 	return out, err
 }
 
-// rewriteText applies f to the file at p unless it is binary (a NUL byte).
-func rewriteText(p string, f func([]byte) []byte) error {
+// rewriteText applies f to the file at p unless it is binary (a NUL byte)
+// and not known to be text.
+func rewriteText(p string, text bool, f func([]byte) []byte) error {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return err
 	}
-	if bytes.IndexByte(b, 0) >= 0 {
+	if !text && bytes.IndexByte(b, 0) >= 0 {
 		return nil
 	}
 	nb := f(b)

@@ -25,6 +25,10 @@ const (
 	ByproductsList    = "byproducts.txt"
 )
 
+// ByproductHostLogs is Byproduct's kind of a host's log: text, whatever
+// bytes the requests it logs carried.
+const ByproductHostLogs = "host logs"
+
 // Byproduct classifies rel, a slash-separated path inside a run directory:
 // the kind of by-product it is ("host logs", …), or "" for a file the
 // report needs, writes or is the archive itself.
@@ -53,7 +57,7 @@ func Byproduct(rel string) string {
 	case dir == "stats":
 		return "admin stats per trial"
 	case strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".stderr"):
-		return "host logs"
+		return ByproductHostLogs
 	case strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".conf") || strings.HasSuffix(base, ".json"):
 		return "host configs"
 	}
