@@ -80,29 +80,30 @@ func vsDefault(mp *result.ModeProtection) string {
 	case mp.VsDefault == 0:
 		return "same tests"
 	}
-	s := fmt.Sprintf("differs on %d%s: %s", mp.VsDefault, differsHow(mp), strings.Join(mp.Differs, ", "))
+	s := differsOn(mp) + ": " + strings.Join(mp.Differs, ", ")
 	if mp.VsDefault > len(mp.Differs) {
 		s += ", …"
 	}
 	return s
 }
 
-// differsHow says which way a build differs from its default: the tests
-// it fails that the default passes, and those it passes that the default
-// does not ("" for a record that did not count them).
-func differsHow(mp *result.ModeProtection) string {
+// differsOn is "differs on N" and which way: the tests the build fails
+// that its default passes, and those it passes that the default does not
+// (left out for a record that did not count them).
+func differsOn(mp *result.ModeProtection) string {
+	s := fmt.Sprintf("differs on %d", mp.VsDefault)
 	if mp.Lost == nil {
-		return ""
+		return s
 	}
 	lost := *mp.Lost
 	gained := mp.VsDefault - lost
 	switch {
 	case lost == 0:
-		return fmt.Sprintf(", passes %d its default fails", gained)
+		return s + fmt.Sprintf(", passes %d its default fails", gained)
 	case gained == 0:
-		return fmt.Sprintf(", fails %d its default passes", lost)
+		return s + fmt.Sprintf(", fails %d its default passes", lost)
 	}
-	return fmt.Sprintf(", fails %d its default passes and passes %d it fails", lost, gained)
+	return s + fmt.Sprintf(", fails %d its default passes and passes %d it fails", lost, gained)
 }
 
 // protectionCell is the CRS pass rate of mode for the Builds section, ""
@@ -116,7 +117,7 @@ func protectionCell(meta *result.Meta, mode string) string {
 	}
 	how := vsDefault(mp)
 	if mp.VsDefault > 0 {
-		how = fmt.Sprintf("differs on %d%s", mp.VsDefault, differsHow(mp))
+		how = differsOn(mp)
 	}
 	return fmt.Sprintf("%.1f%% (%s)", 100*mp.PassRate, how)
 }
