@@ -51,12 +51,14 @@ func ParseObjective(s string) (objective, error) {
 
 // Window is what one probe at one rate measured.
 type Window struct {
-	Rate      float64 `json:"rate_per_s"`       // requested req/s
-	Achieved  float64 `json:"achieved_per_s"`   // responses per second
-	Due       int64   `json:"due,omitempty"`    // arrivals the schedule made due in the window (Poisson: random around rate × window)
-	LatencyUs float64 `json:"latency_us"`       // the objective's percentile, µs
-	Errors    int64   `json:"errors,omitempty"` // errors of any kind (a window without a valid response counts one)
-	Behind    bool    `json:"behind,omitempty"` // did not hold the requested rate
+	Rate      float64 `json:"rate_per_s"`         // requested req/s
+	Achieved  float64 `json:"achieved_per_s"`     // responses per second
+	Due       int64   `json:"due,omitempty"`      // arrivals the schedule made due in the window (Poisson: random around rate × window)
+	Requests  int64   `json:"requests,omitempty"` // valid responses the percentile was taken over
+	WindowS   float64 `json:"window_s,omitempty"` // measured window, s (WindowFor)
+	LatencyUs float64 `json:"latency_us"`         // the objective's percentile, µs
+	Errors    int64   `json:"errors,omitempty"`   // errors of any kind (a window without a valid response counts one)
+	Behind    bool    `json:"behind,omitempty"`   // did not hold the requested rate
 }
 
 // Step is one probed window and its verdict.
@@ -104,6 +106,19 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("confirm: want ≥ 1 windows, got %d", o.Confirm)
 	}
 	return nil
+}
+
+// WindowFor is the measured window of a probe at rate req/s: long enough
+// for minRequests arrivals, so that a high percentile is taken over enough
+// requests to mean something (the p99 of 23 requests is their slowest
+// one, and one slow request then decides a step), but at least least and
+// at most most. minRequests ≤ 0 gives least at every rate.
+func WindowFor(rate float64, minRequests int64, least, most time.Duration) time.Duration {
+	if minRequests <= 0 || !(rate > 0) {
+		return least
+	}
+	w := time.Duration(math.Ceil(float64(minRequests) / rate * float64(time.Second)))
+	return min(max(w, least), max(most, least))
 }
 
 // judge gives a window's verdict against obj.

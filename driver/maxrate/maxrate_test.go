@@ -149,3 +149,24 @@ func TestSearchConfirmFailsAtBottom(t *testing.T) {
 		t.Errorf("got [%v, %v) %v, want a rate below 10 and above = 10", res.Rate, res.Above, err)
 	}
 }
+
+// TestWindowFor stretches a probe's window to hold the requests a
+// percentile needs, between its floor and its cap.
+func TestWindowFor(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		n    int64
+		want time.Duration
+	}{
+		{rate: 14000, n: 1000, want: 2 * time.Second}, // floor: 28 000 requests anyway
+		{rate: 750, n: 1000, want: 2 * time.Second},   // 1.33 s: below the floor
+		{rate: 230, n: 1000, want: 4347826087 * time.Nanosecond},
+		{rate: 11.5, n: 1000, want: 30 * time.Second}, // cap: 345 requests
+		{rate: 11.5, n: 0, want: 2 * time.Second},     // off
+	} {
+		got := WindowFor(tc.rate, tc.n, 2*time.Second, 30*time.Second)
+		if got != tc.want {
+			t.Errorf("WindowFor(%v, %d): got %v, want %v", tc.rate, tc.n, got, tc.want)
+		}
+	}
+}

@@ -3,14 +3,17 @@ package report
 import (
 	"strings"
 
+	"wafbench/driver/maxrate"
 	"wafbench/driver/result"
 )
 
 // writeMaxRate writes the "Max rate found" section of a run --max-rate-at:
 // per record, each method's rate meeting the objective, its interval
 // [rate, lowest failing rate), the windows probed and the wall time taken,
-// and, when a trial ran both, whether the search's rate falls inside the
-// sweep's interval and the ratio of their wall times.
+// the fewest requests a window's percentile was taken over, and, when a
+// trial ran both, whether the two intervals overlap (both bracket the same
+// limit) and the ratio of their wall times, with a line counting the
+// trials that agree.
 func writeMaxRate(m *md, fig *figures) {
 	recs := fig.Records
 	var rs []*result.Record
@@ -24,9 +27,11 @@ func writeMaxRate(m *md, fig *figures) {
 	}
 	m.p("## Max rate found")
 	m.nl()
-	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. The search doubles the rate to the first failure, bisects to the tolerance, then repeats the rate found; its interval runs from the highest confirmed pass to the lowest failure (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failure.", rs[0].MaxRate[0].Objective)
+	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. The search doubles the rate to the first failure, bisects to the tolerance, then repeats the rate found; its interval runs from the highest confirmed pass to the lowest failure (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failure. Search and sweep agree when their intervals overlap. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency; `–`: not recorded).", rs[0].MaxRate[0].Objective)
 	m.nl()
-	m.head("trial", "mode", "workload", "method", "rate req/s", "interval req/s", "windows", "wall s", "search in sweep's interval", "wall ÷ sweep's")
+	m.head("trial", "mode", "workload", "method", "rate req/s", "interval req/s", "windows", "fewest requests", "wall s", "search and sweep agree", "wall ÷ sweep's")
+	var both, agree int
+	var walls []float64
 	for _, r := range rs {
 		var search, sweep *struct{ rate, above, wall float64 }
 		for _, x := range r.MaxRate {
@@ -47,14 +52,23 @@ func writeMaxRate(m *md, fig *figures) {
 				// Both intervals hold the true limit: they agree when they overlap.
 				lo, hi := max(search.rate, sweep.rate), min(orInf(search.above), orInf(sweep.above))
 				in = map[bool]string{true: "yes", false: "no"}[lo < hi]
+				both++
+				if lo < hi {
+					agree++
+				}
 				if sweep.wall > 0 {
 					ratio = f(search.wall/sweep.wall, 2) + "×"
+					walls = append(walls, search.wall/sweep.wall)
 				}
 			}
-			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, f(x.Rate, 0), iv, itoa(len(x.Steps)), f(x.WallS, 1), in, ratio)
+			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, f(x.Rate, 0), iv, itoa(len(x.Steps)), fewest(x.Steps), f(x.WallS, 1), in, ratio)
 		}
 	}
 	m.nl()
+	if both > 0 {
+		m.p("Search and sweep agree in %d of %d trials; the search's wall time ÷ the sweep's is %s (geometric mean over trials, paired-t 95%% CI).", agree, both, geoCI(walls))
+		m.nl()
+	}
 	var why []string
 	for _, r := range rs {
 		for _, x := range r.MaxRate {
@@ -76,4 +90,22 @@ func orInf(v float64) float64 {
 		return 1e300
 	}
 	return v
+}
+
+// fewest is the smallest request count of steps' windows, "–" when a
+// window did not record one (runs before the count was kept).
+func fewest(steps []maxrate.Step) string {
+	n := int64(-1)
+	for _, s := range steps {
+		if s.Requests == 0 && s.Errors == 0 {
+			return "–"
+		}
+		if n < 0 || s.Requests < n {
+			n = s.Requests
+		}
+	}
+	if n < 0 {
+		return "–"
+	}
+	return itoa(int(n))
 }

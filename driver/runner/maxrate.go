@@ -14,10 +14,15 @@ import (
 // rate, each case searches the highest open-loop rate meeting Objective
 // (driver/maxrate), then measures its usual window at the rate found.
 type MaxRate struct {
-	Search    maxrate.Options
-	Window    time.Duration // measured window of each probe
-	Method    string        // "search", "sweep" or "both" (sweep after search, same trial)
-	SweepStep float64       // req/s between sweep rates; 0 with MethodBoth: the search's resolution (tolerance × its rate)
+	Search maxrate.Options
+	Window time.Duration // shortest measured window of a probe
+	// MinRequests stretches a probe's window to hold this many arrivals at
+	// its rate, up to MaxWindow (maxrate.WindowFor): a percentile objective
+	// judged over a few dozen requests is decided by the slowest one.
+	MinRequests int64
+	MaxWindow   time.Duration
+	Method      string  // "search", "sweep" or "both" (sweep after search, same trial)
+	SweepStep   float64 // req/s between sweep rates; 0 with MethodBoth: the search's resolution (tolerance × its rate)
 }
 
 // Max-rate methods.
@@ -33,7 +38,8 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 	mr := cfg.MaxRate
 	pct := mr.Search.Objective.Percentile
 	probe := func(ctx context.Context, rate float64) (maxrate.Window, error) {
-		opts := load.Options{Target: p.Addr, Conns: c.Conns, Warmup: cfg.Warmup, Duration: mr.Window, Rate: rate,
+		win := maxrate.WindowFor(rate, mr.MinRequests, mr.Window, mr.MaxWindow)
+		opts := load.Options{Target: p.Addr, Conns: c.Conns, Warmup: cfg.Warmup, Duration: win, Rate: rate,
 			Timeout: cfg.Timeout, ConnMode: c.Workload.ConnModeIn(cfg.ConnMode), Arrival: cfg.Arrival, Seed: cfg.ArrivalSeed}
 		res, err := drive(ctx, cfg, opts, c, mode)
 		if err != nil {
@@ -47,7 +53,8 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		// count, in every confirmation repeat. Late sends are not judged
 		// apart: open-loop latency runs from the intended send, so
 		// lateness is in the objective.
-		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Due: res.Due, Behind: !res.HeldRate()}
+		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Due: res.Due,
+			Requests: res.Requests, WindowS: win.Seconds(), Behind: !res.HeldRate()}
 		for _, n := range res.Errors {
 			w.Errors += n
 		}

@@ -205,7 +205,7 @@ func (f MaxRateRequest) resolve() (*runner.MaxRate, error) {
 		return nil, usage.Errorf("--max-rate-at: %v", err)
 	}
 	mr := &runner.MaxRate{Search: maxrate.Options{Objective: obj, Start: f.Start, Limit: f.Limit, Tolerance: f.Tol, Confirm: f.Confirm},
-		Window: f.Window, Method: f.Method, SweepStep: f.Step}
+		Window: f.Window, MinRequests: f.MinRequests, MaxWindow: f.MaxWindow, Method: f.Method, SweepStep: f.Step}
 	if err := mr.Search.Validate(); err != nil {
 		return nil, usage.Errorf("--max-rate: %v", err)
 	}
@@ -216,6 +216,12 @@ func (f MaxRateRequest) resolve() (*runner.MaxRate, error) {
 	}
 	if f.Window <= 0 {
 		return nil, usage.Errorf("--max-rate-window: want > 0, got %v", f.Window)
+	}
+	if f.MinRequests < 0 {
+		return nil, usage.Errorf("--max-rate-min-requests: want ≥ 0 (0 = every window --max-rate-window long), got %d", f.MinRequests)
+	}
+	if f.MaxWindow < f.Window {
+		return nil, usage.Errorf("--max-rate-window-max: want ≥ --max-rate-window (%v), got %v", f.Window, f.MaxWindow)
 	}
 	if f.Step < 0 || (f.Step == 0 && f.Method == runner.MethodSweep) {
 		return nil, usage.Errorf("--max-rate-step: want > 0 req/s with --max-rate-method sweep (0 = the search's resolution with both), got %v", f.Step)

@@ -26,7 +26,7 @@ func base() Request {
 		Suite: "seed", Modes: "passthrough,modsecurity,coraza",
 		Warmup: -1, TrialWarmup: -1, Order: "latin", Scope: "mode-repeat", Seed: 1, Arrival: "uniform",
 		SLO: 10 * time.Millisecond, Upstream: "wafbench", Matrix: "auto", CRSTest: "auto", ResultsDir: "runs",
-		MaxRate: MaxRateRequest{Start: 100, Limit: 100000, Tol: 0.05, Confirm: 3, Window: 2 * time.Second, Method: "search"},
+		MaxRate: MaxRateRequest{Start: 100, Limit: 100000, Tol: 0.05, Confirm: 3, Window: 2 * time.Second, MaxWindow: 30 * time.Second, MinRequests: 1000, Method: "search"},
 		Stack:   stack.Flags{CRSDir: "build/crs", Concurrency: 1, WasmStart: time.Minute},
 	}
 }
@@ -135,6 +135,8 @@ func TestResolveBadInput(t *testing.T) {
 		{"streams over h1", []int{0, 1}, func(r *Request) { r.Downstream, r.Streams = "h1-tls", 4 }, "--downstream h1-tls: streams: h1-tls carries one request per connection at a time"},
 		{"reference host over h2", []int{0, 1}, func(r *Request) { r.Modes, r.Downstream = "passthrough,ref-direct", "h2-tls" }, "--downstream h2-tls: ref-direct serves plain HTTP/1.1 only"},
 		{"max rate", []int{0, 1}, func(r *Request) { r.MaxRate.At, r.MaxRate.Method = "p99<=10ms", "walk" }, "--max-rate-method"},
+		{"max rate min requests", []int{0, 1}, func(r *Request) { r.MaxRate.At, r.MaxRate.MinRequests = "p99<=10ms", -1 }, "--max-rate-min-requests: want ≥ 0"},
+		{"max rate window max", []int{0, 1}, func(r *Request) { r.MaxRate.At, r.MaxRate.MaxWindow = "p99<=10ms", time.Second }, "--max-rate-window-max: want ≥ --max-rate-window (2s), got 1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

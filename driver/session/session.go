@@ -79,7 +79,8 @@ type MaxRateRequest struct {
 	Start, Limit, Tol float64
 	Step              float64
 	Confirm           int
-	Window            time.Duration
+	Window, MaxWindow time.Duration
+	MinRequests       int64
 }
 
 // Plan is a Request resolved: everything Execute needs, decided.
