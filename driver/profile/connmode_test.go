@@ -43,6 +43,10 @@ func TestConnModeErrors(t *testing.T) {
 			`workload a: conn_mode: want keepalive or per-request, got "close"`},
 		{"suite", ok + "suites:\n  s: {repeats: 1, duration: 1s, workloads: [a], conn_mode: new}\n",
 			`suite s: conn_mode: want keepalive or per-request, got "new"`},
+		{"suite downstream", ok + "suites:\n  s: {repeats: 1, duration: 1s, workloads: [a], downstream: h3}\n",
+			`suite s: downstream: want one of h1, h1-tls, h2-tls, h2c, got "h3"`},
+		{"suite streams", ok + "suites:\n  s: {repeats: 1, duration: 1s, workloads: [a], streams: -1}\n",
+			`suite s: streams: want 1..`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

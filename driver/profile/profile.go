@@ -21,6 +21,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"wafbench/driver/downstream"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/replay"
@@ -139,6 +140,12 @@ type Suite struct {
 	// none: "keepalive" (default) or "per-request"; run --conn-mode
 	// replaces it.
 	ConnMode string `json:"conn_mode,omitempty"`
+	// Downstream is the protocol the suite's client speaks to its host
+	// ("h1", "h1-tls", "h2-tls" or "h2c"; "" = h1) and Streams its HTTP/2
+	// streams per connection (0 = 1); run --downstream and --streams
+	// replace them.
+	Downstream string `json:"downstream,omitempty"`
+	Streams    int    `json:"streams,omitempty"`
 	// PrecisionTargets are the paired ratios the suite aims to measure to
 	// a CI half-width target (the report's precision section; run
 	// --precision adds repeats until they reach it).
@@ -423,6 +430,12 @@ func (su *Suite) validate() error {
 	}
 	if _, err := load.ParseConnMode(su.ConnMode); err != nil {
 		return fmt.Errorf("conn_mode: %v", err)
+	}
+	if _, err := downstream.Parse(su.Downstream); err != nil {
+		return fmt.Errorf("downstream: %v", err)
+	}
+	if su.Streams < 0 || su.Streams > load.MaxStreams {
+		return fmt.Errorf("streams: want 1..%d (0 = 1), got %d", load.MaxStreams, su.Streams)
 	}
 	for _, t := range su.PrecisionTargets {
 		num, den, ok := strings.Cut(t.Ratio, "/")

@@ -100,6 +100,12 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		return Plan{}, usage.Errorf("--arrival: %v", err)
 	}
 	p.Arrival = string(arr)
+	if !req.DownstreamGiven && suite.Downstream != "" {
+		req.Downstream = suite.Downstream
+	}
+	if !req.StreamsGiven && suite.Streams > 0 {
+		req.Streams = suite.Streams
+	}
 	if err := p.resolveDownstream(req, ms, cases); err != nil {
 		return Plan{}, err
 	}
@@ -122,6 +128,9 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	p.Flags["duration"], p.Flags["warmup"], p.Flags["trial-warmup"] = p.Duration.String(), p.Warmup.String(), p.TrialWarmup.String()
 	p.Flags["repeats"] = fmt.Sprint(repeats)
 	p.Flags["modes"], p.Flags["matrix"], p.Flags["conn-mode"] = modesArg, p.Matrix, p.ConnMode
+	if req.Downstream != "" {
+		p.Flags["downstream"], p.Flags["streams"] = req.Downstream, fmt.Sprint(max(req.Streams, 1))
+	}
 	return p, nil
 }
 

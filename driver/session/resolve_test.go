@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
+	"wafbench/driver/downstream"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/modes"
 	"wafbench/driver/profile"
@@ -175,5 +176,34 @@ func TestSharedCPUsOneCPUExplainsFlag(t *testing.T) {
 	note, err := sharedCPUs(part, ms, 1, true)
 	if err != nil || !strings.Contains(note, "--allow-shared-cpus") {
 		t.Errorf("allowed: got note %q, err %v; want a note for meta.json", note, err)
+	}
+}
+
+// TestSuiteDownstream takes a suite's downstream and streams when run
+// names none, and the command line's when it does.
+func TestSuiteDownstream(t *testing.T) {
+	set, reg := loadRepo(t)
+	for _, tt := range []struct {
+		name    string
+		edit    func(r *Request)
+		want    downstream.Protocol
+		streams int
+	}{
+		{"suite's", func(r *Request) {}, downstream.H2TLS, 1},
+		{"given h1", func(r *Request) { r.Downstream, r.DownstreamGiven = "h1", true }, "", 0},
+		{"given streams", func(r *Request) { r.Streams, r.StreamsGiven = 4, true }, downstream.H2TLS, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := base()
+			req.Suite, req.Downstream, req.Streams = "realistic", "h1", 1
+			tt.edit(&req)
+			p, err := Resolve(req, set, reg, []int{0, 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Downstream != tt.want || p.Streams != tt.streams {
+				t.Errorf("got %q × %d streams, want %q × %d", p.Downstream, p.Streams, tt.want, tt.streams)
+			}
+		})
 	}
 }

@@ -47,11 +47,14 @@ type Request struct {
 	Arrival     string
 	Downstream  string // h1, h1-tls, h2-tls or h2c; "" = h1
 	Streams     int    // HTTP/2 streams per connection; 0 = 1
-	Order       string
-	Scope       string
-	Seed        int64
-	Shard       string // "i/N"; "" = the whole design
-	SLO         time.Duration
+	// DownstreamGiven, StreamsGiven: false lets the suite's downstream and
+	// streams, if it sets them, replace Downstream and Streams.
+	DownstreamGiven, StreamsGiven bool
+	Order                         string
+	Scope                         string
+	Seed                          int64
+	Shard                         string // "i/N"; "" = the whole design
+	SLO                           time.Duration
 
 	Precision   string        // "3%"; "" = the suite's own targets at the default half-width
 	Budget      time.Duration // with Precision

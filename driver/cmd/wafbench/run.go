@@ -40,6 +40,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	req.Flags = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { req.Flags[f.Name] = f.Value.String() })
 	req.ModesGiven, req.BudgetGiven = flagGiven(fs, "modes"), flagGiven(fs, "budget")
+	req.DownstreamGiven, req.StreamsGiven = flagGiven(fs, "downstream"), flagGiven(fs, "streams")
 	req.Progress = o.progress == "always" || (o.progress == "auto" && isTerminal(stderr))
 	req.Stack, req.RepoDir = sf.flags(), inRepo(".")
 
@@ -93,8 +94,8 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.Int64Var(&r.MaxRequests, "max-requests", 0, "cap on requests per measured window; 0 = no cap (time only)")
 	fs.DurationVar(&r.Timeout, "timeout", 0, "per request and per connect: a request not answered in time counts as a timeout error; 0 = 5s")
 	fs.Float64Var(&r.Rate, "rate", 0, "open-loop target rate in req/s over all connections (every protocol; over HTTP/2 each arrival is a new stream on its connection); 0 = closed loop")
-	fs.StringVar(&r.Downstream, "downstream", "h1", "protocol the client speaks to Envoy: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); TLS uses a certificate made for the run; every mode gets the same listener; recorded in meta.json and every record")
-	fs.IntVar(&r.Streams, "streams", 1, fmt.Sprintf("with --downstream h2-tls or h2c: concurrent HTTP/2 streams per connection (1..%d; fewer if the server's SETTINGS_MAX_CONCURRENT_STREAMS says so); open loop: an arrival finding every stream busy waits, its latency counted from its intended time; HTTP/1.1 carries one request at a time", load.MaxStreams))
+	fs.StringVar(&r.Downstream, "downstream", "h1", "protocol the client speaks to Envoy: h1 (plain HTTP/1.1), h1-tls (HTTP/1.1 over TLS), h2-tls (HTTP/2 over TLS, ALPN h2) or h2c (HTTP/2 with prior knowledge); TLS uses a certificate made for the run; every mode gets the same listener; recorded in meta.json and every record; not given: the suite's downstream if it sets one (realistic: h2-tls), else h1")
+	fs.IntVar(&r.Streams, "streams", 1, fmt.Sprintf("with --downstream h2-tls or h2c: concurrent HTTP/2 streams per connection (1..%d; fewer if the server's SETTINGS_MAX_CONCURRENT_STREAMS says so); open loop: an arrival finding every stream busy waits, its latency counted from its intended time; HTTP/1.1 carries one request at a time; not given: the suite's streams if it sets them, else 1", load.MaxStreams))
 	fs.StringVar(&r.ConnMode, "conn-mode", "", "keepalive (persistent connections) or per-request (a new TCP connection per request, as one curl per request; latency includes the connect); default: the suite's conn_mode, else keepalive; a workload's own conn_mode wins")
 	fs.StringVar(&r.Order, "order", plan.Latin, "mode order across repeats: latin (rotate) or shuffle (seeded)")
 	fs.Int64Var(&r.Seed, "seed", 1, "seed for --order shuffle and for the --arrival poisson schedule (recorded in meta.json and, for poisson, in every open-loop record)")
