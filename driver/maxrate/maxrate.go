@@ -1,14 +1,18 @@
 // Package maxrate finds the highest open-loop rate at which a latency
 // objective holds ("p99<=10ms"), as Nighthawk's adaptive load controller
 // does, instead of sweeping every rate: it doubles the rate from a start
-// (halving it first while the start fails, down to Start/64) until a short
-// validated window fails, bisects between the last pass and the first
-// failure to a relative tolerance, then confirms the rate found by
-// repeating its window. The result is the highest confirmed rate with its
+// (halving it first while the start fails, down to Start/64) until a rate
+// fails, then bisects between the last pass and the first failure to a
+// relative tolerance. The result is the highest passing rate with its
 // interval: [Rate, Above), Above being the lowest rate seen to fail.
 //
 // A window passes when it held its rate (no fall-behind), had no errors and
-// met the objective. Sweep probes a fixed grid instead, for comparison.
+// met the objective. A rate's verdict is the majority of Votes windows at
+// it (probing stops once one side has the majority): a tail percentile
+// near its bound passes in some windows and fails in others, and a single
+// window then decides by chance — one slow stretch of the machine failed a
+// rate a fifth of the capacity the next windows held. Sweep probes a fixed
+// grid with the same verdict, for comparison.
 package maxrate
 
 import (
@@ -63,10 +67,15 @@ type Window struct {
 
 // Step is one probed window and its verdict.
 type Step struct {
-	Phase string `json:"phase"` // "exponential", "bisect", "confirm" or "sweep"
+	Phase string `json:"phase"` // "exponential", "bisect" or "sweep" ("confirm": runs before votes)
 	Window
 	Pass   bool   `json:"pass"`
 	Reason string `json:"reason,omitempty"` // why it failed
+	// Vote is the window's place among its rate's votes (1, 2, …; 0 in
+	// runs before votes); Verdict, on the window that decided its rate,
+	// is that rate's: "pass" or "fail".
+	Vote    int    `json:"vote,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // probe runs one validated window at rate req/s.
@@ -78,8 +87,8 @@ type Options struct {
 	Start     float64 // first rate, req/s; > 0
 	Limit     float64 // highest rate probed, req/s; > Start
 	Tolerance float64 // bisect until (above-below)/below ≤ this; e.g. 0.05
-	Confirm   int     // windows repeated at the rate found; ≥ 1
-	MaxSteps  int     // bound on probes of the whole search (0 = 40)
+	Votes     int     // windows judged at each rate, the majority deciding; ≥ 1 (1: one window decides)
+	MaxRates  int     // bound on the rates the search probes (0 = 40)
 }
 
 // Result is a search's outcome.
@@ -102,8 +111,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("limit: want > start (%v req/s), got %v", o.Start, o.Limit)
 	case !(o.Tolerance > 0 && o.Tolerance < 1):
 		return fmt.Errorf("tolerance: want 0 < t < 1, got %v", o.Tolerance)
-	case o.Confirm < 1:
-		return fmt.Errorf("confirm: want ≥ 1 windows, got %d", o.Confirm)
+	case o.Votes < 1:
+		return fmt.Errorf("votes: want ≥ 1 windows per rate, got %d", o.Votes)
 	}
 	return nil
 }
@@ -138,42 +147,70 @@ func judge(obj objective, w Window) (bool, string) {
 }
 
 type searcher struct {
-	opts  Options
+	obj   objective
+	votes int
 	probe probe
 	res   *Result
-	max   int
+	rates int // rates probed so far
+	max   int // bound on rates; 0 = none
 }
 
+// try judges rate by the majority of s.votes windows, stopping once one
+// side holds it (a tie of an even count fails).
 func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, error) {
-	if len(s.res.Steps) >= s.max {
-		return false, fmt.Errorf("max-rate: gave up after %d windows", s.max)
+	if s.max > 0 && s.rates >= s.max {
+		return false, fmt.Errorf("max-rate: gave up after %d rates", s.max)
 	}
-	w, err := s.probe(ctx, rate)
-	if err != nil {
-		return false, err
+	s.rates++
+	need := s.votes/2 + 1
+	passes, fails := 0, 0
+	for vote := 1; passes < need && fails <= s.votes-need; vote++ {
+		w, err := s.probe(ctx, rate)
+		if err != nil {
+			return false, err
+		}
+		pass, why := judge(s.obj, w)
+		if pass {
+			passes++
+		} else {
+			fails++
+		}
+		st := Step{Phase: phase, Window: w, Pass: pass, Reason: why, Vote: vote}
+		if passes >= need {
+			st.Verdict = "pass"
+		} else if fails > s.votes-need {
+			st.Verdict = "fail"
+		}
+		s.res.Steps = append(s.res.Steps, st)
 	}
-	pass, why := judge(s.opts.Objective, w)
-	s.res.Steps = append(s.res.Steps, Step{Phase: phase, Window: w, Pass: pass, Reason: why})
-	return pass, nil
+	return passes >= need, nil
 }
 
-// Search runs the exponential phase, bisection and confirmation.
+// Search runs the exponential phase and the bisection.
 func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
 	res := &Result{Objective: opts.Objective.String(), Method: "search"}
-	s := &searcher{opts: opts, probe: probe, res: res, max: opts.MaxSteps}
+	s := &searcher{obj: opts.Objective, votes: opts.Votes, probe: probe, res: res, max: opts.MaxRates}
 	if s.max == 0 {
 		s.max = 40
 	}
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
 	// A failing start halves the rate down to Start/64 before giving up:
-	// one noisy window, or a start above the capacity, need not end it.
-	below, above, err := s.down(ctx, opts.Start, 0)
-	if err != nil {
-		return res, err
+	// a start above the capacity need not end it.
+	below, above := 0.0, 0.0
+	for r := opts.Start; r >= opts.Start/64; r /= 2 {
+		pass, err := s.try(ctx, "exponential", r)
+		if err != nil {
+			return res, err
+		}
+		if pass {
+			below = r
+			break
+		}
+		above = r
 	}
 	if below == 0 {
 		res.Above = above
@@ -194,108 +231,40 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 		}
 		below = r
 	}
-	for {
-		if above > 0 && below > 0 && (above-below)/below > opts.Tolerance {
-			mid := (below + above) / 2
-			pass, err := s.try(ctx, "bisect", mid)
-			if err != nil {
-				return res, err
-			}
-			if pass {
-				below = mid
-			} else {
-				above = mid
-			}
-			continue
+	for above > 0 && (above-below)/below > opts.Tolerance {
+		mid := (below + above) / 2
+		pass, err := s.try(ctx, "bisect", mid)
+		if err != nil {
+			return res, err
 		}
-		if below == 0 {
-			break // even the start failed
-		}
-		// Confirm: every repeat must pass; a failure makes the rate the
-		// new upper bound and the bisection resumes below it.
-		ok := true
-		for range opts.Confirm {
-			pass, err := s.try(ctx, "confirm", below)
-			if err != nil {
-				return res, err
-			}
-			if !pass {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			break
-		}
-		above = below
-		below = lastPassBelow(res.Steps, above)
-		if below == 0 { // nothing below passed yet: halve down from here
-			if below, above, err = s.down(ctx, above/2, above); err != nil {
-				return res, err
-			}
-			if below == 0 {
-				break
-			}
+		if pass {
+			below = mid
+		} else {
+			above = mid
 		}
 	}
 	res.Rate, res.Above = below, above
 	return res, nil
 }
 
-// down probes r, r/2, … down to Start/64 until a window passes; it returns
-// that rate (0 if none passed) and the lowest failing rate (above if none
-// failed).
-func (s *searcher) down(ctx context.Context, r, above float64) (pass, fail float64, err error) {
-	fail = above
-	for ; r >= s.opts.Start/64; r /= 2 {
-		ok, err := s.try(ctx, "exponential", r)
-		if err != nil {
-			return 0, fail, err
-		}
-		if ok {
-			return r, fail, nil
-		}
-		fail = r
-	}
-	return 0, fail, nil
-}
-
-// lastPassBelow is the highest rate below r whose windows all passed (0 if
-// none did).
-func lastPassBelow(steps []Step, r float64) float64 {
-	best := 0.0
-	failed := map[float64]bool{}
-	for _, s := range steps {
-		if !s.Pass {
-			failed[s.Rate] = true
-		}
-	}
-	for _, s := range steps {
-		if s.Pass && s.Rate < r && s.Rate > best && !failed[s.Rate] {
-			best = s.Rate
-		}
-	}
-	return best
-}
-
-// Sweep probes start, start+step, … up to limit and reports the highest
-// rate that passed before the first failure, its interval [Rate, Rate+step)
+// Sweep probes start, start+step, … up to limit, each rate judged by the
+// majority of votes windows as in Search, and reports the highest rate
+// that passed before the first failure, its interval [Rate, Rate+step)
 // (Above = the failing rate); a fine grid is what the search is checked
 // against.
-func Sweep(ctx context.Context, obj objective, start, step, limit float64, probe probe) (*Result, error) {
-	if !(start > 0 && step > 0 && limit >= start) {
-		return nil, fmt.Errorf("sweep: want start > 0, step > 0, limit ≥ start; got %v, %v, %v", start, step, limit)
+func Sweep(ctx context.Context, obj objective, start, step, limit float64, votes int, probe probe) (*Result, error) {
+	if !(start > 0 && step > 0 && limit >= start) || votes < 1 {
+		return nil, fmt.Errorf("sweep: want start > 0, step > 0, limit ≥ start, votes ≥ 1; got %v, %v, %v, %d", start, step, limit, votes)
 	}
 	t0 := time.Now()
 	res := &Result{Objective: obj.String(), Method: "sweep"}
+	s := &searcher{obj: obj, votes: votes, probe: probe, res: res}
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
 	for r := start; r <= limit*(1+1e-9); r += step {
-		w, err := probe(ctx, r)
+		pass, err := s.try(ctx, "sweep", r)
 		if err != nil {
 			return res, err
 		}
-		pass, why := judge(obj, w)
-		res.Steps = append(res.Steps, Step{Phase: "sweep", Window: w, Pass: pass, Reason: why})
 		if !pass {
 			res.Above = r
 			return res, nil

@@ -27,7 +27,11 @@ func writeMaxRate(m *md, fig *figures) {
 	}
 	m.p("## Max rate found")
 	m.nl()
-	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. The search doubles the rate to the first failure, bisects to the tolerance, then repeats the rate found; its interval runs from the highest confirmed pass to the lowest failure (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failure. Search and sweep agree when their intervals overlap. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency; `–`: not recorded).", rs[0].MaxRate[0].Objective)
+	how := "The search doubles the rate to the first failure, bisects to the tolerance, then repeats the rate found; its interval runs from the highest confirmed pass to the lowest failure (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failure."
+	if voted(rs) {
+		how = "Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority). The search doubles the rate to the first failing rate, then bisects to the tolerance; its interval runs from the highest passing rate to the lowest failing one (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failing rate, with the same verdicts."
+	}
+	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. %s Search and sweep agree when their intervals overlap. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency; `–`: not recorded).", rs[0].MaxRate[0].Objective, how)
 	m.nl()
 	m.head("trial", "mode", "workload", "method", "rate req/s", "interval req/s", "windows", "fewest requests", "wall s", "search and sweep agree", "wall ÷ sweep's")
 	var both, agree int
@@ -83,6 +87,55 @@ func writeMaxRate(m *md, fig *figures) {
 		m.p("Confirmations that failed (the search then settled lower): %s.", strings.Join(why, "; "))
 		m.nl()
 	}
+	if split := splitVotes(rs); len(split) > 0 {
+		m.p("Rates whose windows disagreed (the majority decided): %s.", strings.Join(split, "; "))
+		m.nl()
+	}
+}
+
+// voted reports whether rs's rates were judged by votes (Step.Vote).
+func voted(rs []*result.Record) bool {
+	for _, r := range rs {
+		for _, x := range r.MaxRate {
+			for _, s := range x.Steps {
+				if s.Vote > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// splitVotes lists, per record and method, each rate whose windows did not
+// all agree: its verdict, the windows for it and the failing windows'
+// reasons.
+func splitVotes(rs []*result.Record) []string {
+	var out []string
+	for _, r := range rs {
+		for _, x := range r.MaxRate {
+			var pass, fail int
+			var why []string
+			for _, s := range x.Steps {
+				if s.Vote == 0 {
+					continue
+				}
+				if s.Vote == 1 {
+					pass, fail, why = 0, 0, nil
+				}
+				if s.Pass {
+					pass++
+				} else {
+					fail++
+					why = append(why, s.Reason)
+				}
+				if s.Verdict != "" && pass > 0 && fail > 0 {
+					out = append(out, r.Mode+" "+x.Method+" "+f(s.Rate, 0)+" req/s "+s.Verdict+"ed, "+itoa(pass)+" of "+itoa(pass+fail)+" windows passing ("+strings.Join(why, "; ")+")")
+				}
+			}
+		}
+	}
+	return out
 }
 
 func orInf(v float64) float64 {

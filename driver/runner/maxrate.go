@@ -83,7 +83,7 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 			// the rate the search found.
 			step = max(mr.Search.Tolerance*out[0].Rate, mr.Search.Start/64)
 		}
-		res, err := maxrate.Sweep(ctx, mr.Search.Objective, step, step, mr.Search.Limit, probe)
+		res, err := maxrate.Sweep(ctx, mr.Search.Objective, step, step, mr.Search.Limit, mr.Search.Votes, probe)
 		if res != nil {
 			out = append(out, res)
 		}

@@ -213,7 +213,7 @@ func (f MaxRateRequest) resolve() (*runner.MaxRate, error) {
 	if err != nil {
 		return nil, usage.Errorf("--max-rate-at: %v", err)
 	}
-	mr := &runner.MaxRate{Search: maxrate.Options{Objective: obj, Start: f.Start, Limit: f.Limit, Tolerance: f.Tol, Confirm: f.Confirm},
+	mr := &runner.MaxRate{Search: maxrate.Options{Objective: obj, Start: f.Start, Limit: f.Limit, Tolerance: f.Tol, Votes: f.Votes},
 		Window: f.Window, MinRequests: f.MinRequests, MaxWindow: f.MaxWindow, Method: f.Method, SweepStep: f.Step}
 	if err := mr.Search.Validate(); err != nil {
 		return nil, usage.Errorf("--max-rate: %v", err)

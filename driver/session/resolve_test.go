@@ -27,7 +27,7 @@ func base() Request {
 		Suite: "seed", Modes: "passthrough,modsecurity,coraza",
 		Warmup: -1, TrialWarmup: -1, Order: "latin", Scope: "mode-repeat", Seed: 1, Arrival: "uniform",
 		SLO: 10 * time.Millisecond, Upstream: "wafbench", Matrix: "auto", CRSTest: "auto", ResultsDir: "runs",
-		MaxRate: MaxRateRequest{Start: 100, Limit: 100000, Tol: 0.05, Confirm: 3, Window: 2 * time.Second, MaxWindow: 30 * time.Second, MinRequests: 1000, Method: "search"},
+		MaxRate: MaxRateRequest{Start: 100, Limit: 100000, Tol: 0.05, Votes: 3, Window: 2 * time.Second, MaxWindow: 30 * time.Second, MinRequests: 1000, Method: "search"},
 		Stack:   stack.Flags{CRSDir: "build/crs", Concurrency: 1, WasmStart: time.Minute},
 	}
 }

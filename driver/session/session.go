@@ -81,7 +81,7 @@ type MaxRateRequest struct {
 	At, Method        string
 	Start, Limit, Tol float64
 	Step              float64
-	Confirm           int
+	Votes             int
 	Window, MaxWindow time.Duration
 	MinRequests       int64
 }
