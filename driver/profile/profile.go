@@ -88,6 +88,10 @@ type Workload struct {
 	// Capacity gives that figure instead (req/s, every mode).
 	CapacityFrom string  `json:"capacity_from,omitempty"`
 	Capacity     float64 `json:"capacity,omitempty"`
+	// MaxWindow caps this workload's measured window below the suite's
+	// duration (or run --duration): the capacity measured before a soak
+	// needs seconds, not the soak's ten minutes. 0 = no cap.
+	MaxWindow duration `json:"max_window,omitempty"`
 	// ConnMode is "keepalive" (persistent connections, the default) or
 	// "per-request" (a new connection per request); it wins over the
 	// suite's and run --conn-mode.
@@ -182,6 +186,15 @@ type Set struct {
 type Case struct {
 	Workload *Workload
 	Conns    int
+}
+
+// Window is the case's measured window when the run's is d: d, or the
+// workload's max_window if that is shorter.
+func (c Case) Window(d time.Duration) time.Duration {
+	if m := time.Duration(c.Workload.MaxWindow); m > 0 && m < d {
+		return m
+	}
+	return d
 }
 
 // Key is "name@conns", the suite notation.
@@ -293,6 +306,9 @@ func (s *Set) check() error {
 		w := s.Workloads[n]
 		if err := s.checkAttackStream(w); err != nil {
 			return err
+		}
+		if w.MaxWindow < 0 {
+			return fmt.Errorf("workload %s: max_window: want ≥ 0, got %v", n, time.Duration(w.MaxWindow))
 		}
 		if w.CapacityFrom == "" {
 			continue

@@ -98,6 +98,8 @@ func TestParseErrors(t *testing.T) {
 		{"crs count", "workloads:\n- {name: c, replay: {format: crs, select: {count: 0}}, conns: [1]}\n", "workload c: replay: select.count: want 1..255"},
 		{"select without crs", "workloads:\n- {name: c, replay: {format: har, file: x.har, select: {count: 1}}, conns: [1], expect: {default: 200}}\n", "replay.select: only format crs"},
 		{"unknown format", "workloads:\n- {name: c, replay: {format: wrk, file: x}, conns: [1], expect: {default: 200}}\n", "replay.format: want vegeta, har or crs"},
+		{"negative max_window", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, max_window: -1s}\n", "workload a: max_window: want ≥ 0, got -1s"},
+		{"max_window number", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, max_window: 20}\n", "duration string"},
 		{"mix too wide", ok + "- {name: c, replay: {format: crs, select: {count: 255, seed: 1}}, conns: [1]}\n- {name: m, mix: [{workload: a, weight: 1}, {workload: c, weight: 1}], conns: [1]}\n", "workload m: mix: want at most 255 classes"},
 	}
 	for _, tt := range tests {
@@ -110,6 +112,28 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := Parse("ok.yaml", []byte(ok)); err != nil {
 		t.Errorf("valid profile: %v", err)
+	}
+}
+
+// TestMaxWindow: a workload's max_window caps the run's window, never
+// lengthens it; without one the run's window stands.
+func TestMaxWindow(t *testing.T) {
+	set, err := Parse("x.yaml", []byte("workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, max_window: 20s}\n- {name: b, method: GET, path: /, conns: [1], expect: {default: 200}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := Case{Workload: set.Workloads["a"], Conns: 1}, Case{Workload: set.Workloads["b"], Conns: 1}
+	for _, tt := range []struct {
+		c         Case
+		run, want time.Duration
+	}{
+		{a, 10 * time.Minute, 20 * time.Second},
+		{a, 5 * time.Second, 5 * time.Second},
+		{b, 10 * time.Minute, 10 * time.Minute},
+	} {
+		if got := tt.c.Window(tt.run); got != tt.want {
+			t.Errorf("%s.Window(%v) = %v, want %v", tt.c.Key(), tt.run, got, tt.want)
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ type Progress struct {
 	w       io.Writer
 	trials  int
 	cases   int
-	perCase time.Duration // warmup + duration
+	left    []time.Duration // left[k]: planned time of the cases from the k-th measured on
 	perTrl  time.Duration // startup estimate + trial warmup
 	start   time.Time
 
@@ -32,15 +32,21 @@ type Progress struct {
 
 // NewProgress returns a progress printer for the planned run, or nil when w
 // is nil. Call Done to end it.
-func NewProgress(w io.Writer, trials []plan.Trial, warmup, duration, trialWarmup time.Duration) *Progress {
+func NewProgress(w io.Writer, trials []plan.Trial, cases []profile.Case, warmup, duration, trialWarmup time.Duration) *Progress {
 	if w == nil {
 		return nil
 	}
-	n := 0
+	var each []time.Duration
 	for _, t := range trials {
-		n += len(t.Cases)
+		for _, ci := range t.Cases {
+			each = append(each, warmup+cases[ci].Window(duration))
+		}
 	}
-	p := &Progress{w: w, trials: len(trials), cases: n, perCase: warmup + duration,
+	left := make([]time.Duration, len(each)+1)
+	for k := len(each) - 1; k >= 0; k-- {
+		left[k] = left[k+1] + each[k]
+	}
+	p := &Progress{w: w, trials: len(trials), cases: len(each), left: left,
 		perTrl: time.Second + trialWarmup, start: time.Now(), stop: make(chan struct{})}
 	p.stopped.Add(1)
 	go p.tick()
@@ -95,7 +101,7 @@ func (p *Progress) set(t plan.Trial, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.msg, p.at = msg, time.Now()
-	p.leftAt = time.Duration(p.cases-p.done)*p.perCase + time.Duration(p.trials-t.Index+1)*p.perTrl
+	p.leftAt = p.left[min(p.done, p.cases)] + time.Duration(p.trials-t.Index+1)*p.perTrl
 	p.print()
 }
 

@@ -407,7 +407,7 @@ func (w *measuredWindow) options(rate float64, connMode load.ConnMode) load.Opti
 		Target:       w.p.Addr,
 		Conns:        w.c.Conns,
 		Warmup:       cfg.Warmup,
-		Duration:     cfg.Duration,
+		Duration:     w.c.Window(cfg.Duration),
 		MaxRequests:  cfg.MaxRequests,
 		Rate:         rate,
 		Timeout:      cfg.Timeout,
@@ -417,7 +417,7 @@ func (w *measuredWindow) options(rate float64, connMode load.ConnMode) load.Opti
 		Downstream:   cfg.Downstream,
 		TLS:          cfg.clientTLS,
 		Streams:      cfg.Streams,
-		SlotEvery:    cfg.latencySlot(),
+		SlotEvery:    cfg.latencySlot(w.c),
 		OnWarmupEnd:  w.start,
 		OnMeasureEnd: w.end,
 	}
@@ -441,26 +441,26 @@ func (w *measuredWindow) start() {
 		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
-	if cfg.overTime() && p.PID != 0 {
+	if cfg.overTime(w.c) && p.PID != 0 {
 		w.rss = startRSS(p.PID)
 	}
 }
 
-// overTime reports whether the run's windows are sampled over time: the
+// overTime reports whether case c's windows are sampled over time: the
 // proxy's RSS once a second, latencies by slot (the soak suite).
-func (cfg *Config) overTime() bool {
+func (cfg *Config) overTime(c profile.Case) bool {
 	from := cfg.seriesFrom
 	if from == 0 {
 		from = result.RSSSeriesMin
 	}
-	return cfg.Duration >= from
+	return c.Window(cfg.Duration) >= from
 }
 
-// latencySlot is the latency slot of the run's windows; 0 when they are
+// latencySlot is the latency slot of case c's windows; 0 when they are
 // not sampled over time.
-func (cfg *Config) latencySlot() time.Duration {
+func (cfg *Config) latencySlot(c profile.Case) time.Duration {
 	switch {
-	case !cfg.overTime():
+	case !cfg.overTime(c):
 		return 0
 	case cfg.slotEvery > 0:
 		return cfg.slotEvery

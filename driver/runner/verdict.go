@@ -46,7 +46,7 @@ func startAttacks(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Cas
 	rec.AttackWorkload = aw.Name
 	rec.AttackExpect = aw.Expected(tr.Mode)
 	workers := int(w.AttackRate/10) + 1
-	max := int(w.AttackRate*cfg.Duration.Seconds()) + workers
+	max := int(w.AttackRate*c.Window(cfg.Duration).Seconds()) + workers
 	return verdict.StartStream(ctx, verdict.StreamOptions{Target: addr, Rate: w.AttackRate, Workers: workers, Max: max, Timeout: cfg.Timeout}, req.Raw)
 }
 

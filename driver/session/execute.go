@@ -173,7 +173,7 @@ func (p *Plan) newMeta(m *machine, stderr io.Writer) (*result.Meta, error) {
 func (p *Plan) runnerConfig(dir string, m *machine, stderr io.Writer) *runner.Config {
 	var prog *runner.Progress
 	if p.Progress {
-		prog = runner.NewProgress(stderr, p.Trials, p.Warmup, p.Duration, p.TrialWarmup)
+		prog = runner.NewProgress(stderr, p.Trials, p.cases, p.Warmup, p.Duration, p.TrialWarmup)
 	}
 	cfg := &runner.Config{
 		Dir: dir, Self: m.self, Set: p.set, Cases: p.cases, Trials: p.Trials,
