@@ -14,12 +14,12 @@ import (
 // workload, elapsed, ETA) to a terminal, refreshed every second. A nil
 // *Progress prints nothing.
 type Progress struct {
-	w       io.Writer
-	trials  int
-	cases   int
-	left    []time.Duration // left[k]: planned time of the cases from the k-th measured on
-	perTrl  time.Duration // startup estimate + trial warmup
-	start   time.Time
+	w      io.Writer
+	trials int
+	cases  int
+	left   []time.Duration // left[k]: planned time of the cases from the k-th measured on
+	perTrl time.Duration   // startup estimate + trial warmup
+	start  time.Time
 
 	mu      sync.Mutex
 	done    int           // cases finished
