@@ -100,6 +100,9 @@ type Result struct {
 	Steps     []Step  `json:"steps"`              // in order
 	WallS     float64 `json:"wall_s"`             // time the search took
 	AtLimit   bool    `json:"at_limit,omitempty"` // every rate up to Limit passed
+	// First marks the method that ran first when a trial ran both (the
+	// order alternates by repeat); neither marked: the search ran first.
+	First bool `json:"first,omitempty"`
 }
 
 // Validate reports the first bad option.

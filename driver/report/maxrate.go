@@ -1,10 +1,13 @@
 package report
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	"wafbench/driver/maxrate"
 	"wafbench/driver/result"
+	"wafbench/driver/stats"
 )
 
 // writeMaxRate writes the "Max rate found" section of a run --max-rate-at:
@@ -33,9 +36,9 @@ func writeMaxRate(m *md, fig *figures) {
 	}
 	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. %s Search and sweep agree when their intervals overlap. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency; `–`: not recorded).", rs[0].MaxRate[0].Objective, how)
 	m.nl()
-	m.head("trial", "mode", "workload", "method", "rate req/s", "interval req/s", "windows", "fewest requests", "wall s", "search and sweep agree", "wall ÷ sweep's")
+	m.head("trial", "mode", "workload", "method", "ran", "rate req/s", "interval req/s", "windows", "fewest requests", "wall s", "search and sweep agree", "wall ÷ sweep's")
 	var both, agree int
-	var walls []float64
+	var walls, rates []float64
 	for _, r := range rs {
 		var search, sweep *struct{ rate, above, wall float64 }
 		for _, x := range r.MaxRate {
@@ -64,14 +67,21 @@ func writeMaxRate(m *md, fig *figures) {
 					ratio = f(search.wall/sweep.wall, 2) + "×"
 					walls = append(walls, search.wall/sweep.wall)
 				}
+				if search.rate > 0 && sweep.rate > 0 {
+					rates = append(rates, search.rate/sweep.rate)
+				}
 			}
-			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, f(x.Rate, 0), iv, itoa(len(x.Steps)), fewest(x.Steps), f(x.WallS, 1), in, ratio)
+			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, ran(r.MaxRate, x), f(x.Rate, 0), iv, itoa(len(x.Steps)), fewest(x.Steps), f(x.WallS, 1), in, ratio)
 		}
 	}
 	m.nl()
 	if both > 0 {
 		m.p("Search and sweep agree in %d of %d trials; the search's wall time ÷ the sweep's is %s (geometric mean over trials, paired-t 95%% CI).", agree, both, geoCI(walls))
 		m.nl()
+		if alternated(rs) {
+			m.p("The method that ran first alternated by repeat (*ran*). The search's rate ÷ the sweep's is %s over the %d trials where both found one (geometric mean, paired-t 95%% CI): %s.", geoCI(rates), len(rates), rateVerdict(rates))
+			m.nl()
+		}
 	}
 	var why []string
 	for _, r := range rs {
@@ -91,6 +101,53 @@ func writeMaxRate(m *md, fig *figures) {
 		m.p("Rates whose windows disagreed (the majority decided): %s.", strings.Join(split, "; "))
 		m.nl()
 	}
+}
+
+// rateVerdict says whether the rate ratios' interval shows the methods
+// finding different rates.
+func rateVerdict(rates []float64) string {
+	if len(rates) < 2 {
+		return "one trial, no interval"
+	}
+	_, lo, hi, _ := stats.PairedLogT(rates, stats.Confidence)
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return "no interval"
+	case hi < 1:
+		return "the search finds a lower rate (established)"
+	case lo > 1:
+		return "the search finds a higher rate (established)"
+	}
+	return fmt.Sprintf("no difference established; the interval spans %s%% to +%s%%", f(100*(lo-1), 1), f(100*(hi-1), 1))
+}
+
+// ran is "1st" or "2nd": x's place among the methods of its trial (no
+// method marked first: the search ran first, as before the order
+// alternated); empty when the trial ran one method.
+func ran(all []*maxrate.Result, x *maxrate.Result) string {
+	if len(all) < 2 {
+		return ""
+	}
+	first := x.First
+	if !all[0].First && !all[1].First {
+		first = x.Method != "sweep"
+	}
+	if first {
+		return "1st"
+	}
+	return "2nd"
+}
+
+// alternated reports whether some trial ran its sweep first.
+func alternated(rs []*result.Record) bool {
+	for _, r := range rs {
+		for _, x := range r.MaxRate {
+			if x.First && x.Method == "sweep" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // voted reports whether rs's rates were judged by votes (Step.Vote).

@@ -21,8 +21,12 @@ type MaxRate struct {
 	// judged over a few dozen requests is decided by the slowest one.
 	MinRequests int64
 	MaxWindow   time.Duration
-	Method      string  // "search", "sweep" or "both" (sweep after search, same trial)
+	Method      string  // "search", "sweep" or "both" (both in one trial, the order alternating by repeat)
 	SweepStep   float64 // req/s between sweep rates; 0 with MethodBoth: the search's resolution (tolerance × its rate)
+
+	// steps remembers, per mode and case, the sweep step a search gave,
+	// for a later repeat that sweeps first. Trials run one at a time.
+	steps map[string]float64
 }
 
 // Max-rate methods.
@@ -33,8 +37,9 @@ const (
 )
 
 // searchCase runs the max-rate search (and/or sweep) of case c against
-// proxy p. The first result's rate is the one the case is measured at.
-func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode string) ([]*maxrate.Result, error) {
+// proxy p in the given repeat. The first result is the search's when it
+// ran, the rate the case is measured at.
+func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode string, repeat int) ([]*maxrate.Result, error) {
 	mr := cfg.MaxRate
 	pct := mr.Search.Objective.Percentile
 	probe := func(ctx context.Context, rate float64) (maxrate.Window, error) {
@@ -63,33 +68,69 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		}
 		return w, nil
 	}
-	var out []*maxrate.Result
-	if mr.Method != MethodSweep {
+	key := mode + " " + c.Key()
+	search := func() (*maxrate.Result, error) {
 		res, err := maxrate.Search(ctx, mr.Search, probe)
-		if res != nil {
-			out = append(out, res)
-		}
 		if err != nil {
-			return out, fmt.Errorf("max-rate search: %w", err)
+			return res, fmt.Errorf("max-rate search: %w", err)
 		}
-	}
-	if mr.Method != MethodSearch {
-		step := mr.SweepStep
-		if step == 0 && (len(out) == 0 || out[0].Rate == 0) {
-			return out, nil // the search found no rate: nothing to sweep up to
-		}
-		if step == 0 {
+		if res.Rate > 0 {
 			// A sweep as fine as the search: one step per tolerance of
 			// the rate the search found.
-			step = max(mr.Search.Tolerance*out[0].Rate, mr.Search.Start/64)
+			if mr.steps == nil {
+				mr.steps = map[string]float64{}
+			}
+			mr.steps[key] = max(mr.Search.Tolerance*res.Rate, mr.Search.Start/64)
 		}
-		res, err := maxrate.Sweep(ctx, mr.Search.Objective, step, step, mr.Search.Limit, mr.Search.Votes, probe)
-		if res != nil {
-			out = append(out, res)
-		}
-		if err != nil {
-			return out, fmt.Errorf("max-rate sweep: %w", err)
-		}
+		return res, nil
 	}
-	return out, nil
+	sweep := func(step float64) (*maxrate.Result, error) {
+		res, err := maxrate.Sweep(ctx, mr.Search.Objective, step, step, mr.Search.Limit, mr.Search.Votes, probe)
+		if err != nil {
+			return res, fmt.Errorf("max-rate sweep: %w", err)
+		}
+		return res, nil
+	}
+	switch mr.Method {
+	case MethodSearch:
+		res, err := search()
+		return nonNil(res), err
+	case MethodSweep:
+		res, err := sweep(mr.SweepStep)
+		return nonNil(res), err
+	}
+	// Both: the search first in odd repeats, the sweep first in even ones
+	// when its step is known (given, or from an earlier repeat's search),
+	// so that neither method always meets the fresher Envoy; the search's
+	// result stays first in the record, the rate the case is measured at.
+	step := mr.SweepStep
+	if step == 0 {
+		step = mr.steps[key]
+	}
+	if repeat%2 == 0 && step > 0 {
+		sw, err := sweep(step)
+		if err != nil {
+			return nonNil(sw), err
+		}
+		sw.First = true
+		se, err := search()
+		return append(nonNil(se), sw), err
+	}
+	se, err := search()
+	if err != nil || se.Rate == 0 {
+		return nonNil(se), err // no rate found: nothing to sweep up to
+	}
+	if mr.SweepStep == 0 {
+		step = mr.steps[key]
+	}
+	sw, err := sweep(step)
+	return append([]*maxrate.Result{se}, nonNil(sw)...), err
+}
+
+// nonNil is res as a list, empty when res is nil.
+func nonNil(res *maxrate.Result) []*maxrate.Result {
+	if res == nil {
+		return nil
+	}
+	return []*maxrate.Result{res}
 }

@@ -334,7 +334,7 @@ func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float6
 // returns the rate found, or false when the search ended the record
 // (interrupted, failed, or no rate met the objective).
 func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, rec *result.Record) (float64, bool) {
-	found, err := searchCase(ctx, cfg, c, p, tr.Mode)
+	found, err := searchCase(ctx, cfg, c, p, tr.Mode, tr.Repeat)
 	rec.MaxRate = found
 	switch {
 	case ctx.Err() != nil:

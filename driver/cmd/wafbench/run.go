@@ -124,7 +124,7 @@ func maxRateFlags(fs *flag.FlagSet, f *session.MaxRateRequest) {
 	fs.DurationVar(&f.Window, "max-rate-window", 2*time.Second, "shortest measured window of a max-rate probe (each also gets the --warmup)")
 	fs.Int64Var(&f.MinRequests, "max-rate-min-requests", 1000, "stretch a max-rate probe's window to hold this many arrivals at its rate (1000 at p99: the 10 slowest lie above it, so no single request decides a step), up to --max-rate-window-max; 0 = every window --max-rate-window long")
 	fs.DurationVar(&f.MaxWindow, "max-rate-window-max", 30*time.Second, "longest measured window of a max-rate probe; a probe at a rate too low to reach --max-rate-min-requests in it runs this long")
-	fs.StringVar(&f.Method, "max-rate-method", runner.MethodSearch, "search (exponential + bisection), sweep (every --max-rate-step from one step up, to the first failure) or both (the sweep after the search in the same trial, to compare them)")
+	fs.StringVar(&f.Method, "max-rate-method", runner.MethodSearch, "search (exponential + bisection), sweep (every --max-rate-step from one step up, to the first failure) or both (both in one trial, to compare them: the search first in odd repeats, the sweep first in even ones, its step from the search of an earlier repeat unless --max-rate-step gives it)")
 	fs.Float64Var(&f.Step, "max-rate-step", 0, "rate step of the max-rate sweep, req/s; 0 = with --max-rate-method both, the search's resolution (--max-rate-tolerance × the rate it found), so the sweep is as fine as the search (required > 0 with sweep alone)")
 }
 
