@@ -58,9 +58,9 @@ func writeSoak(m *md, fig *figures) {
 	sort.SliceStable(rows, func(i, j int) bool { return modes.Rank(rows[i].Mode) < modes.Rank(rows[j].Mode) })
 	m.p("## Soak: resident memory, errors and latency over the window")
 	m.nl()
-	m.p("The proxy's VmRSS read once a second through each measured window of a minute or more, and its least-squares slope in MiB per minute with a 95%% t interval. Successive readings are autocorrelated, so the interval is narrower than an independent-samples one would be: a **growing** verdict is a lead to follow with a longer soak, not proof of a leak. Errors are the window's failed or unexpected answers by kind; attacks are the answers to the concurrent attack stream (a WAF must never answer one 200).")
+	m.p("The proxy's VmRSS read once a second through each measured window of a minute or more, and its least-squares slope in MiB per minute with a 95%% interval. Successive readings are autocorrelated (ρ, the residuals' lag-1 autocorrelation), so the interval treats the residuals as AR(1): the standard error is inflated by √((1+ρ)/(1−ρ)) and the t quantile takes the effective number of independent readings, n(1−ρ)/(1+ρ), less 2 degrees of freedom (`driver/stats/slope.go`). A **growing** verdict is a lead to follow with a longer soak; a slope not established at a large ρ says the window was too short to tell, not that memory is flat. Errors are the window's failed or unexpected answers by kind; attacks are the answers to the concurrent attack stream (a WAF must never answer one 200).")
 	m.nl()
-	m.head("mode", "workload", "repeat", "minutes", "RSS first → last MiB", "slope MiB/min [95% CI]", "errors", "attacks: answers", "verdict")
+	m.head("mode", "workload", "repeat", "minutes", "RSS first → last MiB", "slope MiB/min [95% CI]", "ρ", "effective n", "errors", "attacks: answers", "verdict")
 	for _, r := range rows {
 		y := make([]float64, len(r.RSSSeriesKiB))
 		for i, v := range r.RSSSeriesKiB {
@@ -69,7 +69,7 @@ func writeSoak(m *md, fig *figures) {
 		s := stats.LinearSlope(y, 1.0/60) // one sample a second: x in minutes
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat), fmt.Sprintf("%.1f", float64(len(y)-1)/60),
 			fmt.Sprintf("%.1f → %.1f", y[0], y[len(y)-1]), fmt.Sprintf("%.3f [%.3f, %.3f]", s.PerX, s.Lo, s.Hi),
-			countsCell(r.Errors), attacksCell(r), soakVerdict(s))
+			fmt.Sprintf("%.3f", s.Rho), fmt.Sprintf("%.0f", s.NEff), countsCell(r.Errors), attacksCell(r), soakVerdict(s))
 	}
 	m.nl()
 	writeDrift(m, rows)
