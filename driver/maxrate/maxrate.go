@@ -3,16 +3,19 @@
 // does, instead of sweeping every rate: it doubles the rate from a start
 // (halving it first while the start fails, down to Start/64) until a rate
 // fails, then bisects between the last pass and the first failure to a
-// relative tolerance. The result is the highest passing rate with its
-// interval: [Rate, Above), Above being the lowest rate seen to fail.
+// relative tolerance. The bracket is [Rate, Above), Above being the lowest
+// rate seen to fail; the rate reported is Fit's: where a window passes
+// with probability one half, from every window probed, with its 95%
+// interval.
 //
 // A window passes when it held its rate (no fall-behind), had no errors and
 // met the objective. A rate's verdict is the majority of Votes windows at
 // it (probing stops once one side has the majority): a tail percentile
 // near its bound passes in some windows and fails in others, and a single
 // window then decides by chance — one slow stretch of the machine failed a
-// rate a fifth of the capacity the next windows held. Sweep probes a fixed
-// grid with the same verdict, for comparison.
+// rate a fifth of the capacity the next windows held. A window far from
+// the bound (Margin) decides its rate alone. Sweep probes a fixed grid
+// with the same verdicts, for comparison.
 package maxrate
 
 import (
@@ -88,7 +91,11 @@ type Options struct {
 	Limit     float64 // highest rate probed, req/s; > Start
 	Tolerance float64 // bisect until (above-below)/below ≤ this; e.g. 0.05
 	Votes     int     // windows judged at each rate, the majority deciding; ≥ 1 (1: one window decides)
-	MaxRates  int     // bound on the rates the search probes (0 = 40)
+	// Margin: a window whose percentile is at most the bound ÷ Margin
+	// (and passes) or at least the bound × Margin decides its rate alone,
+	// its verdict beyond doubt; ≤ 1 = every rate takes its votes.
+	Margin   float64
+	MaxRates int // bound on the rates the search probes (0 = 40)
 }
 
 // Result is a search's outcome.
@@ -116,6 +123,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("tolerance: want 0 < t < 1, got %v", o.Tolerance)
 	case o.Votes < 1:
 		return fmt.Errorf("votes: want ≥ 1 windows per rate, got %d", o.Votes)
+	case o.Margin < 0:
+		return fmt.Errorf("margin: want ≥ 1 (≤ 1 = off), got %v", o.Margin)
 	}
 	return nil
 }
@@ -149,17 +158,32 @@ func judge(obj objective, w Window) (bool, string) {
 	return true, ""
 }
 
+// decisive reports whether window w, judged pass or not, is far enough
+// from the objective's bound for its verdict alone to decide its rate.
+func decisive(obj objective, margin float64, w Window, pass bool) bool {
+	if margin <= 1 {
+		return false
+	}
+	bound := float64(obj.Max.Microseconds())
+	if pass {
+		return w.LatencyUs <= bound/margin
+	}
+	return w.LatencyUs >= bound*margin
+}
+
 type searcher struct {
-	obj   objective
-	votes int
-	probe probe
-	res   *Result
-	rates int // rates probed so far
-	max   int // bound on rates; 0 = none
+	obj    objective
+	votes  int
+	margin float64
+	probe  probe
+	res    *Result
+	rates  int // rates probed so far
+	max    int // bound on rates; 0 = none
 }
 
 // try judges rate by the majority of s.votes windows, stopping once one
-// side holds it (a tie of an even count fails).
+// side holds it (a tie of an even count fails) or a window decides alone
+// (decisive).
 func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, error) {
 	if s.max > 0 && s.rates >= s.max {
 		return false, fmt.Errorf("max-rate: gave up after %d rates", s.max)
@@ -167,7 +191,7 @@ func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, e
 	s.rates++
 	need := s.votes/2 + 1
 	passes, fails := 0, 0
-	for vote := 1; passes < need && fails <= s.votes-need; vote++ {
+	for vote := 1; ; vote++ {
 		w, err := s.probe(ctx, rate)
 		if err != nil {
 			return false, err
@@ -179,14 +203,18 @@ func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, e
 			fails++
 		}
 		st := Step{Phase: phase, Window: w, Pass: pass, Reason: why, Vote: vote}
-		if passes >= need {
+		alone := vote == 1 && decisive(s.obj, s.margin, w, pass)
+		switch {
+		case passes >= need || (pass && alone):
 			st.Verdict = "pass"
-		} else if fails > s.votes-need {
+		case fails > s.votes-need || (!pass && alone):
 			st.Verdict = "fail"
 		}
 		s.res.Steps = append(s.res.Steps, st)
+		if st.Verdict != "" {
+			return st.Verdict == "pass", nil
+		}
 	}
-	return passes >= need, nil
 }
 
 // Search runs the exponential phase and the bisection.
@@ -196,7 +224,7 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	}
 	t0 := time.Now()
 	res := &Result{Objective: opts.Objective.String(), Method: "search"}
-	s := &searcher{obj: opts.Objective, votes: opts.Votes, probe: probe, res: res, max: opts.MaxRates}
+	s := &searcher{obj: opts.Objective, votes: opts.Votes, margin: opts.Margin, probe: probe, res: res, max: opts.MaxRates}
 	if s.max == 0 {
 		s.max = 40
 	}
@@ -250,30 +278,42 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	return res, nil
 }
 
-// Sweep probes start, start+step, … up to limit, each rate judged by the
-// majority of votes windows as in Search, and reports the highest rate
-// that passed before the first failure, its interval [Rate, Rate+step)
-// (Above = the failing rate); a fine grid is what the search is checked
-// against.
-func Sweep(ctx context.Context, obj objective, start, step, limit float64, votes int, probe probe) (*Result, error) {
-	if !(start > 0 && step > 0 && limit >= start) || votes < 1 {
-		return nil, fmt.Errorf("sweep: want start > 0, step > 0, limit ≥ start, votes ≥ 1; got %v, %v, %v, %d", start, step, limit, votes)
+// SweepPast is how many failing rates a sweep probes: it goes on past its
+// first failing rate, so that Fit has windows above the limit too.
+const SweepPast = 2
+
+// Sweep probes step, 2·step, … up to opts.Limit, each rate judged as in
+// Search (opts' objective, votes and margin), until SweepPast rates have
+// failed. Its bracket is the highest rate that passed before the first
+// failure and that failure, [Rate, Above); a fine grid is what the search
+// is checked against.
+func Sweep(ctx context.Context, opts Options, step float64, probe probe) (*Result, error) {
+	if !(step > 0 && opts.Limit >= step) || opts.Votes < 1 {
+		return nil, fmt.Errorf("sweep: want step > 0, limit ≥ step, votes ≥ 1; got %v, %v, %d", step, opts.Limit, opts.Votes)
 	}
 	t0 := time.Now()
-	res := &Result{Objective: obj.String(), Method: "sweep"}
-	s := &searcher{obj: obj, votes: votes, probe: probe, res: res}
+	res := &Result{Objective: opts.Objective.String(), Method: "sweep"}
+	s := &searcher{obj: opts.Objective, votes: opts.Votes, margin: opts.Margin, probe: probe, res: res}
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
-	for r := start; r <= limit*(1+1e-9); r += step {
+	failed := 0
+	for r := step; r <= opts.Limit*(1+1e-9); r += step {
 		pass, err := s.try(ctx, "sweep", r)
 		if err != nil {
 			return res, err
 		}
-		if !pass {
+		if pass {
+			if failed == 0 {
+				res.Rate = r
+			}
+			continue
+		}
+		if failed++; failed == 1 {
 			res.Above = r
+		}
+		if failed == SweepPast {
 			return res, nil
 		}
-		res.Rate = r
 	}
-	res.AtLimit = true
+	res.AtLimit = failed == 0
 	return res, nil
 }

@@ -79,7 +79,7 @@ func TestSearch(t *testing.T) {
 		}
 		sw := &model{capacity: capacity}
 		step := res.Rate * 0.02
-		sres, err := Sweep(context.Background(), obj, step, step, 1e6, 3, sw.probe)
+		sres, err := Sweep(context.Background(), Options{Objective: obj, Limit: 1e6, Votes: 3}, step, sw.probe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,5 +158,66 @@ func TestWindowFor(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("WindowFor(%v, %d): got %v, want %v", tc.rate, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestSearchMargin: with a margin of 2, a window at 1 ms or at 50 ms
+// against a 10 ms bound decides its rate alone, so every rate takes one
+// window and the bracket is the one votes give; windows at 8 ms (within
+// the margin) still take their votes.
+func TestSearchMargin(t *testing.T) {
+	opts := Options{Objective: obj, Start: 100, Limit: 1e6, Tolerance: 0.02, Votes: 3}
+	voted, err := Search(context.Background(), opts, (&model{capacity: 1234}).probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Margin = 2
+	m := &model{capacity: 1234}
+	alone, err := Search(context.Background(), opts, m.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.Rate != voted.Rate || alone.Above != voted.Above {
+		t.Errorf("margin 2: got [%v, %v), want the votes' [%v, %v)", alone.Rate, alone.Above, voted.Rate, voted.Above)
+	}
+	for i, s := range alone.Steps {
+		if s.Vote != 1 || s.Verdict == "" {
+			t.Errorf("margin 2: step %d %+v, want one window deciding its rate", i, s)
+		}
+	}
+	if len(alone.Steps)*2 != len(voted.Steps) {
+		t.Errorf("margin 2: %d windows, want half the votes' %d", len(alone.Steps), len(voted.Steps))
+	}
+	near := func(_ context.Context, rate float64) (Window, error) {
+		return Window{Rate: rate, Achieved: rate, LatencyUs: 8000}, nil
+	}
+	res, err := Search(context.Background(), Options{Objective: obj, Start: 100, Limit: 400, Tolerance: 0.02, Votes: 3, Margin: 2}, near)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 6 || res.Steps[0].Verdict != "" || res.Steps[1].Verdict != "pass" {
+		t.Errorf("8 ms windows: steps %+v, want two votes at each of 100, 200, 400", res.Steps)
+	}
+}
+
+// TestSweepPast: a sweep goes on past its first failing rate until
+// SweepPast rates have failed, so the fit has windows above the limit; its
+// bracket stays at the first failure even when a later rate passes.
+func TestSweepPast(t *testing.T) {
+	m := &model{capacity: 1000, flaky: map[float64]int{500: 2}}
+	res, err := Sweep(context.Background(), Options{Objective: obj, Limit: 1e6, Votes: 3}, 100, m.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rate != 400 || res.Above != 500 || res.AtLimit {
+		t.Errorf("got [%v, %v) at limit %v, want [400, 500)", res.Rate, res.Above, res.AtLimit)
+	}
+	last := res.Steps[len(res.Steps)-1]
+	if last.Rate != 1100 || last.Verdict != "fail" {
+		t.Errorf("last step %+v, want 1100 req/s failed (the second failing rate)", last)
+	}
+	res, err = Sweep(context.Background(), Options{Objective: obj, Limit: 300, Votes: 1}, 100, (&model{capacity: 1000}).probe)
+	if err != nil || !res.AtLimit || res.Rate != 300 {
+		t.Errorf("no failure up to the limit: got %+v %v, want rate 300 at the limit", res, err)
 	}
 }

@@ -11,12 +11,13 @@ import (
 )
 
 // writeMaxRate writes the "Max rate found" section of a run --max-rate-at:
-// per record, each method's rate meeting the objective, its interval
-// [rate, lowest failing rate), the windows probed and the wall time taken,
-// the fewest requests a window's percentile was taken over, and, when a
-// trial ran both, whether the two intervals overlap (both bracket the same
-// limit) and the ratio of their wall times, with a line counting the
-// trials that agree.
+// per record and method, the rate at which a window meets the objective
+// with probability one half, fitted to every window the method probed
+// (maxrate.Fit), with its 95% interval; the bracket its verdicts gave; the
+// windows probed, the fewest requests a window's percentile was taken over
+// and the wall time; and, where a trial ran both methods, whether the
+// sweep's rate lies in the search's interval and the ratio of their wall
+// times, with lines pooling the trials.
 func writeMaxRate(m *md, fig *figures) {
 	recs := fig.Records
 	var rs []*result.Record
@@ -30,77 +31,104 @@ func writeMaxRate(m *md, fig *figures) {
 	}
 	m.p("## Max rate found")
 	m.nl()
-	how := "The search doubles the rate to the first failure, bisects to the tolerance, then repeats the rate found; its interval runs from the highest confirmed pass to the lowest failure (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failure."
-	if voted(rs) {
-		how = "Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority). The search doubles the rate to the first failing rate, then bisects to the tolerance; its interval runs from the highest passing rate to the lowest failing one (`–`: none failed up to the limit). A sweep steps a fixed grid to its first failing rate, with the same verdicts."
+	alone := ""
+	if v := fig.Meta.Flags["max-rate-margin"]; v != "" && v != "1" {
+		alone = fmt.Sprintf(", or a window whose percentile is within the bound ÷ %s or beyond the bound × %s decides its rate alone", v, v)
 	}
-	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. %s Search and sweep agree when their intervals overlap. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency; `–`: not recorded).", rs[0].MaxRate[0].Objective, how)
+	stop := "until two rates have failed"
+	if !sweptPast(rs) {
+		stop = "to its first failing rate"
+	}
+	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority%s). The search doubles the rate to the first failing rate, then bisects to the tolerance; a sweep steps a fixed grid upward %s. The *bracket* runs from the highest rate that passed before the first failing rate to that rate (`–`: none failed up to the limit).", rs[0].MaxRate[0].Objective, alone, stop)
 	m.nl()
-	m.head("trial", "mode", "workload", "method", "ran", "rate req/s", "interval req/s", "windows", "fewest requests", "wall s", "search and sweep agree", "wall ÷ sweep's")
+	m.p("Near the limit one rate passes some windows and fails others, so a bracket depends on how many chances to fail its method took (a sweep walks up every rate below the limit). *Rate* is where a window meets the objective with probability ½: a logistic curve in ln rate fitted to all of the method's windows (Firth's penalized likelihood), with its 95%% profile-likelihood interval (`–`: open beyond the rates probed; no rate where the windows all passed or all failed). Search and sweep agree when the sweep's rate lies in the search's interval. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency).")
+	m.nl()
+	m.head("trial", "mode", "workload", "method", "ran", "rate req/s", "95% interval req/s", "bracket req/s", "windows passed / failed", "fewest requests", "wall s", "sweep's rate in search's interval", "wall ÷ sweep's")
 	var both, agree int
 	var walls, rates []float64
 	for _, r := range rs {
-		var search, sweep *struct{ rate, above, wall float64 }
+		var search, sweep *maxrate.Result
 		for _, x := range r.MaxRate {
-			v := &struct{ rate, above, wall float64 }{x.Rate, x.Above, x.WallS}
 			if x.Method == "sweep" {
-				sweep = v
+				sweep = x
 			} else {
-				search = v
+				search = x
 			}
 		}
 		for _, x := range r.MaxRate {
-			iv := "[" + f(x.Rate, 0) + ", " + f(x.Above, 0) + ")"
-			if x.Above == 0 {
-				iv = "[" + f(x.Rate, 0) + ", –)"
+			est, ok := maxrate.Fit(x.Steps)
+			rate, iv := "–", "–"
+			if ok {
+				rate, iv = f(est.Rate, 0), "["+openEnd(est.Low)+", "+openEnd(est.High)+"]"
 			}
 			in, ratio := "", ""
-			if x.Method != "sweep" && search != nil && sweep != nil {
-				// Both intervals hold the true limit: they agree when they overlap.
-				lo, hi := max(search.rate, sweep.rate), min(orInf(search.above), orInf(sweep.above))
-				in = map[bool]string{true: "yes", false: "no"}[lo < hi]
+			if x == search && sweep != nil {
 				both++
-				if lo < hi {
+				se, okSe := maxrate.Fit(search.Steps)
+				sw, okSw := maxrate.Fit(sweep.Steps)
+				switch {
+				case okSe && okSw && se.Contains(sw.Rate):
+					in = "yes"
 					agree++
+				case okSe && okSw:
+					in = "no"
+				default:
+					in = "no rate"
 				}
-				if sweep.wall > 0 {
-					ratio = f(search.wall/sweep.wall, 2) + "×"
-					walls = append(walls, search.wall/sweep.wall)
+				if okSe && okSw {
+					rates = append(rates, se.Rate/sw.Rate)
 				}
-				if search.rate > 0 && sweep.rate > 0 {
-					rates = append(rates, search.rate/sweep.rate)
+				if sweep.WallS > 0 {
+					ratio = f(search.WallS/sweep.WallS, 2) + "×"
+					walls = append(walls, search.WallS/sweep.WallS)
 				}
 			}
-			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, ran(r.MaxRate, x), f(x.Rate, 0), iv, itoa(len(x.Steps)), fewest(x.Steps), f(x.WallS, 1), in, ratio)
+			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, ran(r.MaxRate, x), rate, iv, bracket(x),
+				itoa(est.Passed)+" / "+itoa(est.Failed), fewest(x.Steps), f(x.WallS, 1), in, ratio)
 		}
 	}
 	m.nl()
 	if both > 0 {
-		m.p("Search and sweep agree in %d of %d trials; the search's wall time ÷ the sweep's is %s (geometric mean over trials, paired-t 95%% CI).", agree, both, geoCI(walls))
+		m.p("The sweep's rate lies in the search's interval in %d of %d trials; the search's rate ÷ the sweep's is %s over the %d trials where both gave one (geometric mean, paired-t 95%% CI): %s. The search's wall time ÷ the sweep's is %s.", agree, both, geoCI(rates), len(rates), rateVerdict(rates), geoCI(walls))
 		m.nl()
 		if alternated(rs) {
-			m.p("The method that ran first alternated by repeat (*ran*). The search's rate ÷ the sweep's is %s over the %d trials where both found one (geometric mean, paired-t 95%% CI): %s.", geoCI(rates), len(rates), rateVerdict(rates))
+			m.p("The method that ran first alternated by repeat (*ran*).")
 			m.nl()
 		}
-	}
-	var why []string
-	for _, r := range rs {
-		for _, x := range r.MaxRate {
-			for _, s := range x.Steps {
-				if !s.Pass && s.Phase == "confirm" {
-					why = append(why, r.Mode+" "+f(s.Rate, 0)+" req/s: "+s.Reason)
-				}
-			}
-		}
-	}
-	if len(why) > 0 {
-		m.p("Confirmations that failed (the search then settled lower): %s.", strings.Join(why, "; "))
-		m.nl()
 	}
 	if split := splitVotes(rs); len(split) > 0 {
 		m.p("Rates whose windows disagreed (the majority decided): %s.", strings.Join(split, "; "))
 		m.nl()
 	}
+}
+
+// bracket is x's [Rate, Above), "–" for an end it lacks.
+func bracket(x *maxrate.Result) string {
+	if x.Above == 0 {
+		return "[" + f(x.Rate, 0) + ", –)"
+	}
+	return "[" + f(x.Rate, 0) + ", " + f(x.Above, 0) + ")"
+}
+
+// openEnd is an interval end, "–" when open (0).
+func openEnd(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return f(v, 0)
+}
+
+// sweptPast reports whether some sweep of rs probed a rate after its first
+// failing one (maxrate.SweepPast; sweeps before it stopped there).
+func sweptPast(rs []*result.Record) bool {
+	for _, r := range rs {
+		for _, x := range r.MaxRate {
+			if x.Method == "sweep" && x.Above > 0 && len(x.Steps) > 0 && x.Steps[len(x.Steps)-1].Rate > x.Above {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rateVerdict says whether the rate ratios' interval shows the methods
@@ -150,20 +178,6 @@ func alternated(rs []*result.Record) bool {
 	return false
 }
 
-// voted reports whether rs's rates were judged by votes (Step.Vote).
-func voted(rs []*result.Record) bool {
-	for _, r := range rs {
-		for _, x := range r.MaxRate {
-			for _, s := range x.Steps {
-				if s.Vote > 0 {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // splitVotes lists, per record and method, each rate whose windows did not
 // all agree: its verdict, the windows for it and the failing windows'
 // reasons.
@@ -193,13 +207,6 @@ func splitVotes(rs []*result.Record) []string {
 		}
 	}
 	return out
-}
-
-func orInf(v float64) float64 {
-	if v == 0 {
-		return 1e300
-	}
-	return v
 }
 
 // fewest is the smallest request count of steps' windows, "–" when a

@@ -85,7 +85,7 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		return res, nil
 	}
 	sweep := func(step float64) (*maxrate.Result, error) {
-		res, err := maxrate.Sweep(ctx, mr.Search.Objective, step, step, mr.Search.Limit, mr.Search.Votes, probe)
+		res, err := maxrate.Sweep(ctx, mr.Search, step, probe)
 		if err != nil {
 			return res, fmt.Errorf("max-rate sweep: %w", err)
 		}
