@@ -13,9 +13,8 @@
 // it (probing stops once one side has the majority): a tail percentile
 // near its bound passes in some windows and fails in others, and a single
 // window then decides by chance — one slow stretch of the machine failed a
-// rate a fifth of the capacity the next windows held. A window far from
-// the bound (Margin) decides its rate alone. Sweep probes a fixed grid
-// with the same verdicts, for comparison.
+// rate a fifth of the capacity the next windows held. Sweep probes a fixed
+// grid with the same verdicts, for comparison.
 package maxrate
 
 import (
@@ -87,15 +86,11 @@ type probe func(ctx context.Context, rate float64) (Window, error)
 // Options bound a search.
 type Options struct {
 	Objective objective
-	Start     float64 // first rate, req/s; > 0
+	Start     float64 // first rate, req/s; > 0 for Search (0 in a configuration: its caller sets it)
 	Limit     float64 // highest rate probed, req/s; > Start
 	Tolerance float64 // bisect until (above-below)/below ≤ this; e.g. 0.05
 	Votes     int     // windows judged at each rate, the majority deciding; ≥ 1 (1: one window decides)
-	// Margin: a window whose percentile is at most the bound ÷ Margin
-	// (and passes) or at least the bound × Margin decides its rate alone,
-	// its verdict beyond doubt; ≤ 1 = every rate takes its votes.
-	Margin   float64
-	MaxRates int // bound on the rates the search probes (0 = 40)
+	MaxRates  int     // bound on the rates the search probes (0 = 40)
 }
 
 // Result is a search's outcome.
@@ -110,21 +105,22 @@ type Result struct {
 	// First marks the method that ran first when a trial ran both (the
 	// order alternates by repeat); neither marked: the search ran first.
 	First bool `json:"first,omitempty"`
+	// Capacity is the closed-loop throughput a search started from (at
+	// half of it) when it was given no start, req/s; 0 otherwise.
+	Capacity float64 `json:"capacity_per_s,omitempty"`
 }
 
 // Validate reports the first bad option.
 func (o *Options) Validate() error {
 	switch {
-	case !(o.Start > 0):
-		return fmt.Errorf("start: want > 0 req/s, got %v", o.Start)
+	case !(o.Start >= 0):
+		return fmt.Errorf("start: want > 0 req/s (0: the caller's choice, from a capacity window), got %v", o.Start)
 	case !(o.Limit > o.Start):
 		return fmt.Errorf("limit: want > start (%v req/s), got %v", o.Start, o.Limit)
 	case !(o.Tolerance > 0 && o.Tolerance < 1):
 		return fmt.Errorf("tolerance: want 0 < t < 1, got %v", o.Tolerance)
 	case o.Votes < 1:
 		return fmt.Errorf("votes: want ≥ 1 windows per rate, got %d", o.Votes)
-	case o.Margin < 0:
-		return fmt.Errorf("margin: want ≥ 1 (≤ 1 = off), got %v", o.Margin)
 	}
 	return nil
 }
@@ -158,32 +154,17 @@ func judge(obj objective, w Window) (bool, string) {
 	return true, ""
 }
 
-// decisive reports whether window w, judged pass or not, is far enough
-// from the objective's bound for its verdict alone to decide its rate.
-func decisive(obj objective, margin float64, w Window, pass bool) bool {
-	if margin <= 1 {
-		return false
-	}
-	bound := float64(obj.Max.Microseconds())
-	if pass {
-		return w.LatencyUs <= bound/margin
-	}
-	return w.LatencyUs >= bound*margin
-}
-
 type searcher struct {
-	obj    objective
-	votes  int
-	margin float64
-	probe  probe
-	res    *Result
-	rates  int // rates probed so far
-	max    int // bound on rates; 0 = none
+	obj   objective
+	votes int
+	probe probe
+	res   *Result
+	rates int // rates probed so far
+	max   int // bound on rates; 0 = none
 }
 
 // try judges rate by the majority of s.votes windows, stopping once one
-// side holds it (a tie of an even count fails) or a window decides alone
-// (decisive).
+// side holds it (a tie of an even count fails).
 func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, error) {
 	if s.max > 0 && s.rates >= s.max {
 		return false, fmt.Errorf("max-rate: gave up after %d rates", s.max)
@@ -203,11 +184,10 @@ func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, e
 			fails++
 		}
 		st := Step{Phase: phase, Window: w, Pass: pass, Reason: why, Vote: vote}
-		alone := vote == 1 && decisive(s.obj, s.margin, w, pass)
 		switch {
-		case passes >= need || (pass && alone):
+		case passes >= need:
 			st.Verdict = "pass"
-		case fails > s.votes-need || (!pass && alone):
+		case fails > s.votes-need:
 			st.Verdict = "fail"
 		}
 		s.res.Steps = append(s.res.Steps, st)
@@ -222,9 +202,12 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.Start == 0 {
+		return nil, fmt.Errorf("start: want > 0 req/s, got 0")
+	}
 	t0 := time.Now()
 	res := &Result{Objective: opts.Objective.String(), Method: "search"}
-	s := &searcher{obj: opts.Objective, votes: opts.Votes, margin: opts.Margin, probe: probe, res: res, max: opts.MaxRates}
+	s := &searcher{obj: opts.Objective, votes: opts.Votes, probe: probe, res: res, max: opts.MaxRates}
 	if s.max == 0 {
 		s.max = 40
 	}
@@ -283,7 +266,7 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 const SweepPast = 2
 
 // Sweep probes step, 2·step, … up to opts.Limit, each rate judged as in
-// Search (opts' objective, votes and margin), until SweepPast rates have
+// Search (opts' objective and votes), until SweepPast rates have
 // failed. Its bracket is the highest rate that passed before the first
 // failure and that failure, [Rate, Above); a fine grid is what the search
 // is checked against.
@@ -293,7 +276,7 @@ func Sweep(ctx context.Context, opts Options, step float64, probe probe) (*Resul
 	}
 	t0 := time.Now()
 	res := &Result{Objective: opts.Objective.String(), Method: "sweep"}
-	s := &searcher{obj: opts.Objective, votes: opts.Votes, margin: opts.Margin, probe: probe, res: res}
+	s := &searcher{obj: opts.Objective, votes: opts.Votes, probe: probe, res: res}
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
 	failed := 0
 	for r := step; r <= opts.Limit*(1+1e-9); r += step {

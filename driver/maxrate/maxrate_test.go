@@ -161,45 +161,6 @@ func TestWindowFor(t *testing.T) {
 	}
 }
 
-// TestSearchMargin: with a margin of 2, a window at 1 ms or at 50 ms
-// against a 10 ms bound decides its rate alone, so every rate takes one
-// window and the bracket is the one votes give; windows at 8 ms (within
-// the margin) still take their votes.
-func TestSearchMargin(t *testing.T) {
-	opts := Options{Objective: obj, Start: 100, Limit: 1e6, Tolerance: 0.02, Votes: 3}
-	voted, err := Search(context.Background(), opts, (&model{capacity: 1234}).probe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Margin = 2
-	m := &model{capacity: 1234}
-	alone, err := Search(context.Background(), opts, m.probe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if alone.Rate != voted.Rate || alone.Above != voted.Above {
-		t.Errorf("margin 2: got [%v, %v), want the votes' [%v, %v)", alone.Rate, alone.Above, voted.Rate, voted.Above)
-	}
-	for i, s := range alone.Steps {
-		if s.Vote != 1 || s.Verdict == "" {
-			t.Errorf("margin 2: step %d %+v, want one window deciding its rate", i, s)
-		}
-	}
-	if len(alone.Steps)*2 != len(voted.Steps) {
-		t.Errorf("margin 2: %d windows, want half the votes' %d", len(alone.Steps), len(voted.Steps))
-	}
-	near := func(_ context.Context, rate float64) (Window, error) {
-		return Window{Rate: rate, Achieved: rate, LatencyUs: 8000}, nil
-	}
-	res, err := Search(context.Background(), Options{Objective: obj, Start: 100, Limit: 400, Tolerance: 0.02, Votes: 3, Margin: 2}, near)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Steps) != 6 || res.Steps[0].Verdict != "" || res.Steps[1].Verdict != "pass" {
-		t.Errorf("8 ms windows: steps %+v, want two votes at each of 100, 200, 400", res.Steps)
-	}
-}
-
 // TestSweepPast: a sweep goes on past its first failing rate until
 // SweepPast rates have failed, so the fit has windows above the limit; its
 // bracket stays at the first failure even when a later rate passes.
@@ -219,5 +180,21 @@ func TestSweepPast(t *testing.T) {
 	res, err = Sweep(context.Background(), Options{Objective: obj, Limit: 300, Votes: 1}, 100, (&model{capacity: 1000}).probe)
 	if err != nil || !res.AtLimit || res.Rate != 300 {
 		t.Errorf("no failure up to the limit: got %+v %v, want rate 300 at the limit", res, err)
+	}
+}
+
+// TestStartZero: a configuration may leave the start to its caller (0),
+// but Search itself needs one.
+func TestStartZero(t *testing.T) {
+	opts := Options{Objective: obj, Limit: 1000, Tolerance: 0.05, Votes: 3}
+	if err := opts.Validate(); err != nil {
+		t.Errorf("Validate with start 0: %v, want ok", err)
+	}
+	if _, err := Search(context.Background(), opts, (&model{capacity: 10}).probe); err == nil || err.Error() != "start: want > 0 req/s, got 0" {
+		t.Errorf("Search with start 0: got %v", err)
+	}
+	opts.Start = -1
+	if err := opts.Validate(); err == nil {
+		t.Error("Validate with start -1: want an error")
 	}
 }

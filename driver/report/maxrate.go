@@ -31,15 +31,11 @@ func writeMaxRate(m *md, fig *figures) {
 	}
 	m.p("## Max rate found")
 	m.nl()
-	alone := ""
-	if v := fig.Meta.Flags["max-rate-margin"]; v != "" && v != "1" {
-		alone = fmt.Sprintf(", or a window whose percentile is within the bound ÷ %s or beyond the bound × %s decides its rate alone", v, v)
-	}
 	stop := "until two rates have failed"
 	if !sweptPast(rs) {
 		stop = "to its first failing rate"
 	}
-	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority%s). The search doubles the rate to the first failing rate, then bisects to the tolerance; a sweep steps a fixed grid upward %s. The *bracket* runs from the highest rate that passed before the first failing rate to that rate (`–`: none failed up to the limit).", rs[0].MaxRate[0].Objective, alone, stop)
+	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority). The search doubles the rate to the first failing rate, then bisects to the tolerance; a sweep steps a fixed grid upward %s. The *bracket* runs from the highest rate that passed before the first failing rate to that rate (`–`: none failed up to the limit).", rs[0].MaxRate[0].Objective, stop)
 	m.nl()
 	m.p("Near the limit one rate passes some windows and fails others, so a bracket depends on how many chances to fail its method took (a sweep walks up every rate below the limit). *Rate* is where a window meets the objective with probability ½: a logistic curve in ln rate fitted to all of the method's windows (Firth's penalized likelihood), with its 95%% profile-likelihood interval (`–`: open beyond the rates probed; no rate where the windows all passed or all failed). Search and sweep agree when the sweep's rate lies in the search's interval. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency).")
 	m.nl()

@@ -70,7 +70,32 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 	}
 	key := mode + " " + c.Key()
 	search := func() (*maxrate.Result, error) {
-		res, err := maxrate.Search(ctx, mr.Search, probe)
+		t0 := time.Now()
+		opts := mr.Search
+		var capacity float64
+		if opts.Start == 0 {
+			// Start at half the case's closed-loop throughput: the
+			// highest open-loop rate meeting any latency objective is
+			// below it, and a start far below it (100 req/s against a
+			// passthrough's thousands) spends the search's time in long
+			// windows at low rates. The window is part of the search's
+			// wall time.
+			win := maxrate.WindowFor(0, 0, mr.Window, mr.MaxWindow)
+			res, err := drive(ctx, cfg, load.Options{Target: p.Addr, Conns: c.Conns, Warmup: cfg.Warmup, Duration: win,
+				Timeout: cfg.Timeout, ConnMode: c.Workload.ConnModeIn(cfg.ConnMode)}, c, mode)
+			if err != nil {
+				return nil, fmt.Errorf("max-rate search: closed-loop capacity window: %w", err)
+			}
+			if res.Requests == 0 {
+				return nil, fmt.Errorf("max-rate search: the closed-loop capacity window completed no valid request")
+			}
+			capacity = float64(res.Requests) / win.Seconds()
+			opts.Start = min(capacity, opts.Limit) / 2
+		}
+		res, err := maxrate.Search(ctx, opts, probe)
+		if res != nil {
+			res.Capacity, res.WallS = capacity, time.Since(t0).Seconds()
+		}
 		if err != nil {
 			return res, fmt.Errorf("max-rate search: %w", err)
 		}

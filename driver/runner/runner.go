@@ -344,7 +344,8 @@ func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case,
 		rec.Error = err.Error()
 		return 0, false
 	case found[0].Rate == 0:
-		rec.Error = fmt.Sprintf("max-rate: no rate from %.3g req/s down to %.3g met %s (lowest failing %.3g req/s)", cfg.MaxRate.Search.Start, cfg.MaxRate.Search.Start/64, found[0].Objective, found[0].Above)
+		start := found[0].Steps[0].Rate // the search's first rate: its start, given or from capacity
+		rec.Error = fmt.Sprintf("max-rate: no rate from %.3g req/s down to %.3g met %s (lowest failing %.3g req/s)", start, start/64, found[0].Objective, found[0].Above)
 		return 0, false
 	}
 	rec.RateRequestedPerS = found[0].Rate

@@ -213,11 +213,8 @@ func (f MaxRateRequest) resolve() (*runner.MaxRate, error) {
 	if err != nil {
 		return nil, usage.Errorf("--max-rate-at: %v", err)
 	}
-	mr := &runner.MaxRate{Search: maxrate.Options{Objective: obj, Start: f.Start, Limit: f.Limit, Tolerance: f.Tol, Votes: f.Votes, Margin: f.Margin},
+	mr := &runner.MaxRate{Search: maxrate.Options{Objective: obj, Start: f.Start, Limit: f.Limit, Tolerance: f.Tol, Votes: f.Votes},
 		Window: f.Window, MinRequests: f.MinRequests, MaxWindow: f.MaxWindow, Method: f.Method, SweepStep: f.Step}
-	if f.Margin < 1 {
-		return nil, usage.Errorf("--max-rate-margin: want ≥ 1 (1 = every rate takes its votes), got %v", f.Margin)
-	}
 	if err := mr.Search.Validate(); err != nil {
 		return nil, usage.Errorf("--max-rate: %v", err)
 	}

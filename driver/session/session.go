@@ -80,7 +80,7 @@ type Request struct {
 type MaxRateRequest struct {
 	At, Method        string
 	Start, Limit, Tol float64
-	Step, Margin      float64
+	Step              float64
 	Votes             int
 	Window, MaxWindow time.Duration
 	MinRequests       int64

@@ -117,11 +117,10 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 // maxRateFlags registers run's --max-rate-* flags.
 func maxRateFlags(fs *flag.FlagSet, f *session.MaxRateRequest) {
 	fs.StringVar(&f.At, "max-rate-at", "", "search each case's highest open-loop rate meeting this latency objective, e.g. 'p99<=10ms' (exponential from --max-rate-start, then bisection; each rate judged by the majority of --max-rate-votes validated windows), then measure the case's window at the highest rate that passed; the report gives the rate at which a window meets the objective with probability 1/2, fitted to every window probed, with its 95% interval; over any --downstream; empty = off")
-	fs.Float64Var(&f.Start, "max-rate-start", 100, "first rate of the max-rate search, req/s")
+	fs.Float64Var(&f.Start, "max-rate-start", 0, "first rate of the max-rate search, req/s; 0 = half the case's closed-loop throughput, measured in one --max-rate-window first (part of the search's wall time)")
 	fs.Float64Var(&f.Limit, "max-rate-limit", 100000, "highest rate the max-rate search or sweep probes, req/s")
 	fs.Float64Var(&f.Tol, "max-rate-tolerance", 0.05, "bisect until the interval's width is at most this fraction of its lower end")
 	fs.IntVar(&f.Votes, "max-rate-votes", 3, "windows judged at every rate the max-rate search or sweep probes; the majority decides, and probing a rate stops once one side holds it (3: two windows when they agree); 1 = one window decides")
-	fs.Float64Var(&f.Margin, "max-rate-margin", 2, "a max-rate window whose percentile is at most the objective's bound ÷ this (and passes) or at least the bound × this decides its rate alone, without further votes; 1 = every rate takes its votes")
 	fs.DurationVar(&f.Window, "max-rate-window", 2*time.Second, "shortest measured window of a max-rate probe (each also gets the --warmup)")
 	fs.Int64Var(&f.MinRequests, "max-rate-min-requests", 1000, "stretch a max-rate probe's window to hold this many arrivals at its rate (1000 at p99: the 10 slowest lie above it, so no single request decides a step), up to --max-rate-window-max; 0 = every window --max-rate-window long")
 	fs.DurationVar(&f.MaxWindow, "max-rate-window-max", 30*time.Second, "longest measured window of a max-rate probe; a probe at a rate too low to reach --max-rate-min-requests in it runs this long")
