@@ -92,6 +92,16 @@ func writeMaxRate(m *md, fig *figures) {
 			m.nl()
 		}
 	}
+	var caps []string
+	for _, r := range rs {
+		if x := r.MaxRate[0]; x.Capacity > 0 && len(x.Steps) > 0 {
+			caps = append(caps, "trial "+itoa(r.Trial)+" "+r.Mode+" "+f(x.Capacity, 0)+" → "+f(x.Steps[0].Rate, 0))
+		}
+	}
+	if len(caps) > 0 {
+		m.p("Searches given no start began at half the throughput of a closed-loop window measured first (within the limit), req/s: %s.", strings.Join(caps, "; "))
+		m.nl()
+	}
 	if split := splitVotes(rs); len(split) > 0 {
 		m.p("Rates whose windows disagreed (the majority decided): %s.", strings.Join(split, "; "))
 		m.nl()

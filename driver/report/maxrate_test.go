@@ -41,7 +41,9 @@ func TestWriteMaxRate(t *testing.T) {
 		return m.b.String()
 	}
 
-	got := render(rec(1, 200, 200, false), rec(2, 205, 200, true), rec(3, 198, 200, false), rec(4, 203, 200, true))
+	started := rec(1, 200, 200, false)
+	started.MaxRate[0].Capacity = 320
+	got := render(started, rec(2, 205, 200, true), rec(3, 198, 200, false), rec(4, 203, 200, true))
 	for _, want := range []string{
 		"| 1 | coraza | headers@16 | search | 1st | 199 | [158, 248] |",
 		"| 2 | coraza | headers@16 | search | 2nd | 204 | [162, 254] |",
@@ -51,6 +53,7 @@ func TestWriteMaxRate(t *testing.T) {
 		"over the 4 trials where both gave one",
 		"no difference established; the interval spans",
 		"The search's wall time ÷ the sweep's is 0.250",
+		"closed-loop window measured first (within the limit), req/s: trial 1 coraza 320 → 160.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
