@@ -12,10 +12,24 @@
 # engine-bench.txt starts with an "allocator: …" line and the report gives
 # one row per allocator. Coraza's Go heap does not use malloc ("go").
 #
+# Caches: a benchmark loop finds the engine's data cached from the previous
+# request; inside Envoy, Envoy's own request work runs in between. Each
+# engine's benchmark with Envoy's allocator runs again with its caches cold:
+# a buffer of OVERHEAD_THRASH bytes written between requests, untimed
+# (tests/enginebench.ThrashEnv), one block per size, labelled "caches: cold
+# N" ("caches: hot" otherwise).
+#
+# The run records Envoy with perf (OVERHEAD_PERF Hz), so the report's cost
+# account splits what each mode adds into Envoy's extra work, our glue, the
+# kernel and the engine's own work inside the hooks, and its section "Where
+# the overhead goes" sets that work against the engine alone, hot and cold.
+#
 # Usage: scripts/overhead.sh [repeats=3]
 # Environment: OVERHEAD_WORKLOADS (default headers@16,json_4k@1),
 #   OVERHEAD_ENVOY_CPU (default 0; Envoy and the benchmarks run on it),
 #   OVERHEAD_BENCHTIME (default 2s), OVERHEAD_COUNT (default 5),
+#   OVERHEAD_THRASH (default "262144 2097152": bytes, space-separated; ""
+#   = no cold blocks), OVERHEAD_PERF (default 999 Hz; 0 = no perf),
 #   WAFBENCH_RULES (default build/crs/main.conf), RUN_FLAGS (extra run flags),
 #   OVERHEAD_TCMALLOC (default Debian's libtcmalloc_minimal.so.4).
 set -euo pipefail
@@ -29,11 +43,27 @@ count=${OVERHEAD_COUNT:-5}
 rules=${WAFBENCH_RULES:-$root/build/crs/main.conf}
 go=${GO:-go}
 tcmalloc=${OVERHEAD_TCMALLOC:-/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
+thrash=${OVERHEAD_THRASH-262144 2097152}
+perfhz=${OVERHEAD_PERF:-999}
 case $repeats in '' | *[!0-9]* | 0)
   echo "overhead: repeats: want a positive integer, got '$repeats'" >&2
   exit 2
   ;;
 esac
+for n in $thrash; do
+  case $n in *[!0-9]* | 0)
+    echo "overhead: OVERHEAD_THRASH: want byte counts > 0, got '$n'" >&2
+    exit 2
+    ;;
+  esac
+done
+case $perfhz in '' | *[!0-9]*)
+  echo "overhead: OVERHEAD_PERF: want Hz (0 = off), got '$perfhz'" >&2
+  exit 2
+  ;;
+esac
+perf=()
+[ "$perfhz" != 0 ] && perf=(--perf "$perfhz")
 
 # Everything the run and the benchmarks need: driver, both modules, the
 # static ModSecurity engine library (make -C filters/modsecurity, part of
@@ -50,7 +80,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # shellcheck disable=SC2086 # RUN_FLAGS is a list of flags
 build/wafbench run --suite seed --workloads "$workloads" --repeats "$repeats" --name overhead \
-  --envoy-cpus "$cpu" ${RUN_FLAGS:-} | tee "$log"
+  --envoy-cpus "$cpu" "${perf[@]}" ${RUN_FLAGS:-} | tee "$log"
 dir=$(sed -n 's/^results: //p' "$log" | tail -1)
 if [ -z "$dir" ] || [ ! -d "$dir" ]; then
   echo "overhead: no 'results: DIR' line from wafbench run" >&2
@@ -70,9 +100,13 @@ out=$dir/engine-bench.txt
   echo "benchtime: $benchtime"
   echo "git: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
 } >"$out"
-# engine:allocator pairs; the allocator line precedes each block.
-for run in modsecurity:glibc modsecurity:tcmalloc coraza:go; do
-  engine=${run%%:*} allocator=${run#*:}
+# engine:allocator:caches triples; the allocator and caches lines precede
+# each block.
+runs="modsecurity:glibc:hot modsecurity:tcmalloc:hot coraza:go:hot"
+for n in $thrash; do runs="$runs modsecurity:tcmalloc:$n coraza:go:$n"; done
+for run in $runs; do
+  engine=${run%%:*} rest=${run#*:}
+  allocator=${rest%%:*} caches=${rest#*:}
   case $engine in
     modsecurity) pkg=filters/modsecurity/bench ;;
     coraza) pkg=filters/coraza/engine ;;
@@ -80,8 +114,15 @@ for run in modsecurity:glibc modsecurity:tcmalloc coraza:go; do
   preload=()
   [ "$allocator" = tcmalloc ] && preload=(env "LD_PRELOAD=$tcmalloc")
   echo "allocator: $allocator" >>"$out"
+  cold=0
+  if [ "$caches" = hot ]; then
+    echo "caches: hot" >>"$out"
+  else
+    cold=$caches
+    echo "caches: cold $caches" >>"$out"
+  fi
   # go test runs a test binary in its package directory; so do we.
-  (cd "$pkg" && WAFBENCH_RULES=$rules GOMAXPROCS=1 "${preload[@]}" taskset -c "$cpu" \
+  (cd "$pkg" && WAFBENCH_RULES=$rules WAFBENCH_THRASH_BYTES=$cold GOMAXPROCS=1 "${preload[@]}" taskset -c "$cpu" \
     "$root/build/bench/$engine-engine.test" \
     -test.run '^$' -test.bench "^BenchmarkEngine\$/^$engine\$/^($names)\$" \
     -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) | tee -a "$out"

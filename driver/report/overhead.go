@@ -41,7 +41,12 @@ type engineBench struct {
 	// in force for these results ("" when the file does not say). Inside
 	// Envoy, libmodsecurity allocates with Envoy's exported tcmalloc.
 	Allocator string
-	NsPerOp   stats.Estimate
+	// Caches is the file configuration line "caches: …" in force ("" or
+	// "hot": the engine's data stays cached between requests, as in a
+	// hot loop; "cold N": N bytes written between requests, untimed,
+	// tests/enginebench.ThrashEnv).
+	Caches  string
+	NsPerOp stats.Estimate
 	BPerOp    float64 // median B/op; NaN when not reported
 	Allocs    float64 // median allocs/op; NaN when not reported
 }
@@ -53,6 +58,7 @@ type OverheadRow struct {
 	Workload  string
 	Conns     int
 	Allocator string // of the engine benchmark, see EngineBench
+	Caches    string // of the engine benchmark, see EngineBench
 	// EngineUs is the engine-only CPU per request in µs (median over the
 	// benchmark's -count samples).
 	EngineUs stats.Estimate
@@ -108,7 +114,7 @@ func readOverhead(dir string, s *stats.Summary) (*overhead, error) {
 // cpu, pkg…; not allocator, which is a field) in order of appearance. Other benchmarks are skipped; a syntax error or an Engine
 // result without ns/op is an error naming the line.
 func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error) {
-	type key struct{ engine, workload, allocator string }
+	type key struct{ engine, workload, allocator, caches string }
 	ns, bs, allocs := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	var cfg []string
 	seen := map[string]bool{}
@@ -118,13 +124,19 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 		case *benchfmt.SyntaxError:
 			return nil, nil, fmt.Errorf("%s: %w", name, rec)
 		case *benchfmt.Result:
-			allocator := ""
+			allocator, caches := "", ""
 			for _, c := range rec.Config {
 				if !c.File {
 					continue
 				}
-				if c.Key == "allocator" {
+				switch c.Key {
+				case "allocator":
 					allocator = string(c.Value)
+					continue
+				case "caches":
+					if v := string(c.Value); v != "hot" {
+						caches = v
+					}
 					continue
 				}
 				line := c.Key + ": " + string(c.Value)
@@ -151,7 +163,7 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 			if !ok {
 				return nil, nil, fmt.Errorf("%s:%d: %s has no ns/op", file, line, rec.Name)
 			}
-			k := key{sub[0], sub[1], allocator}
+			k := key{sub[0], sub[1], allocator, caches}
 			ns[k] = append(ns[k], v*1e9)
 			if b, ok := rec.Value("B/op"); ok {
 				bs[k] = append(bs[k], b)
@@ -166,7 +178,7 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 	}
 	var out []engineBench
 	for k, v := range ns {
-		out = append(out, engineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, NsPerOp: stats.Median(v),
+		out = append(out, engineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, Caches: k.caches, NsPerOp: stats.Median(v),
 			BPerOp: medianOrNaN(bs[k]), Allocs: medianOrNaN(allocs[k])})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -180,7 +192,10 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 		if a.Workload != b.Workload {
 			return a.Workload < b.Workload
 		}
-		return a.Allocator < b.Allocator
+		if a.Allocator != b.Allocator {
+			return a.Allocator < b.Allocator
+		}
+		return a.Caches < b.Caches
 	})
 	return out, cfg, nil
 }
@@ -220,7 +235,7 @@ func overheadRows(ebs []engineBench, s *stats.Summary) []OverheadRow {
 func overheadRow(eb *engineBench, mode string, wl stats.WorkloadKey, g, pg *stats.Group, s *stats.Summary) OverheadRow {
 	us := scaleEstimate(eb.NsPerOp, 1e-3)
 	r := OverheadRow{
-		Mode: mode, Workload: wl.Workload, Conns: wl.Conns, Allocator: eb.Allocator, EngineUs: us,
+		Mode: mode, Workload: wl.Workload, Conns: wl.Conns, Allocator: eb.Allocator, Caches: eb.Caches, EngineUs: us,
 		ModeReqPerS: g.ReqPerS.Median, PassReqPerS: pg.ReqPerS.Median,
 		ModeCPUUs: g.CPUUsPerReq.Median, PassCPUUs: pg.CPUUsPerReq.Median, ModeN: g.N, PassN: pg.N,
 	}
@@ -287,7 +302,7 @@ func writeOverhead(m *md, fig *figures) {
 			if !r.Meets {
 				goal = "not met"
 			}
-			m.row(r.Mode, stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), allocatorLabel(r.Allocator), f(r.ModeReqPerS, 0), f(r.PassReqPerS, 0),
+			m.row(r.Mode, stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}.String(), benchLabel(r.Allocator, r.Caches), f(r.ModeReqPerS, 0), f(r.PassReqPerS, 0),
 				f(r.EngineUs.Median, 1)+" ("+itoa(r.EngineUs.N)+")", f(r.ModeCPUUs, 1)+" ("+itoa(r.ModeN)+")", f(r.PassCPUUs, 1)+" ("+itoa(r.PassN)+")",
 				f(r.AddedUs, 1), f(r.RestUs, 1), f(r.Overhead, 3), orNone(floats(r.PerRepeat, 3)), goal)
 		}
@@ -305,7 +320,7 @@ func writeOverhead(m *md, fig *figures) {
 			if len(us.Values) > 0 {
 				lo, hi = us.Values[0], us.Values[len(us.Values)-1]
 			}
-			m.row("Engine/"+e.Engine+"/"+e.Workload, allocatorLabel(e.Allocator), itoa(e.NsPerOp.N), f(us.Median, 1), f(lo, 1)+"–"+f(hi, 1), f(e.BPerOp, 0), f(e.Allocs, 0))
+			m.row("Engine/"+e.Engine+"/"+e.Workload, benchLabel(e.Allocator, e.Caches), itoa(e.NsPerOp.N), f(us.Median, 1), f(lo, 1)+"–"+f(hi, 1), f(e.BPerOp, 0), f(e.Allocs, 0))
 		}
 		m.nl()
 	}
@@ -313,14 +328,19 @@ func writeOverhead(m *md, fig *figures) {
 		m.p("Benchmark configuration: %s.", "`"+strings.Join(ov.Config, "`, `")+"`")
 		m.nl()
 	}
+	writeOverheadCauses(m, fig)
 }
 
-// allocatorLabel names an engine benchmark's allocator for the tables.
-func allocatorLabel(a string) string {
-	if a == "" {
-		return "unrecorded"
+// benchLabel names an engine benchmark's allocator, and its caches when
+// they were cold, for the tables.
+func benchLabel(allocator, caches string) string {
+	if allocator == "" {
+		allocator = "unrecorded"
 	}
-	return a
+	if caches != "" {
+		return allocator + ", caches " + caches
+	}
+	return allocator
 }
 
 type overheadRowJSON struct {
@@ -328,6 +348,7 @@ type overheadRowJSON struct {
 	Workload          string `json:"workload"`
 	Conns             int    `json:"conns"`
 	Allocator         string `json:"engine_only_allocator"`
+	Caches            string `json:"engine_only_caches,omitempty"`
 	ReqPerS           num    `json:"req_per_s"`
 	PassReqPerS       num    `json:"passthrough_req_per_s"`
 	EngineUsPerReq    num    `json:"engine_only_us_per_req"`
@@ -348,6 +369,7 @@ type engineBenchJSON struct {
 	Engine    string `json:"engine"`
 	Workload  string `json:"workload"`
 	Allocator string `json:"allocator"`
+	Caches    string `json:"caches,omitempty"`
 	N         int    `json:"n"`
 	MedianNs  num    `json:"median_ns_per_op"`
 	ValuesNs  []num  `json:"ns_per_op"`
@@ -377,7 +399,7 @@ func overheadSummary(ov *overhead) *overheadJSON {
 	}
 	for _, r := range ov.Rows {
 		out.Rows = append(out.Rows, overheadRowJSON{
-			Mode: r.Mode, Workload: r.Workload, Conns: r.Conns, Allocator: r.Allocator, ReqPerS: num(r.ModeReqPerS), PassReqPerS: num(r.PassReqPerS),
+			Mode: r.Mode, Workload: r.Workload, Conns: r.Conns, Allocator: r.Allocator, Caches: r.Caches, ReqPerS: num(r.ModeReqPerS), PassReqPerS: num(r.PassReqPerS),
 			EngineUsPerReq: num(r.EngineUs.Median), EngineN: r.EngineUs.N,
 			EnvoyCPUUsPerReq: num(r.ModeCPUUs), EnvoyCPUN: r.ModeN, PassCPUUsPerReq: num(r.PassCPUUs), PassCPUN: r.PassN,
 			AddedUsPerReq: num(r.AddedUs), RestUsPerReq: num(r.RestUs), Overhead: num(r.Overhead),
@@ -386,7 +408,7 @@ func overheadSummary(ov *overhead) *overheadJSON {
 	}
 	for _, e := range ov.Engines {
 		out.Engines = append(out.Engines, engineBenchJSON{
-			Engine: e.Engine, Workload: e.Workload, Allocator: e.Allocator, N: e.NsPerOp.N, MedianNs: num(e.NsPerOp.Median),
+			Engine: e.Engine, Workload: e.Workload, Allocator: e.Allocator, Caches: e.Caches, N: e.NsPerOp.N, MedianNs: num(e.NsPerOp.Median),
 			ValuesNs: nums(e.NsPerOp.Values), BPerOp: num(e.BPerOp), Allocs: num(e.Allocs),
 		})
 	}

@@ -25,13 +25,19 @@ const (
 	driftMinCount = 100
 )
 
-// soakVerdict words a slope of resident memory (MiB per minute).
-func soakVerdict(s stats.Slope) string {
+// soakVerdict words a slope of resident memory (MiB per minute) over the
+// window, and over its second half: memory a process touches for the first
+// time early in its life (pages of a pool, a cache filling) grows and
+// stops, a leak grows throughout, so a growth whose second half shows no
+// slope is named as what was measured, not called a leak.
+func soakVerdict(s, late stats.Slope) string {
 	switch {
 	case math.IsNaN(s.PerX):
 		return "too few samples"
+	case s.Lo > 0 && late.Lo > 0:
+		return "**growing**: the interval excludes 0, in the second half too"
 	case s.Lo > 0:
-		return "**growing**: the interval excludes 0"
+		return "**growing** over the window, no slope established in its second half"
 	case s.Hi < 0:
 		return "shrinking: the interval excludes 0"
 	}
@@ -58,21 +64,24 @@ func writeSoak(m *md, fig *figures) {
 	sort.SliceStable(rows, func(i, j int) bool { return modes.Rank(rows[i].Mode) < modes.Rank(rows[j].Mode) })
 	m.p("## Soak: resident memory, errors and latency over the window")
 	m.nl()
-	m.p("The proxy's VmRSS read once a second through each measured window of a minute or more, and its least-squares slope in MiB per minute with a 95%% interval. Successive readings are autocorrelated (ρ, the residuals' lag-1 autocorrelation), so the interval treats the residuals as AR(1): the standard error is inflated by √((1+ρ)/(1−ρ)) and the t quantile takes the effective number of independent readings, n(1−ρ)/(1+ρ), less 2 degrees of freedom (`driver/stats/slope.go`). A **growing** verdict is a lead to follow with a longer soak; a slope not established at a large ρ says the window was too short to tell, not that memory is flat. Errors are the window's failed or unexpected answers by kind; attacks are the answers to the concurrent attack stream (a WAF must never answer one 200).")
+	m.p("The proxy's VmRSS read once a second through each measured window of a minute or more, and its least-squares slope in MiB per minute with a 95%% interval. Successive readings are autocorrelated (ρ, the residuals' lag-1 autocorrelation), so the interval treats the residuals as AR(1): the standard error is inflated by √((1+ρ)/(1−ρ)) and the t quantile takes the effective number of independent readings, n(1−ρ)/(1+ρ), less 2 degrees of freedom (`driver/stats/slope.go`). The second half's slope is fitted the same way: memory a process touches for the first time early on grows and stops, a leak grows throughout. A **growing** verdict is a lead to follow with a longer soak; a slope not established at a large ρ says the window was too short to tell, not that memory is flat. Errors are the window's failed or unexpected answers by kind; attacks are the answers to the concurrent attack stream (a WAF must never answer one 200).")
 	m.nl()
-	m.head("mode", "workload", "repeat", "minutes", "RSS first → last MiB", "slope MiB/min [95% CI]", "ρ", "effective n", "errors", "attacks: answers", "verdict")
+	m.head("mode", "workload", "repeat", "minutes", "RSS first → last MiB", "slope MiB/min [95% CI]", "ρ", "effective n", "second half: slope MiB/min [95% CI]", "errors", "attacks: answers", "verdict")
 	for _, r := range rows {
 		y := make([]float64, len(r.RSSSeriesKiB))
 		for i, v := range r.RSSSeriesKiB {
 			y[i] = float64(v) / 1024
 		}
 		s := stats.LinearSlope(y, 1.0/60) // one sample a second: x in minutes
+		late := stats.LinearSlope(y[len(y)/2:], 1.0/60)
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat), fmt.Sprintf("%.1f", float64(len(y)-1)/60),
 			fmt.Sprintf("%.1f → %.1f", y[0], y[len(y)-1]), fmt.Sprintf("%.3f [%.3f, %.3f]", s.PerX, s.Lo, s.Hi),
-			fmt.Sprintf("%.3f", s.Rho), fmt.Sprintf("%.0f", s.NEff), countsCell(r.Errors), attacksCell(r), soakVerdict(s))
+			fmt.Sprintf("%.3f", s.Rho), fmt.Sprintf("%.0f", s.NEff), fmt.Sprintf("%.3f [%.3f, %.3f]", late.PerX, late.Lo, late.Hi),
+			countsCell(r.Errors), attacksCell(r), soakVerdict(s, late))
 	}
 	m.nl()
 	writeDrift(m, rows)
+	writeCPUDrift(m, rows)
 }
 
 // countsCell is "0", or the total then each kind ("3: timeout×2 status_503×1").
@@ -126,15 +135,16 @@ func slotPercentiles(r *result.Record, from, to float64) (p50, p99 []float64, er
 	return p50, p99, nil
 }
 
-// driftVerdict words a last/first latency ratio.
-func driftVerdict(q stats.Ratio) string {
+// driftVerdict words a last/first ratio: higher or lower at the end where
+// its interval excludes 1 ("slower", "faster" for latency).
+func driftVerdict(q stats.Ratio, higher, lower string) string {
 	switch {
 	case math.IsNaN(q.Lo):
 		return "too few slots"
 	case q.Lo > 1:
-		return "**slower** at the end"
+		return "**" + higher + "** at the end"
 	case q.Hi < 1:
-		return "faster at the end"
+		return lower + " at the end"
 	}
 	return "no drift established"
 }
@@ -175,19 +185,20 @@ func writeDrift(m *md, rows []*result.Record) {
 			continue
 		}
 		q50, q99 := stats.WelchLogRatio(a50, b50, 0.95), stats.WelchLogRatio(a99, b99, 0.95)
-		v50, v99 := driftVerdict(q50), driftVerdict(q99)
+		v50, v99 := driftVerdict(q50, "slower", "faster"), driftVerdict(q99, "slower", "faster")
 		verdict := "p50 " + v50 + "; p99 " + v99
 		if v50 == v99 {
 			verdict = "p50 and p99: " + v50
 		}
 		m.row(append(cells, fmt.Sprintf("%d / %d", q50.NA, q50.NB),
-			geoPair(a50, b50), driftCell(q50), geoPair(a99, b99), driftCell(q99), verdict)...)
+			geoPair(a50, b50, 1e-3, 2), driftCell(q50), geoPair(a99, b99, 1e-3, 2), driftCell(q99), verdict)...)
 	}
 	m.nl()
 }
 
-// geoPair is the geometric means of a and b, in ms.
-func geoPair(a, b []float64) string {
+// geoPair is "A → B": the geometric means of a and b times scale, with
+// digits decimals ("–" for an empty side).
+func geoPair(a, b []float64, scale float64, digits int) string {
 	g := func(v []float64) string {
 		if len(v) == 0 {
 			return "–"
@@ -196,7 +207,7 @@ func geoPair(a, b []float64) string {
 		for _, x := range v {
 			s += math.Log(x)
 		}
-		return f(math.Exp(s/float64(len(v)))/1e3, 2)
+		return f(math.Exp(s/float64(len(v)))*scale, digits)
 	}
 	return g(a) + " → " + g(b)
 }
@@ -209,4 +220,60 @@ func driftCell(q stats.Ratio) string {
 		return fmt.Sprintf("%.3f", q.Geo)
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", q.Geo, q.Lo, q.Hi)
+}
+
+// cpuSlotS is the slot of the soak's CPU drift, as the latency slots':
+// seconds next to each other share the machine's state.
+const cpuSlotS = 10
+
+// cpuSlots are the proxy's CPU µs per valid response in each cpuSlotS
+// slot of r whose whole span lies in [from, to) seconds of the window: the
+// CPU time between the readings at the slot's edges (CPUSeriesUs, one a
+// second from the window's start) over the responses completed in its
+// seconds (PerSecond). A slot without a response is left out.
+func cpuSlots(r *result.Record, from, to float64) []float64 {
+	var out []float64
+	for k := 0; ; k++ {
+		a, b := k*cpuSlotS, (k+1)*cpuSlotS
+		if b >= len(r.CPUSeriesUs) || b > len(r.PerSecond) || float64(b) > to+1e-9 {
+			return out
+		}
+		if float64(a) < from-1e-9 {
+			continue
+		}
+		var n int64
+		for _, v := range r.PerSecond[a:b] {
+			n += v
+		}
+		if n > 0 {
+			out = append(out, float64(r.CPUSeriesUs[b]-r.CPUSeriesUs[a])/float64(n))
+		}
+	}
+}
+
+// writeCPUDrift compares each soak window's CPU per request in its first
+// minute with its last, by 10-s slot, as writeDrift does latencies: a
+// proxy that slows down as it ages (a collection that grows, fragmenting
+// memory) shows here even where memory stays flat, and explains a latency
+// drift at a fixed rate.
+func writeCPUDrift(m *md, rows []*result.Record) {
+	var with []*result.Record
+	for _, r := range rows {
+		if len(r.CPUSeriesUs) > 0 && r.DurationS >= 2*driftSpanS {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	m.p("**CPU per request drift, first minute → last minute.** The proxy's CPU time (all threads) read with each RSS reading, over the valid responses completed in each %d-s slot (the attack stream's requests included in the CPU, a constant share); the ratio is the last minute's geometric mean over the first's with Welch's 95%% t interval on the logs, as for latency.", cpuSlotS)
+	m.nl()
+	m.head("mode", "workload", "repeat", "slots first / last", "CPU µs/request first → last", "last/first [95% CI]", "verdict")
+	for _, r := range with {
+		a, b := cpuSlots(r, 0, driftSpanS), cpuSlots(r, r.DurationS-driftSpanS, r.DurationS)
+		q := stats.WelchLogRatio(a, b, 0.95)
+		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat), fmt.Sprintf("%d / %d", q.NA, q.NB),
+			geoPair(a, b, 1, 1), driftCell(q), driftVerdict(q, "costlier", "cheaper"))
+	}
+	m.nl()
 }

@@ -35,8 +35,9 @@ func slots(t *testing.T, n int, us func(i int) int64) *result.LatencySlots {
 	return ls
 }
 
-// TestWriteSoak: a window whose RSS climbs 1 MiB a minute is "growing", a
-// flat one has no slope established, a short window is left out, and a run
+// TestWriteSoak: a window whose RSS climbs 1 MiB a minute is "growing", in
+// its second half too, one that grows by pages for five minutes then stays
+// is growing over the window only, a flat one has no slope established, a short window is left out, and a run
 // without RSS series has no section. A window whose latency doubles over
 // its last minute is "slower" on p50 and p99, a flat one shows no drift, a
 // window under 2 min is not compared, and records without slots say so.
@@ -49,6 +50,11 @@ func TestWriteSoak(t *testing.T) {
 		return out
 	}
 	per := int64(1024 / 60) // ≈ 1 MiB a minute, in KiB a second
+	// early grows a page at a time for its first five minutes, then stays.
+	early := series(601, 0)
+	for i := range early {
+		early[i] += 4 * int64(min(i, 300)/20)
+	}
 	flat := func(int) int64 { return 1000 }
 	recs := []result.Record{
 		{Mode: "coraza", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: series(601, per), Errors: map[string]int64{"timeout": 2, "status_503": 1},
@@ -58,6 +64,7 @@ func TestWriteSoak(t *testing.T) {
 			AttackWorkload: "blocked_sqli", Attacks: map[string]int64{"403": 2990, "200": 1}, LatencySlots: slots(t, 60, flat)},
 		{Mode: "passthrough", Workload: "soak", Repeat: 1, DurationS: 90, RSSSeriesKiB: series(91, 0), LatencySlots: slots(t, 9, flat)},
 		{Mode: "passthrough", Workload: "soak", Repeat: 2, RSSSeriesKiB: series(10, 0)},
+		{Mode: "passthrough", Workload: "soak", Repeat: 3, DurationS: 600, RSSSeriesKiB: early},
 	}
 	m := &md{}
 	writeSoak(m, &figures{Records: recs})
@@ -66,12 +73,14 @@ func TestWriteSoak(t *testing.T) {
 		"## Soak: resident memory, errors and latency over the window",
 		"| `modsecurity` | `soak` | 1 | 10.0 | 100.0 → 100.0 |",
 		"| `coraza` | `soak` | 1 | 10.0 | 100.0 → 110.0 | 0.996 [",
-		"| 3: status_503×1 timeout×2 | 3000: 403×3000 | **growing**: the interval excludes 0 |",
+		"| 3: status_503×1 timeout×2 | 3000: 403×3000 | **growing**: the interval excludes 0, in the second half too |",
 		"| 0 | 2991: 200×1 403×2990 (**1 answered 200**) | no slope established (the interval includes 0) |",
 		"| `coraza` | `soak` | 1 | 6 / 6 | 1.00 → 1.56 | 1.563 [",
 		"| p50 and p99: **slower** at the end |",
 		"| `modsecurity` | `soak` | 1 | 6 / 6 | 1.00 → 1.00 | 1.003 [",
 		"| p50 and p99: no drift established |",
+		"| `passthrough` | `soak` | 3 | 10.0 | 100.0 → 100.1 |",
+		"| **growing** over the window, no slope established in its second half |",
 		"| `passthrough` | `soak` | 1 | – | – | – | – | – | window 90 s: the first and last minute overlap |",
 	} {
 		if !strings.Contains(got, want) {
@@ -90,5 +99,48 @@ func TestWriteSoak(t *testing.T) {
 	writeSoak(m, &figures{Records: []result.Record{{Mode: "coraza", Workload: "headers"}}})
 	if m.b.Len() != 0 {
 		t.Errorf("no RSS series: want no section, got\n%s", m.b.String())
+	}
+}
+
+// TestWriteCPUDrift: a proxy whose CPU per request rises by half over a
+// 10-minute window (1000 responses a second, CPU read once a second) is
+// "costlier" at the end, a flat one shows no drift, and a window without
+// CPU readings (records before they were kept) has no row.
+func TestWriteCPUDrift(t *testing.T) {
+	window := func(usPerReq func(s int) float64) ([]int64, []int64) {
+		perSecond := make([]int64, 600)
+		cpu := make([]int64, 601)
+		for s := range perSecond {
+			perSecond[s] = 1000
+			noise := 1 + 0.02*float64((s*7)%5-2) // ±4%
+			cpu[s+1] = cpu[s] + int64(usPerReq(s)*noise*1000)
+		}
+		return perSecond, cpu
+	}
+	rising := func(s int) float64 { return 100 + 50*float64(s)/600 }
+	flat := func(int) float64 { return 100 }
+	ps1, cpu1 := window(rising)
+	ps2, cpu2 := window(flat)
+	recs := []result.Record{
+		{Mode: "modsecurity", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: make([]int64, 601), PerSecond: ps1, CPUSeriesUs: cpu1},
+		{Mode: "coraza", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: make([]int64, 601), PerSecond: ps2, CPUSeriesUs: cpu2},
+		{Mode: "passthrough", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: make([]int64, 601), PerSecond: ps2},
+	}
+	m := &md{}
+	writeCPUDrift(m, []*result.Record{&recs[0], &recs[1], &recs[2]})
+	got := m.b.String()
+	for _, want := range []string{
+		"**CPU per request drift, first minute → last minute.**",
+		"| `modsecurity` | `soak` | 1 | 6 / 6 | 102.4 → 147.5 | 1.439 [",
+		"| **costlier** at the end |",
+		"| `coraza` | `soak` | 1 | 6 / 6 | 100.0 → 100.0 | 1.000 [",
+		"| no drift established |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "`passthrough`") {
+		t.Errorf("a window without CPU readings has a row:\n%s", got)
 	}
 }

@@ -140,6 +140,11 @@ type Record struct {
 	// window, for windows of RSSSeriesMin or longer (the soak suite): the
 	// report fits its slope. Nil for shorter windows.
 	RSSSeriesKiB []int64 `json:"rss_series_kib,omitempty"`
+	// CPUSeriesUs is the proxy's CPU time (µs, all threads, cumulative)
+	// read with each RSSSeriesKiB reading: with PerSecond, the soak
+	// report's CPU per request over the window. Nil where RSSSeriesKiB is,
+	// and in records written before it was recorded.
+	CPUSeriesUs []int64 `json:"cpu_series_us,omitempty"`
 	// LatencySlots holds the window's valid responses' latencies by when
 	// they completed, for the same windows as RSSSeriesKiB: the soak
 	// report compares the first minute's with the last's. Nil for shorter

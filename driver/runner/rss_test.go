@@ -6,14 +6,29 @@ import (
 	"time"
 )
 
-// TestRSSSampler reads this test process's VmRSS once a second: a reading
-// at the start, one per second after, each a plausible size.
+// TestRSSSampler reads this test process's VmRSS and CPU time once a
+// second: a reading at the start, one per second after, each a plausible
+// size, the CPU time never falling and growing by the work done between.
 func TestRSSSampler(t *testing.T) {
 	s := startRSS(os.Getpid())
-	time.Sleep(2500 * time.Millisecond)
-	kib, err := s.stop()
+	spin := time.Now()
+	for time.Since(spin) < 300*time.Millisecond { // CPU time for the readings to count
+	}
+	time.Sleep(2200 * time.Millisecond)
+	kib, cpu, err := s.stop()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(cpu) != len(kib) {
+		t.Fatalf("%d CPU readings for %d RSS readings, want one each", len(cpu), len(kib))
+	}
+	for i := 1; i < len(cpu); i++ {
+		if cpu[i] < cpu[i-1] {
+			t.Errorf("CPU time fell: %v", cpu)
+		}
+	}
+	if len(cpu) > 1 && cpu[len(cpu)-1]-cpu[0] < 10_000 {
+		t.Errorf("CPU time grew %d µs over a 300-ms spin, want ≥ 10000 (a loaded machine gives the spin a share of a CPU): %v", cpu[len(cpu)-1]-cpu[0], cpu)
 	}
 	if len(kib) < 2 || len(kib) > 4 {
 		t.Fatalf("%d readings in 2.5 s, want 3 (one at the start, one a second): %v", len(kib), kib)
@@ -23,7 +38,7 @@ func TestRSSSampler(t *testing.T) {
 			t.Errorf("VmRSS %d KiB: not a Go test process's", v)
 		}
 	}
-	if _, err := startRSS(1 << 22).stop(); err == nil {
+	if _, _, err := startRSS(1 << 22).stop(); err == nil {
 		t.Error("no such process: want an error")
 	}
 }

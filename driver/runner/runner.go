@@ -477,7 +477,7 @@ func (w *measuredWindow) end() {
 	}
 	if w.rss != nil {
 		var err error
-		w.rec.RSSSeriesKiB, err = w.rss.stop()
+		w.rec.RSSSeriesKiB, w.rec.CPUSeriesUs, err = w.rss.stop()
 		w.fail(err)
 	}
 	var err error

@@ -141,3 +141,35 @@ func RulesFile() (string, error) {
 	}
 	return abs, nil
 }
+
+// ThrashEnv names the size in bytes of a buffer the engine benchmarks
+// (BenchmarkEngine of both modules) write one byte of every cache line of
+// between requests, untimed (unset or 0: none), so that each request starts
+// with caches holding other work, as inside Envoy, whose own request work
+// runs between two of the engine's, rather than the engine's own data from
+// the previous request. The size sets how much is evicted: about the
+// second-level cache's is what Envoy's HTTP work between requests touches.
+const ThrashEnv = "WAFBENCH_THRASH_BYTES"
+
+// ThrashBuffer is the buffer ThrashEnv asks for; nil when it is unset or 0.
+func ThrashBuffer() ([]byte, error) {
+	v := os.Getenv(ThrashEnv)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("%s: want a byte count, got %q", ThrashEnv, v)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return make([]byte, n), nil
+}
+
+// Touch writes one byte per 64-byte cache line of buf.
+func Touch(buf []byte) {
+	for i := 0; i < len(buf); i += 64 {
+		buf[i]++
+	}
+}

@@ -3,9 +3,7 @@
 package bench
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -122,11 +120,14 @@ func BenchmarkEngine(b *testing.B) {
 				b.Fatalf("status: got %d, want %d", st, w.want)
 			}
 			b.ReportAllocs()
-			thrash := thrashBuffer(b)
+			thrash, err := enginebench.ThrashBuffer()
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				if thrash != nil {
 					b.StopTimer()
-					touch(thrash)
+					enginebench.Touch(thrash)
 					b.StartTimer()
 				}
 				e.Evaluate(method, uri, headers, w.body)
@@ -135,31 +136,3 @@ func BenchmarkEngine(b *testing.B) {
 	}
 }
 
-// ThrashEnv names the size in bytes of a buffer BenchmarkEngine writes one
-// byte of every cache line of between requests, untimed (unset or 0: none),
-// so that each request starts with caches holding other work, as inside
-// Envoy, rather than the engine's own data from the previous request. Make
-// it larger than the last-level cache to evict everything.
-const ThrashEnv = "WAFBENCH_THRASH_BYTES"
-
-func thrashBuffer(tb testing.TB) []byte {
-	v := os.Getenv(ThrashEnv)
-	if v == "" {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		tb.Fatalf("%s: want a byte count, got %q", ThrashEnv, v)
-	}
-	if n == 0 {
-		return nil
-	}
-	return make([]byte, n)
-}
-
-// touch writes one byte per 64-byte cache line of buf.
-func touch(buf []byte) {
-	for i := 0; i < len(buf); i += 64 {
-		buf[i]++
-	}
-}
