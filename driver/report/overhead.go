@@ -47,8 +47,8 @@ type engineBench struct {
 	// tests/enginebench.ThrashEnv).
 	Caches  string
 	NsPerOp stats.Estimate
-	BPerOp    float64 // median B/op; NaN when not reported
-	Allocs    float64 // median allocs/op; NaN when not reported
+	BPerOp  float64 // median B/op; NaN when not reported
+	Allocs  float64 // median allocs/op; NaN when not reported
 }
 
 // OverheadRow compares one WAF mode on one workload × conns of the run with

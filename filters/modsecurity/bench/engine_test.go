@@ -135,4 +135,3 @@ func BenchmarkEngine(b *testing.B) {
 		})
 	}
 }
-
