@@ -3,8 +3,9 @@
 // does, instead of sweeping every rate: it doubles the rate from a start
 // (halving it first while the start fails, down to Start/64) until a rate
 // fails, then bisects between the last pass and the first failure to a
-// relative tolerance. The bracket is [Rate, Above), Above being the lowest
-// rate seen to fail; the rate reported is Fit's: where a window passes
+// relative tolerance, and ends with an anchor a quarter above the lowest
+// failing rate. The bracket is [Rate, Above), Above being the lowest rate
+// seen to fail; the rate reported is Fit's: where a window passes
 // with probability one half, from every window probed, with its 95%
 // interval.
 //
@@ -69,7 +70,7 @@ type Window struct {
 
 // Step is one probed window and its verdict.
 type Step struct {
-	Phase string `json:"phase"` // "exponential", "bisect" or "sweep" ("confirm": runs before votes)
+	Phase string `json:"phase"` // "exponential", "bisect", "sweep" or "anchor"
 	Window
 	Pass   bool   `json:"pass"`
 	Reason string `json:"reason,omitempty"` // why it failed
@@ -197,7 +198,7 @@ func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, e
 	}
 }
 
-// Search runs the exponential phase and the bisection.
+// Search runs the exponential phase and the bisection, then its anchor.
 func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -258,7 +259,23 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 		}
 	}
 	res.Rate, res.Above = below, above
-	return res, nil
+	return res, s.anchor(ctx, above, opts.Limit)
+}
+
+// AnchorFactor places a method's last rate above the highest it probed
+// to fail: windows there fail, and they bound how gently the pass curve
+// can fall, which the rates near the limit alone do not (Fit's interval
+// stays open above without them).
+const AnchorFactor = 1.25
+
+// anchor probes AnchorFactor × failed (phase "anchor") when a rate failed
+// and the anchor is within limit.
+func (s *searcher) anchor(ctx context.Context, failed, limit float64) error {
+	if failed == 0 || failed*AnchorFactor > limit {
+		return nil
+	}
+	_, err := s.try(ctx, "anchor", failed*AnchorFactor)
+	return err
 }
 
 // SweepPast is how many failing rates a sweep probes: it goes on past its
@@ -266,8 +283,8 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 const SweepPast = 2
 
 // Sweep probes step, 2·step, … up to opts.Limit, each rate judged as in
-// Search (opts' objective and votes), until SweepPast rates have
-// failed. Its bracket is the highest rate that passed before the first
+// Search (opts' objective and votes), until SweepPast rates have failed,
+// then its anchor. Its bracket is the highest rate that passed before the first
 // failure and that failure, [Rate, Above); a fine grid is what the search
 // is checked against.
 func Sweep(ctx context.Context, opts Options, step float64, probe probe) (*Result, error) {
@@ -294,7 +311,7 @@ func Sweep(ctx context.Context, opts Options, step float64, probe probe) (*Resul
 			res.Above = r
 		}
 		if failed == SweepPast {
-			return res, nil
+			return res, s.anchor(ctx, r, opts.Limit)
 		}
 	}
 	res.AtLimit = failed == 0
