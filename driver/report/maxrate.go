@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"wafbench/driver/maxrate"
@@ -34,6 +35,9 @@ func writeMaxRate(m *md, fig *figures) {
 	stop := "until two rates have failed"
 	if !sweptPast(rs) {
 		stop = "to its first failing rate"
+	}
+	if anchored(rs) {
+		stop += "; each method then probes an anchor a quarter above the highest rate it saw fail (its failing windows bound how gently the pass curve falls)"
 	}
 	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority). The search doubles the rate to the first failing rate, then bisects to the tolerance; a sweep steps a fixed grid upward %s. The *bracket* runs from the highest rate that passed before the first failing rate to that rate (`–`: none failed up to the limit).", rs[0].MaxRate[0].Objective, stop)
 	m.nl()
@@ -124,12 +128,24 @@ func openEnd(v float64) string {
 	return f(v, 0)
 }
 
+// anchored reports whether some method of rs ended with an anchor rate.
+func anchored(rs []*result.Record) bool {
+	for _, r := range rs {
+		for _, x := range r.MaxRate {
+			if n := len(x.Steps); n > 0 && x.Steps[n-1].Phase == "anchor" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // sweptPast reports whether some sweep of rs probed a rate after its first
 // failing one (maxrate.SweepPast; sweeps before it stopped there).
 func sweptPast(rs []*result.Record) bool {
 	for _, r := range rs {
 		for _, x := range r.MaxRate {
-			if x.Method == "sweep" && x.Above > 0 && len(x.Steps) > 0 && x.Steps[len(x.Steps)-1].Rate > x.Above {
+			if x.Method == "sweep" && x.Above > 0 && slices.ContainsFunc(x.Steps, func(s maxrate.Step) bool { return s.Phase == "sweep" && s.Rate > x.Above }) {
 				return true
 			}
 		}

@@ -43,17 +43,19 @@ func TestWriteMaxRate(t *testing.T) {
 
 	started := rec(1, 200, 200, false)
 	started.MaxRate[0].Capacity = 320
+	started.MaxRate[0].Steps = append(started.MaxRate[0].Steps, maxrate.Step{Phase: "anchor", Window: maxrate.Window{Rate: 275, Requests: 1000}})
 	got := render(started, rec(2, 205, 200, true), rec(3, 198, 200, false), rec(4, 203, 200, true))
 	for _, want := range []string{
-		"| 1 | coraza | headers@16 | search | 1st | 199 | [158, 248] |",
+		"| 1 | coraza | headers@16 | search | 1st | 199 | [157, 240] |", // the anchor narrows it
 		"| 2 | coraza | headers@16 | search | 2nd | 204 | [162, 254] |",
 		"| 2 | coraza | headers@16 | sweep | 1st | 199 | [158, 248] |",
-		"| [180, 220) | 4 / 4 | 1000 | 50.0 | yes | 0.25× |",
+		"| [180, 220) | 4 / 5 | 1000 | 50.0 | yes | 0.25× |",
 		"The sweep's rate lies in the search's interval in 4 of 4 trials",
 		"over the 4 trials where both gave one",
 		"no difference established; the interval spans",
 		"The search's wall time ÷ the sweep's is 0.250",
 		"closed-loop window measured first (within the limit), req/s: trial 1 coraza 320 → 160.",
+		"each method then probes an anchor a quarter above the highest rate it saw fail",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
