@@ -121,11 +121,29 @@ for run in $runs; do
     cold=$caches
     echo "caches: cold $caches" >>"$out"
   fi
-  # go test runs a test binary in its package directory; so do we.
-  (cd "$pkg" && WAFBENCH_RULES=$rules WAFBENCH_THRASH_BYTES=$cold GOMAXPROCS=1 "${preload[@]}" taskset -c "$cpu" \
-    "$root/build/bench/$engine-engine.test" \
-    -test.run '^$' -test.bench "^BenchmarkEngine\$/^$engine\$/^($names)\$" \
-    -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) | tee -a "$out"
+  # With perf, each workload's benchmark runs alone under perf record as
+  # Envoy's windows do (the same sampling cost in both), and its folded
+  # stacks go to perf/engine-<engine>-<workload>-<allocator>-<hot|coldN>.folded
+  # for the report's part-by-part comparison.
+  tag=hot
+  [ "$caches" = hot ] || tag=cold$caches
+  for name in $(tr '|' ' ' <<<"$names"); do
+    rec=()
+    data=$dir/perf/engine-$engine-$name-$allocator-$tag.data
+    if [ ${#perf[@]} -gt 0 ]; then
+      mkdir -p "$dir/perf"
+      rec=(perf record -q -e cpu-clock -F "$perfhz" -g -o "$data" --)
+    fi
+    # go test runs a test binary in its package directory; so do we.
+    (cd "$pkg" && WAFBENCH_RULES=$rules WAFBENCH_THRASH_BYTES=$cold GOMAXPROCS=1 "${preload[@]}" "${rec[@]}" taskset -c "$cpu" \
+      "$root/build/bench/$engine-engine.test" \
+      -test.run '^$' -test.bench "^BenchmarkEngine\$/^$engine\$/^($name)\$" \
+      -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) | tee -a "$out"
+    if [ ${#perf[@]} -gt 0 ]; then
+      perf script -i "$data" 2>/dev/null | build/bin/inferno-collapse-perf >"${data%.data}.folded"
+      rm -f "$data"
+    fi
+  done
 done
 grep -q "^BenchmarkEngine/" "$out" || { echo "overhead: no BenchmarkEngine results in $out" >&2; exit 1; }
 

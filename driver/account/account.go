@@ -22,6 +22,7 @@
 package account
 
 import (
+	"slices"
 	"strings"
 
 	"wafbench/driver/perf"
@@ -82,6 +83,7 @@ const (
 	ByCutStack   = "cut stack"
 	ByGoThread   = "Go runtime thread"
 	ByNothing    = "undecided"
+	ByAlone      = "engine alone" // Alone: every sample is the engine's
 )
 
 // classify returns the part of one folded stack ("comm;root;…;leaf", the
@@ -393,6 +395,46 @@ func Of(f perf.Folded) account {
 		a.Rules[why] += n
 	}
 	return a
+}
+
+// Alone classifies every stack of f, a profile of an engine alone (the
+// in-process engine benchmark, tests/enginebench): no Envoy and no hooks,
+// so a stack's user part is placed as a sample inside the hooks would be
+// (engine, regex, allocator, module, helpers), kernel frames as Kernel, and
+// the Go runtime's background work (GC workers, sweeper, scavenger,
+// sysmon) as Runtime, where Envoy's profile finds it on the Go runtime's own
+// threads. The parts line up with Of's inside the hooks, part by part.
+func Alone(f perf.Folded) account {
+	a := account{Rules: map[string]int64{}}
+	for s, n := range f {
+		frames := strings.Split(s, ";")
+		if len(frames) > 0 {
+			frames = frames[1:] // the thread's name
+		}
+		k := kernelStart(frames)
+		user := frames[:k]
+		var p Part
+		switch {
+		case slices.ContainsFunc(user, isGoBackground):
+			p = Runtime
+		case k < len(frames):
+			p = Kernel
+		default:
+			p = inside(user)
+		}
+		a.Parts[p] += n
+		a.Rules[ByAlone] += n
+	}
+	return a
+}
+
+// isGoBackground: a frame of the Go runtime's own background work.
+func isGoBackground(f string) bool {
+	switch f {
+	case "runtime.gcBgMarkWorker", "runtime.bgsweep", "runtime.bgscavenge", "runtime.sysmon", "runtime.forcegchelper":
+		return true
+	}
+	return false
 }
 
 // Total returns the weight of all samples.

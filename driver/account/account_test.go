@@ -76,3 +76,28 @@ func TestOf(t *testing.T) {
 		t.Error("Share of an empty account is not 0")
 	}
 }
+
+// TestAlone places the samples of an engine benchmark's profile: the
+// engine, PCRE2's JIT code, Debian's tcmalloc, a libc helper, the kernel,
+// and Go's GC worker (Runtime, as on Envoy's Go threads) — none of them
+// "Envoy" or "unattributed", though no hook is on any stack.
+func TestAlone(t *testing.T) {
+	f := perf.Folded{
+		"modsecurity-en;runtime.goexit.abi0;testing.(*B).run1.func1;wafbench/filters/modsecurity/bench.(*Engine).Evaluate;runtime.cgocall;wafbench_msc_engine_evaluate;modsecurity::RuleWithOperator::evaluate": 500,
+		"modsecurity-en;[unknown];modsecurity::Utils::Regex::searchAll;[perf-1234.map]":                                                                                                           100,
+		"modsecurity-en;[unknown];operator new;tc_malloc;tcmalloc::ThreadCache::FetchFromCentralCache":                                                                                             150,
+		"modsecurity-en;[unknown];__strcmp_evex":                                                                                                                                                  80,
+		"modsecurity-en;[unknown];modsecurity::Transaction::Transaction;__GI___getrandom;entry_SYSCALL_64_[k];do_syscall_64_[k]":                                                                  20,
+		"coraza-engine.t;runtime.goexit.abi0;runtime.gcBgMarkWorker;runtime.gcDrain;runtime.scanobject":                                                                                           150,
+	}
+	a := Alone(f)
+	want := map[Part]int64{Engine: 500, Regex: 100, Alloc: 150, HookOther: 80, Kernel: 20, Runtime: 150}
+	for p := range NParts {
+		if got := a.Parts[p]; got != want[Part(p)] {
+			t.Errorf("%s: got %d, want %d", Part(p), got, want[Part(p)])
+		}
+	}
+	if a.Rules[ByAlone] != a.Total() {
+		t.Errorf("rules %v: want every sample %q", a.Rules, ByAlone)
+	}
+}

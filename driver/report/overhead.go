@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"wafbench/driver/account"
+	"wafbench/driver/perf"
 	"wafbench/driver/stats"
 )
 
@@ -47,6 +49,11 @@ type engineBench struct {
 	// tests/enginebench.ThrashEnv).
 	Caches  string
 	NsPerOp stats.Estimate
+	// Parts is the benchmark's CPU per op split as Envoy's cost account
+	// splits the hooks (account.Alone of its perf profile,
+	// perf/engine-<engine>-<workload>-<allocator>-<hot|coldN>.folded), µs
+	// by account.Part; nil without a profile.
+	Parts []float64
 	BPerOp  float64 // median B/op; NaN when not reported
 	Allocs  float64 // median allocs/op; NaN when not reported
 }
@@ -104,7 +111,49 @@ func readOverhead(dir string, s *stats.Summary) (*overhead, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range ebs {
+		if ebs[i].Parts, err = benchParts(dir, &ebs[i]); err != nil {
+			return nil, err
+		}
+	}
 	return &overhead{File: engineBenchFile, Config: cfg, Engines: ebs, Rows: overheadRows(ebs, s)}, nil
+}
+
+// benchProfile is the folded profile scripts/overhead.sh writes for eb,
+// relative to the run directory, without the .gz keep adds.
+func benchProfile(eb *engineBench) string {
+	tag := "hot"
+	if eb.Caches != "" {
+		tag = strings.ReplaceAll(eb.Caches, " ", "")
+	}
+	return filepath.Join("perf", "engine-"+eb.Engine+"-"+eb.Workload+"-"+eb.Allocator+"-"+tag+".folded")
+}
+
+// benchParts reads eb's profile, if the run has one, and returns its CPU
+// per op in µs by account part.
+func benchParts(dir string, eb *engineBench) ([]float64, error) {
+	var st perf.Folded
+	var err error
+	for _, name := range []string{benchProfile(eb), benchProfile(eb) + ".gz"} {
+		if st, err = perf.ReadFolded(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	a := account.Alone(st)
+	if a.Total() == 0 {
+		return nil, nil
+	}
+	parts := make([]float64, account.NParts)
+	for p := range parts {
+		parts[p] = a.Share(account.Part(p)) * eb.NsPerOp.Median / 1e3
+	}
+	return parts, nil
 }
 
 // parseEngineBench reads Go benchmark output and returns one EngineBench per

@@ -24,12 +24,19 @@ type causeRow struct {
 	Hot            *engineBench   // engine-only, caches hot, Envoy's allocator
 	Cold           []*engineBench // the same with caches cold, by thrash size
 	// Per repeat paired with passthrough's: what the mode adds, Envoy's
-	// extra work outside the hooks, glue (module + ABI), kernel inside the
-	// hooks, Go runtime and unattributed samples, and the engine's own work
-	// inside the hooks (engine, regex, allocator, helpers). The last five
-	// sum to Added.
-	Added, EnvoyExtra, Glue, Kernel, Other, Work []float64
+	// extra work outside the hooks, our glue (module + ABI callbacks), and
+	// the rest, the WAF's own work (Added − EnvoyExtra − Glue: engine,
+	// regex, allocator, helpers, the kernel inside the hooks, the Go
+	// runtime's threads, unattributed samples).
+	Added, EnvoyExtra, Glue, Work []float64
+	// Parts is the account row's µs per request by part, per repeat.
+	Parts [account.NParts][]float64
 }
+
+// workParts are the parts of a WAF's own work, compared one by one with
+// the engine alone (account.Alone places the benchmark's samples on the
+// same parts).
+var workParts = []account.Part{account.Engine, account.Regex, account.Alloc, account.HookOther, account.Module, account.Kernel, account.Runtime}
 
 // causeRows pairs fig's account rows with its engine benchmarks.
 func causeRows(fig *figures) []*causeRow {
@@ -70,13 +77,14 @@ func causeRows(fig *figures) []*causeRow {
 			if j < 0 {
 				continue
 			}
-			part := func(p account.Part) float64 { return r.Parts[p][i] }
-			c.Added = append(c.Added, r.CPU[i]-base.CPU[j])
-			c.EnvoyExtra = append(c.EnvoyExtra, part(account.Envoy)-base.CPU[j])
-			c.Glue = append(c.Glue, part(account.Module)+part(account.ABI))
-			c.Kernel = append(c.Kernel, part(account.Kernel))
-			c.Other = append(c.Other, part(account.Runtime)+part(account.Unattributed))
-			c.Work = append(c.Work, part(account.Engine)+part(account.Regex)+part(account.Alloc)+part(account.HookOther))
+			added := r.CPU[i] - base.CPU[j]
+			extra := r.Parts[account.Envoy][i] - base.CPU[j]
+			glue := r.Parts[account.Module][i] + r.Parts[account.ABI][i]
+			c.Added, c.EnvoyExtra, c.Glue = append(c.Added, added), append(c.EnvoyExtra, extra), append(c.Glue, glue)
+			c.Work = append(c.Work, added-extra-glue)
+			for p := range account.NParts {
+				c.Parts[p] = append(c.Parts[p], r.Parts[p][i])
+			}
 		}
 		if len(c.Added) > 0 {
 			out = append(out, c)
@@ -86,11 +94,13 @@ func causeRows(fig *figures) []*causeRow {
 }
 
 // writeOverheadCauses explains the integration overhead of a run that has
-// both the cost account and the engine benchmarks (scripts/overhead.sh
-// with --perf): what the mode adds over passthrough, cause by cause, and
-// the overhead left once each is taken out, ending with the engine's own
-// work inside Envoy against the engine alone with its caches evicted
-// between requests (tests/enginebench.ThrashEnv).
+// both the cost account and the engine benchmarks (scripts/overhead.sh,
+// which runs with --perf): what the mode adds over passthrough, cause by
+// cause, and the overhead left once each is taken out, ending with the
+// WAF's own work inside Envoy against the engine alone with its caches
+// evicted between requests (tests/enginebench.ThrashEnv); then, where the
+// benchmarks were profiled too, that work part by part against the engine
+// alone.
 func writeOverheadCauses(m *md, fig *figures) {
 	rows := causeRows(fig)
 	if len(rows) == 0 {
@@ -98,37 +108,128 @@ func writeOverheadCauses(m *md, fig *figures) {
 	}
 	m.p("### Where the overhead goes")
 	m.nl()
-	m.p("What each WAF mode adds over passthrough (the cost account's CPU, paired by repeat), split by the account into Envoy's extra work outside the hooks (buffering, local replies), our glue (module + ABI callbacks), the kernel inside the hooks, the Go runtime's threads and unattributed samples, and the engine's own work inside the hooks (engine, regex, allocator, libc/libstdc++ helpers). The engine-only benchmark runs with the allocator the engine gets inside Envoy (libmodsecurity: tcmalloc; Coraza: its Go heap), hot (its data cached from the previous request, as a benchmark loop leaves it) and cold (a buffer written between requests, untimed, so each starts with caches holding other work, as Envoy's own request work leaves them). Each ratio is per repeat, divided by the engine-only median, with a 95%% t interval over repeats: **overhead** = added ÷ engine-only hot; **net of Envoy** = (added − Envoy's extra) ÷ hot; **net of Envoy and glue** = the engine's own work in the hooks ÷ hot (also net of the kernel, runtime and unattributed parts); **in situ ÷ cold** = that work ÷ engine-only cold — 1 means the engine inside Envoy costs what it costs alone with cold caches. The account's CPU includes perf's sampling cost; the benchmarks ran without it.")
+	m.p("What each WAF mode adds over passthrough (the cost account's CPU, paired by repeat), split by the account into Envoy's extra work outside the hooks (buffering, local replies), our glue (module + ABI callbacks) and the rest, the WAF's own work: engine, regex, allocator, libc/libstdc++ helpers and the kernel inside the hooks, the Go runtime's threads (whose GC work a Go benchmark's time includes) and unattributed samples. The engine-only benchmark runs with the allocator the engine gets inside Envoy (libmodsecurity: tcmalloc; Coraza: its Go heap), hot (its data cached from the previous request, as a benchmark loop leaves it) and cold (a buffer written between requests, untimed, so each starts with caches holding other work, as Envoy's own request work leaves them). Each ratio is per repeat, divided by the engine-only median, with a 95%% t interval over repeats: **overhead** = added ÷ engine-only hot; **net of Envoy** = (added − Envoy's extra) ÷ hot; **net of Envoy and glue** = the WAF's own work ÷ hot; **÷ cold** = that work ÷ engine-only cold — 1 means the engine inside Envoy costs what it costs alone with cold caches.")
 	m.nl()
-	m.head("mode", "workload", "engine-only hot µs", "engine-only cold µs", "added µs", "Envoy's extra µs", "glue µs", "kernel µs", "runtime + unattr. µs", "engine work µs", "overhead", "net of Envoy", "net of Envoy and glue", "in situ ÷ cold")
+	m.head("mode", "workload", "engine-only hot µs", "engine-only cold µs", "added µs", "Envoy's extra µs", "glue µs", "WAF's own work µs", "overhead", "net of Envoy", "net of Envoy and glue", "WAF's own work ÷ cold")
 	for _, c := range rows {
 		hot := c.Hot.NsPerOp.Median / 1e3
-		ratio := func(v []float64, den float64) string {
-			out := make([]float64, len(v))
-			for i, x := range v {
-				out[i] = x / den
-			}
-			return ratioMeanCell(out)
-		}
 		netEnvoy := make([]float64, len(c.Added))
 		for i := range c.Added {
 			netEnvoy[i] = c.Added[i] - c.EnvoyExtra[i]
 		}
-		coldUs, inSitu := "–", "–"
-		var colds, situs []string
+		var colds, inSitu []string
 		for _, e := range c.Cold {
 			cold := e.NsPerOp.Median / 1e3
 			colds = append(colds, f(cold, 1)+" ("+e.Caches+")")
-			situs = append(situs, ratio(c.Work, cold))
+			inSitu = append(inSitu, ratioMeanCell(scaled(c.Work, 1/cold)))
 		}
-		if len(colds) > 0 {
-			coldUs, inSitu = strings.Join(colds, "; "), strings.Join(situs, "; ")
-		}
-		m.row(c.Mode, stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String(), f(hot, 1), coldUs,
-			meanCell(c.Added), meanCell(c.EnvoyExtra), meanCell(c.Glue), meanCell(c.Kernel), meanCell(c.Other), meanCell(c.Work),
-			ratio(c.Added, hot), ratio(netEnvoy, hot), ratio(c.Work, hot), inSitu)
+		m.row(c.Mode, stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String(), f(hot, 1), orDash(strings.Join(colds, "; ")),
+			meanCell(c.Added), meanCell(c.EnvoyExtra), meanCell(c.Glue), meanCell(c.Work),
+			ratioMeanCell(scaled(c.Added, 1/hot)), ratioMeanCell(scaled(netEnvoy, 1/hot)), ratioMeanCell(scaled(c.Work, 1/hot)), orDash(strings.Join(inSitu, "; ")))
 	}
 	m.nl()
+	writeOverheadParts(m, rows)
+}
+
+// writeOverheadParts compares, part by part, the WAF's own work inside
+// Envoy with the engine alone, where scripts/overhead.sh profiled the
+// benchmarks too (engineBench.Parts).
+func writeOverheadParts(m *md, rows []*causeRow) {
+	var with []*causeRow
+	for _, c := range rows {
+		if c.Hot.Parts != nil {
+			with = append(with, c)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	m.p("**The WAF's own work, part by part, inside Envoy and alone** (µs per request). Envoy's column is the cost account's (mean ± 95%% t over repeats); the engine alone is its benchmark's time per op split by the same rules applied to the benchmark's own perf profile, recorded at the same rate (`account.Alone`: every sample is the engine's; kernel frames are the kernel, the Go runtime's background work is the runtime). **Δ** is Envoy's mean less the engine alone with the largest cold buffer: where inside Envoy the same engine spends more. The benchmarks ran under perf as Envoy did, so both sides carry its sampling cost.")
+	m.nl()
+	head := []string{"mode", "workload", "part", "inside Envoy", "alone, hot"}
+	var last *engineBench
+	for _, e := range with[0].Cold {
+		head = append(head, "alone, "+e.Caches)
+	}
+	m.head(append(head, "Δ")...)
+	for _, c := range with {
+		for _, e := range c.Cold {
+			if e.Parts != nil {
+				last = e
+			}
+		}
+		total := []string{c.Mode, stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String(), "**all**", meanCell(c.Work), f(sum(c.Hot.Parts), 0)}
+		for _, e := range c.Cold {
+			total = append(total, partCell(e, -1))
+		}
+		for _, p := range workParts {
+			row := []string{c.Mode, stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String(), p.String(), meanCell(c.Parts[p]), f(c.Hot.Parts[p], 0)}
+			for _, e := range c.Cold {
+				row = append(row, partCell(e, p))
+			}
+			mean, _ := meanT(c.Parts[p])
+			row = append(row, "–")
+			if last != nil {
+				row[len(row)-1] = signed(mean - last.Parts[p])
+			}
+			m.row(row...)
+		}
+		if last != nil {
+			mean, _ := meanT(c.Work)
+			total = append(total, signed(mean-sum(last.Parts)))
+		} else {
+			total = append(total, "–")
+		}
+		m.row(total...)
+		last = nil
+	}
+	m.nl()
+	m.p("**all** inside Envoy is the WAF's own work of the table above (unattributed samples included); alone it is the benchmark's whole time per op.")
+	m.nl()
+}
+
+// partCell is e's µs for part p (all parts for p < 0), "–" without a
+// profile.
+func partCell(e *engineBench, p account.Part) string {
+	switch {
+	case e.Parts == nil:
+		return "–"
+	case p < 0:
+		return f(sum(e.Parts), 0)
+	}
+	return f(e.Parts[p], 0)
+}
+
+func sum(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// signed is v with its sign: "+12", "-3".
+func signed(v float64) string {
+	if v >= 0 {
+		return "+" + f(v, 0)
+	}
+	return f(v, 0)
+}
+
+// scaled is v times k.
+func scaled(v []float64, k float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * k
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 // ratioMeanCell is a ratio's mean with its interval: "1.23 ±0.04".
