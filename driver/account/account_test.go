@@ -84,11 +84,11 @@ func TestOf(t *testing.T) {
 func TestAlone(t *testing.T) {
 	f := perf.Folded{
 		"modsecurity-en;runtime.goexit.abi0;testing.(*B).run1.func1;wafbench/filters/modsecurity/bench.(*Engine).Evaluate;runtime.cgocall;wafbench_msc_engine_evaluate;modsecurity::RuleWithOperator::evaluate": 500,
-		"modsecurity-en;[unknown];modsecurity::Utils::Regex::searchAll;[perf-1234.map]":                                                                                                           100,
-		"modsecurity-en;[unknown];operator new;tc_malloc;tcmalloc::ThreadCache::FetchFromCentralCache":                                                                                             150,
-		"modsecurity-en;[unknown];__strcmp_evex":                                                                                                                                                  80,
-		"modsecurity-en;[unknown];modsecurity::Transaction::Transaction;__GI___getrandom;entry_SYSCALL_64_[k];do_syscall_64_[k]":                                                                  20,
-		"coraza-engine.t;runtime.goexit.abi0;runtime.gcBgMarkWorker;runtime.gcDrain;runtime.scanobject":                                                                                           150,
+		"modsecurity-en;[unknown];modsecurity::Utils::Regex::searchAll;[perf-1234.map]":                                          100,
+		"modsecurity-en;[unknown];operator new;tc_malloc;tcmalloc::ThreadCache::FetchFromCentralCache":                           150,
+		"modsecurity-en;[unknown];__strcmp_evex":                                                                                 80,
+		"modsecurity-en;[unknown];modsecurity::Transaction::Transaction;__GI___getrandom;entry_SYSCALL_64_[k];do_syscall_64_[k]": 20,
+		"coraza-engine.t;runtime.goexit.abi0;runtime.gcBgMarkWorker;runtime.gcDrain;runtime.scanobject":                          150,
 	}
 	a := Alone(f)
 	want := map[Part]int64{Engine: 500, Regex: 100, Alloc: 150, HookOther: 80, Kernel: 20, Runtime: 150}

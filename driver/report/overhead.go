@@ -53,9 +53,9 @@ type engineBench struct {
 	// splits the hooks (account.Alone of its perf profile,
 	// perf/engine-<engine>-<workload>-<allocator>-<hot|coldN>.folded), µs
 	// by account.Part; nil without a profile.
-	Parts []float64
-	BPerOp  float64 // median B/op; NaN when not reported
-	Allocs  float64 // median allocs/op; NaN when not reported
+	Parts  []float64
+	BPerOp float64 // median B/op; NaN when not reported
+	Allocs float64 // median allocs/op; NaN when not reported
 }
 
 // OverheadRow compares one WAF mode on one workload × conns of the run with
