@@ -90,8 +90,16 @@ type Workload struct {
 	Capacity     float64 `json:"capacity,omitempty"`
 	// MaxWindow caps this workload's measured window below the suite's
 	// duration (or run --duration): the capacity measured before a soak
-	// needs seconds, not the soak's ten minutes. 0 = no cap.
+	// needs seconds, not the soak's ten minutes. 0 = no cap. With
+	// MinResponses it also bounds how far the window may stretch.
 	MaxWindow duration `json:"max_window,omitempty"`
+	// MinResponses, with measure_verdict, stretches the measured window to
+	// about this many times the verdict probe's response time when that is
+	// longer than the suite's window, up to MaxWindow (required with it),
+	// and gives its requests MaxWindow to answer: an input that costs the
+	// engine seconds is measured over a few responses instead of ending a
+	// window with none. 0 = the suite's window.
+	MinResponses int `json:"min_responses,omitempty"`
 	// ConnMode is "keepalive" (persistent connections, the default) or
 	// "per-request" (a new connection per request); it wins over the
 	// suite's and run --conn-mode.
@@ -195,6 +203,19 @@ func (c Case) Window(d time.Duration) time.Duration {
 		return m
 	}
 	return d
+}
+
+// Stretched is the case's window when the run's is d and one request took
+// took (its verdict probe): Window(d), or, for a workload with
+// min_responses, long enough for that many responses at took each (plus a
+// tenth), up to its max_window.
+func (c Case) Stretched(d, took time.Duration) time.Duration {
+	w := c.Window(d)
+	if n := c.Workload.MinResponses; n > 0 {
+		want := time.Duration(float64(n) * 1.1 * float64(took))
+		w = max(w, min(want, time.Duration(c.Workload.MaxWindow)))
+	}
+	return w
 }
 
 // Key is "name@conns", the suite notation.
@@ -309,6 +330,9 @@ func (s *Set) check() error {
 		}
 		if w.MaxWindow < 0 {
 			return fmt.Errorf("workload %s: max_window: want ≥ 0, got %v", n, time.Duration(w.MaxWindow))
+		}
+		if w.MinResponses < 0 || (w.MinResponses > 0 && (!w.MeasureVerdict || w.MaxWindow <= 0)) {
+			return fmt.Errorf("workload %s: min_responses: want ≥ 0, and > 0 only with measure_verdict and a max_window, got %d", n, w.MinResponses)
 		}
 		if w.CapacityFrom == "" {
 			continue

@@ -99,6 +99,8 @@ func TestParseErrors(t *testing.T) {
 		{"select without crs", "workloads:\n- {name: c, replay: {format: har, file: x.har, select: {count: 1}}, conns: [1], expect: {default: 200}}\n", "replay.select: only format crs"},
 		{"unknown format", "workloads:\n- {name: c, replay: {format: wrk, file: x}, conns: [1], expect: {default: 200}}\n", "replay.format: want vegeta, har or crs"},
 		{"negative max_window", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, max_window: -1s}\n", "workload a: max_window: want ≥ 0, got -1s"},
+		{"min_responses without a bound", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, measure_verdict: true, min_responses: 3}\n", "workload a: min_responses: want ≥ 0, and > 0 only with measure_verdict and a max_window, got 3"},
+		{"min_responses without measure_verdict", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, max_window: 30s, min_responses: 3}\n", "workload a: min_responses: want ≥ 0"},
 		{"max_window number", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, max_window: 20}\n", "duration string"},
 		{"mix too wide", ok + "- {name: c, replay: {format: crs, select: {count: 255, seed: 1}}, conns: [1]}\n- {name: m, mix: [{workload: a, weight: 1}, {workload: c, weight: 1}], conns: [1]}\n", "workload m: mix: want at most 255 classes"},
 	}
@@ -133,6 +135,31 @@ func TestMaxWindow(t *testing.T) {
 	} {
 		if got := tt.c.Window(tt.run); got != tt.want {
 			t.Errorf("%s.Window(%v) = %v, want %v", tt.c.Key(), tt.run, got, tt.want)
+		}
+	}
+}
+
+// TestStretched: a min_responses workload's window holds that many
+// responses at the probe's time (plus a tenth) when that is longer than
+// the run's window, never more than its max_window; other workloads keep
+// Window's.
+func TestStretched(t *testing.T) {
+	set, err := Parse("x.yaml", []byte("workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, measure_verdict: true, min_responses: 3, max_window: 30s}\n- {name: b, method: GET, path: /, conns: [1], expect: {default: 200}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := Case{Workload: set.Workloads["a"], Conns: 1}, Case{Workload: set.Workloads["b"], Conns: 1}
+	for _, tt := range []struct {
+		c               Case
+		run, took, want time.Duration
+	}{
+		{a, time.Second, 10 * time.Millisecond, time.Second},       // the run's window holds many
+		{a, time.Second, 2 * time.Second, 6600 * time.Millisecond}, // 3 × 2 s + a tenth
+		{a, time.Second, 20 * time.Second, 30 * time.Second},       // up to max_window
+		{b, time.Second, 20 * time.Second, time.Second},            // no min_responses
+	} {
+		if got := tt.c.Stretched(tt.run, tt.took); got != tt.want {
+			t.Errorf("%s.Stretched(%v, %v) = %v, want %v", tt.c.Key(), tt.run, tt.took, got, tt.want)
 		}
 	}
 }

@@ -150,6 +150,10 @@ type Record struct {
 	// report compares the first minute's with the last's. Nil for shorter
 	// windows and in records written before it was recorded.
 	LatencySlots *LatencySlots `json:"latency_slots,omitempty"`
+	// VerdictProbeMs is how long a measure_verdict workload's verdict probe
+	// took to be answered, ms (profile min_responses stretches the window
+	// from it); 0 for other workloads.
+	VerdictProbeMs float64 `json:"verdict_probe_ms,omitempty"`
 
 	// Slow is a slow-client workload's outcome (profile slow); such a
 	// record measures no load, and its load fields stay zero.

@@ -279,7 +279,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		rec.Error = rateErr.Error()
 		return rec
 	}
-	w := &measuredWindow{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rec: &rec,
+	w := &measuredWindow{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rec: &rec, window: c.Window(cfg.Duration), timeout: cfg.Timeout,
 		perfData: filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))}
 	if cfg.PerfFreqHz > 0 {
 		if err := os.MkdirAll(filepath.Dir(w.perfData), 0o755); err != nil {
@@ -292,10 +292,18 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 		req = buildRequest(cfg.Set, c, tr.Mode)
 		rec.RequestBytes = len(req.Raw)
 		if c.Workload.MeasureVerdict {
-			if err := probeVerdict(ctx, cfg, p.Addr, &req, &rec); err != nil {
+			if c.Workload.MinResponses > 0 {
+				// An input that costs seconds: wait for it up to the
+				// workload's bound, and stretch the window to hold a
+				// few responses.
+				w.timeout = max(cfg.Timeout, time.Duration(c.Workload.MaxWindow))
+			}
+			took, err := probeVerdict(ctx, p.Addr, w.timeout, &req, &rec)
+			if err != nil {
 				rec.Error = err.Error()
 				return rec
 			}
+			w.window = c.Stretched(cfg.Duration, took)
 		}
 	}
 	if cfg.Callgrind != nil {
@@ -385,6 +393,10 @@ type measuredWindow struct {
 	perfData      string
 	atk           *verdict.Stream
 	rss           *rssSampler
+	// window and timeout are the measured window and the per-request
+	// timeout: the run's, the workload's max_window, or stretched for an
+	// input that costs seconds (profile.Case.Stretched).
+	window, timeout time.Duration
 }
 
 // fail keeps err when it is the window's first sampling error.
@@ -408,10 +420,10 @@ func (w *measuredWindow) options(rate float64, connMode load.ConnMode) load.Opti
 		Target:       w.p.Addr,
 		Conns:        w.c.Conns,
 		Warmup:       cfg.Warmup,
-		Duration:     w.c.Window(cfg.Duration),
+		Duration:     w.window,
 		MaxRequests:  cfg.MaxRequests,
 		Rate:         rate,
-		Timeout:      cfg.Timeout,
+		Timeout:      w.timeout,
 		ConnMode:     connMode,
 		Arrival:      cfg.Arrival,
 		Seed:         cfg.ArrivalSeed,

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
@@ -15,17 +16,21 @@ import (
 // probeVerdict sends a measure_verdict workload's request once and makes
 // the status it got the window's expected status, keeping the profile's
 // as DeclaredStatus. A probe without a status (refused, reset, timeout)
-// is the record's error: the window could not count anything valid.
-func probeVerdict(ctx context.Context, cfg *Config, addr string, req *load.Request, rec *result.Record) error {
+// is the record's error: the window could not count anything valid. It
+// returns how long the probe took (recorded as VerdictProbeMs).
+func probeVerdict(ctx context.Context, addr string, timeout time.Duration, req *load.Request, rec *result.Record) (took time.Duration, err error) {
 	rec.DeclaredStatus = rec.ExpectStatus
-	a := verdict.Probe(ctx, addr, req.Raw, cfg.Timeout)
+	t0 := time.Now()
+	a := verdict.Probe(ctx, addr, req.Raw, timeout)
+	took = time.Since(t0)
+	rec.VerdictProbeMs = float64(took.Microseconds()) / 1e3
 	if a.Status == 0 {
 		rec.ExpectStatus = 0
-		return fmt.Errorf("verdict probe: no status (%s): %v", a.Kind, a.Err)
+		return took, fmt.Errorf("verdict probe: no status (%s) within %v: %v", a.Kind, timeout, a.Err)
 	}
 	rec.ExpectStatus = a.Status
 	req.ExpectStatus = a.Status
-	return nil
+	return took, nil
 }
 
 // verdictPoint reports a measured-verdict record whose failure is its own:
