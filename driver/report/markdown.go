@@ -267,6 +267,11 @@ func writeRatios(m *md, fig *figures) {
 		m.nl()
 		return
 	}
+	if oneRepeat(s) {
+		m.p("%s", oneRepeatNote)
+		m.nl()
+		return
+	}
 	for _, wl := range s.Workloads {
 		m.p("### %s", wl)
 		m.nl()
@@ -300,10 +305,29 @@ func writeBaseline(m *md, fig *figures) {
 	m.nl()
 }
 
+// oneRepeatNote stands for the sections that need repeats (paired
+// ratios, precision, verdicts, variance) in a run of one repeat.
+const oneRepeatNote = "One repeat: every ratio is a single value, with no interval, precision or verdict (an interval needs 2 paired repeats, a verdict 4); the run's own sections (Results, Baseline-adjusted CPU and any suite's section) give its figures, summary.json every per-repeat ratio."
+
+// oneRepeat reports whether no group of s has more than one repeat.
+func oneRepeat(s *stats.Summary) bool {
+	for _, g := range s.Groups {
+		if g.N > 1 {
+			return false
+		}
+	}
+	return len(s.Groups) > 0
+}
+
 func writePrecision(m *md, fig *figures) {
 	s := fig.Summary
 	m.p("## Precision achieved")
 	m.nl()
+	if oneRepeat(s) {
+		m.p("%s", oneRepeatNote)
+		m.nl()
+		return
+	}
 	met := func(e stats.Estimate) string {
 		if e.PrecisionMet() {
 			return pct(e) + " met"

@@ -62,6 +62,11 @@ func writeVariance(m *md, fig *figures) {
 	}
 	m.p("## Variance components")
 	m.nl()
+	if oneRepeat(s) {
+		m.p("%s", oneRepeatNote)
+		m.nl()
+		return
+	}
 	m.p("Per mode × workload, from this run's own data: the per-second throughput CV inside a measured window (pooled over windows), the CV of the windows' req/s between repeats (fresh Envoy processes), and its between-process part √(between² − within²/T) for windows of T s — the two-level model of Kalibera and Jones. Within-window seconds are treated as independent; correlated seconds would make the within part look smaller than it is.")
 	m.nl()
 	m.head("workload", "mode", "n", "window s", "req/s", "within-window CV (per s)", "between-repeat CV", "between-process CV", "process share", "CPU µs/req between-repeat CV")

@@ -67,6 +67,11 @@ func writeVerdicts(m *md, fig *figures) {
 	block := cost.BlockS(cost.WindowS)
 	m.p("## Verdicts")
 	m.nl()
+	if oneRepeat(s) {
+		m.p("%s", oneRepeatNote)
+		m.nl()
+		return
+	}
 	var parts []string
 	for _, fam := range stats.Families {
 		n, est := 0, 0
