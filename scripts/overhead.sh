@@ -121,28 +121,34 @@ for run in $runs; do
     cold=$caches
     echo "caches: cold $caches" >>"$out"
   fi
-  # With perf, each workload's benchmark runs alone under perf record as
-  # Envoy's windows do (the same sampling cost in both), and its folded
-  # stacks go to perf/engine-<engine>-<workload>-<allocator>-<hot|coldN>.folded
-  # for the report's part-by-part comparison.
+  # With perf, each workload's benchmark runs alone and perf attaches to
+  # it once its first result is out (CRS loading and the first round's
+  # calibration are not what the rounds time), sampling as Envoy's windows
+  # are; its folded stacks go to
+  # perf/engine-<engine>-<workload>-<allocator>-<hot|coldN>.folded for the
+  # report's part-by-part comparison.
   tag=hot
   [ "$caches" = hot ] || tag=cold$caches
   for name in $(tr '|' ' ' <<<"$names"); do
-    rec=()
-    data=$dir/perf/engine-$engine-$name-$allocator-$tag.data
-    if [ ${#perf[@]} -gt 0 ]; then
-      mkdir -p "$dir/perf"
-      rec=(perf record -q -e cpu-clock -F "$perfhz" -g -o "$data" --)
-    fi
+    part=$(mktemp)
     # go test runs a test binary in its package directory; so do we.
-    (cd "$pkg" && WAFBENCH_RULES=$rules WAFBENCH_THRASH_BYTES=$cold GOMAXPROCS=1 "${preload[@]}" "${rec[@]}" taskset -c "$cpu" \
+    (cd "$pkg" && exec env WAFBENCH_RULES="$rules" WAFBENCH_THRASH_BYTES="$cold" GOMAXPROCS=1 "${preload[@]}" taskset -c "$cpu" \
       "$root/build/bench/$engine-engine.test" \
       -test.run '^$' -test.bench "^BenchmarkEngine\$/^$engine\$/^($name)\$" \
-      -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) | tee -a "$out"
+      -test.benchtime "$benchtime" -test.count "$count" -test.benchmem) >"$part" &
+    pid=$!
     if [ ${#perf[@]} -gt 0 ]; then
+      mkdir -p "$dir/perf"
+      data=$dir/perf/engine-$engine-$name-$allocator-$tag.data
+      while kill -0 "$pid" 2>/dev/null && ! grep -q '^BenchmarkEngine/' "$part"; do sleep 0.1; done
+      # perf ends when the benchmark does.
+      perf record -q -e cpu-clock -F "$perfhz" -g -p "$pid" -o "$data" 2>/dev/null || true
       perf script -i "$data" 2>/dev/null | build/bin/inferno-collapse-perf >"${data%.data}.folded"
       rm -f "$data"
     fi
+    wait "$pid" || { cat "$part" >&2; echo "overhead: BenchmarkEngine/$engine/$name failed" >&2; exit 1; }
+    tee -a "$out" <"$part"
+    rm -f "$part"
   done
 done
 grep -q "^BenchmarkEngine/" "$out" || { echo "overhead: no BenchmarkEngine results in $out" >&2; exit 1; }

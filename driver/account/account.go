@@ -84,6 +84,7 @@ const (
 	ByGoThread   = "Go runtime thread"
 	ByNothing    = "undecided"
 	ByAlone      = "engine alone" // Alone: every sample is the engine's
+	ByUntimed    = "untimed"      // Alone: left out, outside the benchmark's timer
 )
 
 // classify returns the part of one folded stack ("comm;root;…;leaf", the
@@ -404,6 +405,8 @@ func Of(f perf.Folded) account {
 // the Go runtime's background work (GC workers, sweeper, scavenger,
 // sysmon) as Runtime, where Envoy's profile finds it on the Go runtime's own
 // threads. The parts line up with Of's inside the hooks, part by part.
+// Samples of the benchmark's untimed work between requests (isUntimed) are
+// left out of the parts, counted under ByUntimed.
 func Alone(f perf.Folded) account {
 	a := account{Rules: map[string]int64{}}
 	for s, n := range f {
@@ -413,6 +416,10 @@ func Alone(f perf.Folded) account {
 		}
 		k := kernelStart(frames)
 		user := frames[:k]
+		if slices.ContainsFunc(user, isUntimed) {
+			a.Rules[ByUntimed] += n
+			continue
+		}
 		var p Part
 		switch {
 		case slices.ContainsFunc(user, isGoBackground):
@@ -426,6 +433,17 @@ func Alone(f perf.Folded) account {
 		a.Rules[ByAlone] += n
 	}
 	return a
+}
+
+// isUntimed: a frame of the benchmark's work between timed requests (the
+// cold-cache buffer's writes, the timer's stop and start, which read the
+// memory statistics): in the profile, but not in the benchmark's ns/op.
+func isUntimed(f string) bool {
+	switch f {
+	case "wafbench/tests/enginebench.Touch", "testing.(*B).StopTimer", "testing.(*B).StartTimer":
+		return true
+	}
+	return false
 }
 
 // isGoBackground: a frame of the Go runtime's own background work.
