@@ -7,7 +7,8 @@ import (
 )
 
 // Stacks below are real folded lines (counts removed) from the committed
-// flame run, results/20261201T014733Z-flame/perf/t0*-<mode>-<workload>.folded.gz.
+// flame run, results/20261201T014733Z-flame/perf/t0*-<mode>-<workload>.folded.gz
+// (retired to git history; results/README.md, "Retired runs").
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		name, stack string

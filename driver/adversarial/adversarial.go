@@ -26,7 +26,7 @@ import (
 const (
 	maxHeadBytes = 48 << 10  // a query, header or cookie value
 	maxBodyBytes = 1 << 20   // a body
-	maxCount     = 4096      // arguments, keys, parts, cookies
+	maxCount     = 4096      // arguments, keys, parts (cookies: maxHeadBytes)
 	maxDepth     = 4096      // JSON nesting
 	maxHeaders   = 200       // separate header lines
 	maxLayers    = 8         // nested encodings

@@ -90,15 +90,22 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // logTicks label a log axis at 1, 2 and 5 × 10ᵏ when it spans at most
-// three decades and at every decade otherwise, so a narrow range still
-// gets labels; the other integer multiples are unlabelled minor ticks.
+// three decades, at every decade up to five, and at every other decade
+// beyond (an adversarial run's CPU axis spans six: "10000000" and
+// "100000000" a decade apart overlap), so a narrow range still gets labels;
+// the other integer multiples are unlabelled minor ticks.
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
 	if !(min > 0) || !(max > min) {
 		return nil
 	}
-	dense := math.Log10(max/min) <= 3
+	span := math.Log10(max / min)
+	dense := span <= 3
+	stride := 1.0
+	if span > 5 {
+		stride = 2
+	}
 	var ts []plot.Tick
 	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
 		dec := math.Pow(10, e)
@@ -108,7 +115,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || dense && (m == 2 || m == 5) {
+			if m == 1 && math.Mod(e, stride) == 0 || dense && (m == 2 || m == 5) {
 				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
 			}
 			ts = append(ts, t)

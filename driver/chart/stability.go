@@ -152,10 +152,19 @@ func lighten(c color.Color, share float64) color.Color {
 // the group's median req/s over repeats (so a panel shows both the drift
 // inside a window and the spread between repeats); trials the drift check
 // flags (stats.CheckDrift) are dashed and the panel says how many.
+// MaxStabilityPanels bounds the per-second chart: one panel per workload ×
+// mode, so an adversarial sweep of 55 points over 11 modes would draw 605
+// panels (1.3 MB of SVG) that no one can read. Past it the chart is left
+// out; the steady-state table still reports every flagged window.
+const MaxStabilityPanels = 200
+
 func stability(w io.Writer, s *stats.Summary, recs []result.Record) error {
 	cells, maxSec, maxAbs := stabilitySeries(s, recs)
 	if len(cells) == 0 {
 		return fmt.Errorf("stability chart: no per-second data: %w", ErrNothingToDraw)
+	}
+	if n := len(s.Workloads) * len(s.Modes); n > MaxStabilityPanels {
+		return fmt.Errorf("stability chart: %d panels: %w", n, ErrNothingToDraw)
 	}
 	rng := niceCeil(math.Max(maxAbs*1.05, 200*stats.DriftLimit))
 	rows, cols := len(s.Workloads), len(s.Modes)

@@ -143,10 +143,50 @@ func TestNoMachinePaths(t *testing.T) {
 // runName matches a run directory's name as the READMEs cite it.
 var runName = regexp.MustCompile(`\b20\d{6}T\d{6}Z-[A-Za-z0-9._@-]*[A-Za-z0-9]`)
 
+// retiredRuns reads the "Retired runs" paragraph of results/README.md: the
+// commit whose tree still holds them and the run directories it names.
+func retiredRuns(t *testing.T, root string) (commit string, runs map[string]bool) {
+	b, err := os.ReadFile(filepath.Join(root, "results", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "**Retired runs.**")
+	if i < 0 {
+		return "", nil
+	}
+	para, _, _ := strings.Cut(text[i:], "\n\n")
+	if m := regexp.MustCompile("git checkout ([0-9a-f]{7,40}) --").FindStringSubmatch(para); m != nil {
+		commit = m[1]
+	}
+	runs = map[string]bool{}
+	for _, name := range runName.FindAllString(para, -1) {
+		runs[name] = true
+	}
+	return commit, runs
+}
+
 // TestCitedRunsExist wants every run directory that README.md,
-// results/README.md or docs/ names to be committed under results/.
+// results/README.md or docs/ names to be committed under results/, or
+// listed in results/README.md's "Retired runs" with the commit that holds
+// it (checked against git history where the clone has that commit).
 func TestCitedRunsExist(t *testing.T) {
 	root := repoRoot(t)
+	commit, retired := retiredRuns(t, root)
+	if len(retired) > 0 && commit == "" {
+		t.Error("results/README.md lists retired runs without the commit that holds them (`git checkout <sha> -- results/<dir>`)")
+	}
+	for name := range retired {
+		if _, err := os.Stat(filepath.Join(root, "results", name, "meta.json")); err == nil {
+			t.Errorf("results/README.md lists %s as retired, but it is still committed under results/", name)
+		}
+		if exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").Run() != nil {
+			continue // a shallow clone without the commit: the listing is all there is to check
+		}
+		if err := exec.Command("git", "-C", root, "cat-file", "-e", commit+":results/"+name+"/meta.json").Run(); err != nil {
+			t.Errorf("results/README.md lists %s as retired in %s, which does not hold results/%s/meta.json", name, commit, name)
+		}
+	}
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	files := append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "results", "README.md")}, docs...)
 	cited := 0
@@ -157,6 +197,9 @@ func TestCitedRunsExist(t *testing.T) {
 		}
 		for _, name := range runName.FindAllString(string(b), -1) {
 			cited++
+			if retired[name] {
+				continue
+			}
 			if _, err := os.Stat(filepath.Join(root, "results", name, "meta.json")); err != nil {
 				rel, _ := filepath.Rel(root, f)
 				t.Errorf("%s cites run %s, which is not committed under results/ (no meta.json)", rel, name)

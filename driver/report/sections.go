@@ -3,6 +3,8 @@ package report
 import (
 	"io"
 	"strings"
+
+	"wafbench/driver/chart"
 )
 
 // section writes one part of report.md from the run's figures; nothing
@@ -88,4 +90,8 @@ func writeCharts(m *md, fig *figures) {
 		m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
 	}
 	m.nl()
+	if n := len(fig.Summary.Workloads) * len(fig.Summary.Modes); n > chart.MaxStabilityPanels {
+		m.p("The per-second chart is left out: it would have %d panels (workloads × modes; at most %d are drawn). The steady-state table above covers every window.", n, chart.MaxStabilityPanels)
+		m.nl()
+	}
 }
