@@ -60,8 +60,11 @@ func Describe(m *result.Meta, s Stack) error {
 		m.ClkTck = tck
 	}
 	// Envoy inherits this process's environment; record what changes how
-	// the engines run (Go's GC in the Coraza module, the stage timers).
-	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "WAFBENCH_STAGE_TIMERS", "LLVM_PROFILE_FILE"} {
+	// the engines run (Go's GC in the Coraza module, the stage timers) and
+	// how Envoy's tcmalloc runs: glibc ≥ 2.35 registers rseq for every
+	// thread, which leaves Envoy's tcmalloc without its per-CPU caches
+	// unless GLIBC_TUNABLES=glibc.pthread.rseq=0 (google/tcmalloc#144).
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "GLIBC_TUNABLES", "WAFBENCH_STAGE_TIMERS", "LLVM_PROFILE_FILE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			m.Notes = append(m.Notes, fmt.Sprintf("environment passed to Envoy: %s=%s", k, v))
 		}

@@ -47,9 +47,9 @@ func Byproduct(rel string) string {
 		return "" // wafbench crs-test: its results, the report rebuilt from them (driver/conformance), a run's protection record
 	case dir == "." && base == "crs-test.csv":
 		return "per-test CSV (crs-test.json holds the same)"
-	case dir == "perf" && (strings.HasSuffix(base, ".svg") || strings.HasPrefix(base, "t") &&
+	case dir == "perf" && (strings.HasSuffix(base, ".svg") || (strings.HasPrefix(base, "t") || strings.HasPrefix(base, "engine-")) &&
 		(strings.HasSuffix(base, ".folded") || strings.HasSuffix(base, ".folded.gz"))):
-		return ""
+		return "" // per-window stacks, and the engine benchmarks' (benchProfile) that "Where the overhead goes" reads
 	case dir == "perf" && strings.HasPrefix(base, "flame-") && strings.HasSuffix(base, ".folded"):
 		return "merged folded stacks"
 	case dir == "perf":

@@ -110,3 +110,20 @@ func TestBenchParts(t *testing.T) {
 		t.Errorf("no profile: got %v %v, want none", parts, err)
 	}
 }
+
+// A kept run keeps what "Where the overhead goes" reads: the engine
+// benchmarks' folded stacks are not by-products (a kept overhead run once
+// lost its part-by-part table to the archive).
+func TestBenchProfileNotByproduct(t *testing.T) {
+	for _, eb := range []engineBench{
+		{Engine: "modsecurity", Workload: "headers", Allocator: "tcmalloc"},
+		{Engine: "coraza", Workload: "json_4k", Allocator: "go", Caches: "cold 262144"},
+	} {
+		rel := filepath.ToSlash(benchProfile(&eb))
+		for _, name := range []string{rel, rel + ".gz"} {
+			if kind := Byproduct(name); kind != "" {
+				t.Errorf("%s is a by-product (%s); the report reads it", name, kind)
+			}
+		}
+	}
+}

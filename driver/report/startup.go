@@ -47,6 +47,7 @@ func writeStartup(m *md, fig *figures) {
 			f(stats.Median(warm).Median, 0), f(stats.Median(end).Median, 0), f(maxOf(peak), 0))
 	}
 	m.nl()
+	writePerCPUCaches(m, recs)
 
 	m.p("Throughput beside memory, per workload: median req/s and median RSS at the end of the window.")
 	m.nl()
@@ -158,4 +159,32 @@ func maxOf(v []float64) float64 {
 		return math.NaN()
 	}
 	return slices.Max(v)
+}
+
+// writePerCPUCaches says in how many Envoy trials tcmalloc ran with its
+// per-CPU caches (result.Startup.TcmallocPerCPU); nothing for runs that
+// did not record it.
+func writePerCPUCaches(m *md, recs []result.Record) {
+	type trial struct {
+		shard string
+		n     int
+	}
+	seen := map[trial]bool{} // one answer per fresh Envoy
+	for i := range recs {
+		r := &recs[i]
+		if r.Startup != nil && r.Startup.TcmallocPerCPU != nil {
+			seen[trial{r.Shard, r.Trial}] = *r.Startup.TcmallocPerCPU
+		}
+	}
+	if len(seen) == 0 {
+		return
+	}
+	on := 0
+	for _, v := range seen {
+		if v {
+			on++
+		}
+	}
+	m.p("Envoy's tcmalloc ran with its per-CPU caches in %d of %d Envoy trials (admin /memory/tcmalloc after start-up: per-CPU slabs resident). They need tcmalloc's own rseq registration, which glibc ≥ 2.35 takes first for every thread unless Envoy runs with `GLIBC_TUNABLES=glibc.pthread.rseq=0` (google/tcmalloc#144); without them every allocation in Envoy, the WAF engines' included, takes a slower path.", on, len(seen))
+	m.nl()
 }

@@ -58,3 +58,25 @@ func TestWriteStartupNone(t *testing.T) {
 		t.Errorf("wrote %q for records without start-up times", m.b.String())
 	}
 }
+
+// Two workloads of one trial are one Envoy: the sentence counts trials.
+func TestWritePerCPUCaches(t *testing.T) {
+	on, off := true, false
+	var recs []result.Record
+	for trial, v := range []*bool{&off, &off, &on, nil} {
+		for _, w := range []string{"headers", "json_4k"} {
+			recs = append(recs, result.Record{Trial: trial, Mode: modes.ModSecurity, Workload: w,
+				Startup: &result.Startup{ListenerReadyMs: 100, TcmallocPerCPU: v}})
+		}
+	}
+	m := &md{}
+	writePerCPUCaches(m, recs)
+	if want := "per-CPU caches in 1 of 3 Envoy trials"; !strings.Contains(m.b.String(), want) {
+		t.Errorf("wrote %q, want %q", m.b.String(), want)
+	}
+	m = &md{}
+	writePerCPUCaches(m, recs[6:])
+	if m.b.Len() != 0 {
+		t.Errorf("wrote %q for trials that did not record it", m.b.String())
+	}
+}

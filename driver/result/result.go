@@ -337,6 +337,10 @@ type Memory struct {
 type Startup struct {
 	AdminReadyMs    float64 `json:"admin_ready_ms"`
 	ListenerReadyMs float64 `json:"listener_ready_ms"`
+	// TcmallocPerCPU: whether Envoy's tcmalloc ran with its per-CPU caches
+	// (envoy.Process.PerCPUCaches); nil for other hosts, under callgrind and
+	// in runs recorded before it was read.
+	TcmallocPerCPU *bool `json:"tcmalloc_per_cpu,omitempty"`
 }
 
 // ThreadAffinity is the CPU set observed on one thread of a pinned process.

@@ -165,6 +165,13 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	}
 	p.Addr, p.PID, p.Admin, p.Stats, p.Done, p.ExitErr = e.ListenerAddr, e.PID, e.AdminAddr, e.Stats, e.Done(), e.ExitErr
 	p.Startup = &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)}
+	// Under valgrind there is no tcmalloc to ask; an unreadable answer
+	// stays unknown (nil) rather than failing a trial over a fact.
+	if st.Callgrind == nil {
+		if on, err := e.PerCPUCaches(ctx); err == nil {
+			p.Startup.TcmallocPerCPU = &on
+		}
+	}
 	p.LogPath, p.ModuleOverride, p.RulesFile = e.LogPath, st.ModuleDir != "", st.RulesFile
 	for _, t := range ev.ClientTimeouts {
 		p.Timeouts = append(p.Timeouts, hosts.Timeout(t))

@@ -1,0 +1,54 @@
+package envoy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// PerCPUCaches reports whether Envoy's tcmalloc runs with its per-CPU
+// caches, from the admin /memory/tcmalloc statistics: they are on when
+// tcmalloc has made per-CPU slabs resident.
+//
+// Envoy's official build uses Google's tcmalloc, which needs to register
+// its own restartable sequence (rseq) with the kernel for per-CPU caches.
+// glibc ≥ 2.35 registers one for every thread first, so on Debian 12 and
+// other current distributions tcmalloc falls back to slower caches unless
+// Envoy runs with GLIBC_TUNABLES=glibc.pthread.rseq=0 (google/tcmalloc#144).
+// That changes what every allocation inside Envoy costs, the WAF modules'
+// included, so each trial records it.
+func (p *Process) PerCPUCaches(ctx context.Context) (bool, error) {
+	body, err := p.admin(ctx, "/memory/tcmalloc")
+	if err != nil {
+		return false, err
+	}
+	return perCPUCachesActive(body)
+}
+
+// slabLine is the statistic PerCPUCaches reads, as tcmalloc prints it:
+// "MALLOC:          65536 (    0.1 MiB) per-CPU slab resident bytes".
+const slabLine = "per-CPU slab resident bytes"
+
+func perCPUCachesActive(stats []byte) (bool, error) {
+	sc := bufio.NewScanner(bytes.NewReader(stats))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasSuffix(strings.TrimSpace(line), slabLine) || !strings.HasPrefix(line, "MALLOC:") {
+			continue
+		}
+		f := strings.Fields(strings.TrimPrefix(line, "MALLOC:"))
+		if len(f) == 0 {
+			break
+		}
+		n, err := strconv.ParseInt(strings.TrimPrefix(f[0], "+"), 10, 64)
+		if err != nil {
+			return false, fmt.Errorf("admin /memory/tcmalloc: %q: %w", line, err)
+		}
+		return n > 0, nil
+	}
+	return false, fmt.Errorf("admin /memory/tcmalloc: no %q line", slabLine)
+}
