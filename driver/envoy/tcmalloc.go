@@ -1,8 +1,6 @@
 package envoy
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -33,20 +31,14 @@ func (p *Process) PerCPUCaches(ctx context.Context) (bool, error) {
 const slabLine = "per-CPU slab resident bytes"
 
 func perCPUCachesActive(stats []byte) (bool, error) {
-	sc := bufio.NewScanner(bytes.NewReader(stats))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasSuffix(strings.TrimSpace(line), slabLine) || !strings.HasPrefix(line, "MALLOC:") {
+	for line := range strings.Lines(string(stats)) {
+		rest, ok := strings.CutPrefix(line, "MALLOC:")
+		if !ok || !strings.HasSuffix(strings.TrimSpace(rest), slabLine) {
 			continue
 		}
-		f := strings.Fields(strings.TrimPrefix(line, "MALLOC:"))
-		if len(f) == 0 {
-			break
-		}
-		n, err := strconv.ParseInt(strings.TrimPrefix(f[0], "+"), 10, 64)
+		n, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
 		if err != nil {
-			return false, fmt.Errorf("admin /memory/tcmalloc: %q: %w", line, err)
+			return false, fmt.Errorf("admin /memory/tcmalloc: %q: %w", strings.TrimSpace(line), err)
 		}
 		return n > 0, nil
 	}
