@@ -33,6 +33,13 @@ const (
 	LinkStatic = "static"
 )
 
+// allocatorMimalloc is the one private allocator a build may link
+// (allocator.package).
+const allocatorMimalloc = "mimalloc"
+
+// ctypeInline is the one value of ctype besides "".
+const ctypeInline = "inline"
+
 // source says where a build's engine comes from.
 type source struct {
 	Kind    string `json:"kind"`
@@ -65,6 +72,15 @@ type Build struct {
 	Tags       []string `json:"tags,omitempty"`
 	Instrument bool     `json:"instrument,omitempty"`
 	PGO        *pgo     `json:"pgo,omitempty"`
+	// Allocator, when set, is a private C++ allocator built from this Debian
+	// source package (mimalloc) and linked into a static modsecurity module:
+	// operator new/delete of the module, the engine and a static libstdc++
+	// go to it instead of Envoy's tcmalloc; malloc/free stay Envoy's.
+	Allocator *source `json:"allocator,omitempty"`
+	// Ctype "inline": the module defines the ctype functions libmodsecurity
+	// calls (filters/modsecurity/ctype_inline.cc), so that they inline
+	// instead of calling glibc's; "" calls glibc's.
+	Ctype string `json:"ctype,omitempty"`
 }
 
 // Mode is the build's mode name: "<engine>" for the default build,
@@ -279,6 +295,12 @@ func (b *Build) validate() error {
 	if err := b.validateSource(); err != nil {
 		return err
 	}
+	if err := b.validateAllocator(); err != nil {
+		return err
+	}
+	if err := b.validateCtype(); err != nil {
+		return err
+	}
 	if b.Engine == engine.Coraza {
 		if b.Compiler != "go" {
 			return fmt.Errorf("compiler: coraza builds with go, got %q", b.Compiler)
@@ -316,6 +338,37 @@ func (b *Build) validate() error {
 		if b.Engine == engine.Coraza && b.PGO.From != "" {
 			return fmt.Errorf("pgo.from: coraza profiles are CPU profiles of the build itself; leave from empty")
 		}
+	}
+	return nil
+}
+
+func (b *Build) validateAllocator() error {
+	a := b.Allocator
+	switch {
+	case a == nil:
+		return nil
+	case b.Engine != engine.ModSecurity || b.Link != LinkStatic:
+		return fmt.Errorf("allocator: a private allocator links into static modsecurity builds only")
+	case a.Kind != sourceDebianSource || a.Package != allocatorMimalloc:
+		return fmt.Errorf("allocator: want kind debian-source and package %s, got kind %q package %q", allocatorMimalloc, a.Kind, a.Package)
+	case a.Suite == "" || a.Archive == "":
+		return fmt.Errorf("allocator.suite, allocator.archive: required")
+	case !sha256RE.MatchString(a.SHA256):
+		return fmt.Errorf("allocator.sha256: want 64 lowercase hex digits, got %q", a.SHA256)
+	case a.Modfile != "":
+		return fmt.Errorf("allocator.modfile: only for go-module sources")
+	}
+	return nil
+}
+
+func (b *Build) validateCtype() error {
+	switch {
+	case b.Ctype == "":
+		return nil
+	case b.Ctype != ctypeInline:
+		return fmt.Errorf("ctype: unknown value %q (want \"\" or %s)", b.Ctype, ctypeInline)
+	case b.Engine != engine.ModSecurity || b.Link != LinkStatic:
+		return fmt.Errorf("ctype: inline ctype functions link into static modsecurity builds only")
 	}
 	return nil
 }

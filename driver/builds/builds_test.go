@@ -113,6 +113,26 @@ func TestParseModes(t *testing.T) {
 	}
 }
 
+// mimalloc is an allocator field as builds.yaml writes it (flow style).
+const mimalloc = "{kind: debian-source, suite: bookworm, package: mimalloc, archive: mimalloc_2.0.9+ds.orig.tar.xz, " +
+	"sha256: cbc9d207ff105ad1f0cb739c378076143a6452b8d0624309cea0abfb040e972b}"
+
+// TestParseAllocator: a static modsecurity build may name mimalloc as its
+// private allocator; the field reaches the build as declared.
+func TestParseAllocator(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(base, "training: train}\n", "training: train}\n    allocator: "+mimalloc+"\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := s.Find("modsecurity@pgo")
+	if !ok || b.Allocator == nil || b.Allocator.Package != "mimalloc" || b.Allocator.Suite != "bookworm" {
+		t.Fatalf("modsecurity@pgo allocator = %+v, want mimalloc from bookworm", b.Allocator)
+	}
+	if other, _ := s.Find("modsecurity@src"); other.Allocator != nil {
+		t.Errorf("modsecurity@src allocator = %+v, want none", other.Allocator)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, from, to, want string
@@ -128,6 +148,12 @@ func TestParseErrors(t *testing.T) {
 		{"bad sha", "sha256: 9974", "sha256: XX74", `build #2 (modsecurity@src): source.sha256: want 64 lowercase hex digits`},
 		{"unknown source kind", "kind: go-module", "kind: git", `build #5 (coraza): source.kind: unknown source kind "git"`},
 		{"duplicate name", "name: instr", "name: src", `build #3 (modsecurity@src): name: "modsecurity@src" declared twice`},
+		{"allocator on a shared build", "    link: shared\n  - engine: modsecurity", "    link: shared\n    allocator: " + mimalloc + "\n  - engine: modsecurity",
+			`build #1 (modsecurity): allocator: a private allocator links into static modsecurity builds only`},
+		{"allocator not mimalloc", "training: train}\n", "training: train}\n    allocator: " + strings.Replace(mimalloc, "package: mimalloc", "package: jemalloc", 1) + "\n",
+			`build #4 (modsecurity@pgo): allocator: want kind debian-source and package mimalloc, got kind "debian-source" package "jemalloc"`},
+		{"allocator bad sha", "training: train}\n", "training: train}\n    allocator: " + strings.Replace(mimalloc, "sha256: cbc9", "sha256: cbc", 1) + "\n",
+			`build #4 (modsecurity@pgo): allocator.sha256: want 64 lowercase hex digits`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

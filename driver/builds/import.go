@@ -74,8 +74,13 @@ func (s *Set) importProfiles(root, dir string) ([]importedProfile, error) {
 	var todo []pending
 	var misfits []string
 	head := gitSHA(root)
+	seen := map[string]bool{} // builds of one engine version share a profile: import it once
 	for _, b := range s.pgoBuilds() {
 		rel, infoRel := b.profilePath()
+		if seen[rel] {
+			continue
+		}
+		seen[rel] = true
 		src := filepath.Join(dir, filepath.Base(rel))
 		if _, err := os.Stat(src); err != nil {
 			continue

@@ -21,7 +21,7 @@ func TestImportProfiles(t *testing.T) {
 	}
 	var msc *Build
 	for _, b := range s.pgoBuilds() {
-		if b.Engine == "modsecurity" {
+		if b.Engine == "modsecurity" && msc == nil {
 			msc = b
 		}
 	}

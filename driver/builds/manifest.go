@@ -28,7 +28,9 @@ type manifest struct {
 	Link            string             `json:"link"`
 	Tags            []string           `json:"tags,omitempty"`
 	Instrument      bool               `json:"instrument,omitempty"`
-	Module          string             `json:"module"` // file name inside the build directory
+	Allocator       *source            `json:"allocator,omitempty"` // private C++ allocator linked in
+	Ctype           string             `json:"ctype,omitempty"`     // inline: the module's own ctype functions
+	Module          string             `json:"module"`              // file name inside the build directory
 	ModuleSHA256    string             `json:"module_sha256"`
 	ModuleBytes     int64              `json:"module_bytes"`
 	SharedLibDir    string             `json:"shared_lib_dir,omitempty"` // relative; holds the engine's shared library (nginx)

@@ -181,6 +181,10 @@ func (r *Runner) env(b *Build, out, cache string, prof *profileRef) []string {
 	if prof != nil {
 		profile = filepath.Join(r.Root, prof.File)
 	}
+	var alloc source
+	if b.Allocator != nil {
+		alloc = *b.Allocator
+	}
 	return append(os.Environ(),
 		"WB_ROOT="+r.Root,
 		"WB_BUILD="+b.Mode(),
@@ -202,6 +206,11 @@ func (r *Runner) env(b *Build, out, cache string, prof *profileRef) []string {
 		"WB_TAGS="+strings.Join(b.Tags, " "),
 		"WB_INSTRUMENT="+b01(b.Instrument),
 		"WB_PROFILE="+profile,
+		"WB_ALLOC_PACKAGE="+alloc.Package,
+		"WB_ALLOC_SUITE="+alloc.Suite,
+		"WB_ALLOC_ARCHIVE="+alloc.Archive,
+		"WB_ALLOC_SHA256="+alloc.SHA256,
+		"WB_CTYPE="+b.Ctype,
 	)
 }
 
@@ -318,7 +327,7 @@ func (r *Runner) manifest(b *Build, st *status, out string, start time.Time) (*m
 	m := &manifest{
 		Build: b.Mode(), Engine: b.Engine, EngineVersion: f.EngineVersion, Source: b.Source,
 		Compiler: b.Compiler, CompilerVersion: f.CompilerVersion, Flags: f.Flags, LTO: b.LTO, Link: b.Link,
-		Tags: b.Tags, Instrument: b.Instrument, Module: module, ModuleSHA256: sum, ModuleBytes: fi.Size(),
+		Tags: b.Tags, Instrument: b.Instrument, Allocator: b.Allocator, Ctype: b.Ctype, Module: module, ModuleSHA256: sum, ModuleBytes: fi.Size(),
 		SharedLibDir: f.SharedLibDir, Profile: st.Profile, Notes: f.Notes, Steps: f.Steps,
 		RecipeHash: st.RecipeHash, GitSHA: gitSHA(r.Root), BuiltUTC: time.Now().UTC().Truncate(time.Second),
 		BuildSeconds: time.Since(start).Round(100 * time.Millisecond).Seconds(),

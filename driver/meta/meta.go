@@ -258,5 +258,11 @@ func buildSummary(m modes.Mode) string {
 	if b.Instrument {
 		parts = append(parts, "instrumented")
 	}
+	if b.Allocator != nil {
+		parts = append(parts, "alloc="+b.Allocator.Package)
+	}
+	if b.Ctype != "" {
+		parts = append(parts, "ctype="+b.Ctype)
+	}
 	return strings.Join(append(parts, b.Link), " ")
 }

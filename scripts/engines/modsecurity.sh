@@ -31,6 +31,11 @@
 #   WB_TAGS            Go build tags, space separated (coraza)
 #   WB_INSTRUMENT      1: build an instrumented (profile-generating) module, else 0
 #   WB_PROFILE         profile file to optimise with (absolute), else empty
+#   WB_ALLOC_PACKAGE, WB_ALLOC_SUITE, WB_ALLOC_ARCHIVE, WB_ALLOC_SHA256
+#                      the recipe's allocator fields (a Debian source package:
+#                      mimalloc), else empty; modsecurity only
+#   WB_CTYPE           inline: link the module's own ctype functions
+#                      (filters/modsecurity/ctype_inline.cc), else empty
 #
 # The script writes $WB_OUT/facts.json, one JSON object:
 #   {"engine_version": "...",        version of the engine actually built
@@ -60,7 +65,7 @@
 #   debian-package  today's module: g++ against pkg-config modsecurity (Debian
 #                   12's libmodsecurity 3.0.9), linked shared.
 #   debian-source   the Debian source package's upstream tarball, fetched with a
-#                   project-local apt configuration (build/src/apt; /etc/apt is
+#                   project-local apt configuration (build/src/apt/<suite>; /etc/apt is
 #                   only read, for the mirror), verified by SHA-256, configured
 #                   without optional features and built static with PIC by the
 #                   recipe's compiler and flags; the module links it statically
@@ -161,33 +166,39 @@ fi
 
 # --- source: project-local apt, SHA-256 checked ----------------------------
 DL=$WB_CACHE/dl
-ARCHIVE=$DL/$WB_SOURCE_ARCHIVE
+# fetch_source PACKAGE SUITE ARCHIVE SHA256: the upstream tarball of a Debian
+# source package into $DL, through a project-local apt configuration per suite
+# (build/src/apt/<suite>; /etc/apt is only read, for the mirror), checked by
+# SHA-256.
 fetch_source() {
-  local apt=$WB_CACHE/apt mirror
-  # The Debian mirror this machine already uses (deb822 URIs: or one-line deb).
-  mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/{for(i=2;i<=NF;i++) print $i}' |
-    grep -v -e security -e '^$' | grep '/debian/\?$' | head -1 || true)
-  if [ -z "$mirror" ]; then
-    mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-      awk '$1=="deb"{for(i=2;i<=NF;i++) if($i ~ /^(https?|file):/){print $i; break}}' |
-      grep -v security | grep '/debian/\?$' | head -1 || true)
+  local pkg=$1 suite=$2 archive=$3 sha=$4 apt=$WB_CACHE/apt/$2 mirror got
+  if [ ! -f "$DL/$archive" ]; then
+    # The Debian mirror this machine already uses (deb822 URIs: or one-line deb).
+    mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/{for(i=2;i<=NF;i++) print $i}' |
+      grep -v -e security -e '^$' | grep '/debian/\?$' | head -1 || true)
+    if [ -z "$mirror" ]; then
+      mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        awk '$1=="deb"{for(i=2;i<=NF;i++) if($i ~ /^(https?|file):/){print $i; break}}' |
+        grep -v security | grep '/debian/\?$' | head -1 || true)
+    fi
+    [ -n "$mirror" ] || die "no Debian mirror in /etc/apt/sources.list(.d) to fetch $archive from"
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$DL"
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" >"$apt/sources.list"
+    local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+      -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root -qq)
+    if [ ! -s "$apt/lists/.updated" ]; then
+      apt-get "${opts[@]}" update >&2 || die "apt-get update ($mirror $suite, deb-src) failed"
+      echo "$mirror" >"$apt/lists/.updated"
+    fi
+    (cd "$DL" && apt-get "${opts[@]}" source --download-only --tar-only "$pkg/$suite" >&2) ||
+      die "apt-get source --tar-only $pkg/$suite failed"
+    [ -f "$DL/$archive" ] || die "apt-get source did not produce $archive (the suite serves: $(ls "$DL" | tr '\n' ' '))"
   fi
-  [ -n "$mirror" ] || die "no Debian mirror in /etc/apt/sources.list(.d) to fetch $WB_SOURCE_ARCHIVE from"
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$DL"
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $WB_SOURCE_SUITE main" >"$apt/sources.list"
-  local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-    -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root -qq)
-  if [ ! -s "$apt/lists/.updated-$WB_SOURCE_SUITE" ]; then
-    apt-get "${opts[@]}" update >&2 || die "apt-get update ($mirror $WB_SOURCE_SUITE, deb-src) failed"
-    echo "$mirror" >"$apt/lists/.updated-$WB_SOURCE_SUITE"
-  fi
-  (cd "$DL" && apt-get "${opts[@]}" source --download-only --tar-only "$WB_SOURCE_PACKAGE/$WB_SOURCE_SUITE" >&2) ||
-    die "apt-get source --tar-only $WB_SOURCE_PACKAGE/$WB_SOURCE_SUITE failed"
-  [ -f "$ARCHIVE" ] || die "apt-get source did not produce $WB_SOURCE_ARCHIVE (the suite serves: $(ls "$DL" | tr '\n' ' '))"
+  got=$(sha256sum "$DL/$archive" | cut -d' ' -f1)
+  [ "$got" = "$sha" ] || die "$DL/$archive: SHA-256 $got, builds.yaml says $sha; refusing (delete the file to fetch again)"
 }
-[ -f "$ARCHIVE" ] || step fetch - fetch_source
-got=$(sha256sum "$ARCHIVE" | cut -d' ' -f1)
-[ "$got" = "$WB_SOURCE_SHA256" ] || die "$ARCHIVE: SHA-256 $got, builds.yaml says $WB_SOURCE_SHA256; refusing (delete the file to fetch again)"
+ARCHIVE=$DL/$WB_SOURCE_ARCHIVE
+step fetch - fetch_source "$WB_SOURCE_PACKAGE" "$WB_SOURCE_SUITE" "$WB_SOURCE_ARCHIVE" "$WB_SOURCE_SHA256"
 
 # --- flags ------------------------------------------------------------------
 OPT="$WB_FLAGS"
@@ -272,6 +283,32 @@ MODOPT=$OPT
 [ -z "$WB_PROFILE" ] || MODOPT+=" -Wno-error=backend-plugin"
 MODFLAGS=(OPTFLAGS="$MODOPT" MSC_CFLAGS="-isystem $PREFIX/include" MSC_LIBS="$PREFIX/lib/libmodsecurity.a $DEPS"
   EXTRA_LDFLAGS="$WB_FLAGS $LINKF $LTOCACHE")
+# --- private allocator (recipe field allocator:) -----------------------------
+# mimalloc's own sources (src/static.c, include/mimalloc-new-delete.h) built
+# into the module by filters/modsecurity/Makefile (MIMALLOC_SRC): operator
+# new/delete of module, engine and a static libstdc++ go to it; malloc/free
+# stay Envoy's tcmalloc.
+if [ -n "$WB_ALLOC_PACKAGE" ]; then
+  [ "$WB_ALLOC_PACKAGE" = mimalloc ] || die "allocator: $WB_ALLOC_PACKAGE is not supported (mimalloc)"
+  step fetch-allocator - fetch_source "$WB_ALLOC_PACKAGE" "$WB_ALLOC_SUITE" "$WB_ALLOC_ARCHIVE" "$WB_ALLOC_SHA256"
+  MI=$WB_CACHE/mimalloc/${WB_ALLOC_SHA256:0:16}
+  if [ ! -f "$MI/.done" ]; then
+    rm -rf "$MI" && mkdir -p "$MI"
+    step extract-allocator - tar -xf "$DL/$WB_ALLOC_ARCHIVE" -C "$MI" --strip-components=1
+    date -u +%FT%TZ >"$MI/.done"
+  fi
+  [ -f "$MI/src/static.c" ] && [ -f "$MI/include/mimalloc-new-delete.h" ] || die "$WB_ALLOC_ARCHIVE: no src/static.c or include/mimalloc-new-delete.h"
+  MODFLAGS+=(MIMALLOC_SRC="$MI")
+  NOTES+=("\"allocator\": $(json_str "operator new/delete: $WB_ALLOC_ARCHIVE (src/static.c, $OPT), with a static libstdc++; malloc/free: Envoy's")")
+fi
+case "$WB_CTYPE" in
+  "") ;;
+  inline)
+    MODFLAGS+=(CTYPE_INLINE=1)
+    NOTES+=("\"ctype\": $(json_str "tolower, toupper, isspace, isalnum, isxdigit: the module's own (filters/modsecurity/ctype_inline.cc), not glibc's")")
+    ;;
+  *) die "ctype: $WB_CTYPE is not supported (inline)" ;;
+esac
 mkdir -p "$WB_OUT/.obj"
 step module "$WB_OUT/.obj/module.log" env LLVM_PROFILE_FILE=/dev/null nice "${MAKE_MODULE[@]}" module "${MODFLAGS[@]}"
 if [ -n "$WB_PROFILE" ]; then
