@@ -9,7 +9,7 @@
 // libmodsecurity's calls to these (exports.map keeps them local) and ThinLTO
 // inlines them.
 //
-// Meaning: glibc's in the "C" locale, which is also theirs for single bytes in
+// Meaning: glibc's in the "C" locale (ctype_test.cc compares every byte), which is also theirs for single bytes in
 // every UTF-8 locale (a byte ≥ 0x80 is no letter, digit or space there); the
 // module would differ only under a single-byte locale such as Latin-1, which
 // Envoy never sets. The is* functions return 1 rather than glibc's mask bit;
@@ -18,9 +18,13 @@
 
 extern "C" {
 
-int tolower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+// A negative char other than EOF comes back as its unsigned value, as from
+// glibc's tables (tolower(-128) == 128).
+static inline int Unsigned(int c) { return c >= -128 && c < -1 ? c + 256 : c; }
 
-int toupper(int c) { return c >= 'a' && c <= 'z' ? c - ('a' - 'A') : c; }
+int tolower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : Unsigned(c); }
+
+int toupper(int c) { return c >= 'a' && c <= 'z' ? c - ('a' - 'A') : Unsigned(c); }
 
 int isspace(int c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
