@@ -274,7 +274,8 @@ func isJIT(f string) bool { return strings.HasPrefix(f, "[perf-") && strings.Has
 
 // isAlloc: allocator entry points and internals — Envoy's exported
 // malloc family (its tcmalloc), glibc malloc, libstdc++'s operator
-// new/delete, Go's mallocgc and garbage collector.
+// new/delete, a build's private mimalloc (mi_…, filters/builds.yaml
+// allocator:), Go's mallocgc and garbage collector.
 func isAlloc(f string) bool {
 	if allocNames[f] {
 		return true
@@ -302,7 +303,7 @@ var allocNames = map[string]bool{
 }
 
 var allocPrefixes = []string{
-	"operator new", "operator delete", "tcmalloc::", "__gnu_cxx::new_allocator",
+	"operator new", "operator delete", "tcmalloc::", "__gnu_cxx::new_allocator", "mi_", "_mi_",
 	"runtime.mallocgc", "runtime.gc", "runtime.(*gc", "runtime.scanobject", "runtime.scanblock",
 	"runtime.scanstack", "runtime.scanframe", "runtime.markroot", "runtime.markBits",
 	"runtime.(*mspan)", "runtime.(*mheap)", "runtime.(*mcache)", "runtime.(*mcentral)",

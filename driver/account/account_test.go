@@ -24,6 +24,7 @@ func TestClassify(t *testing.T) {
 		{"modsecurity tcmalloc through Envoy's malloc", "wrk:worker_0;[unknown];[unknown];[unknown];[unknown];[unknown];operator new;malloc;[envoy]", Alloc, ByWAFFrame},
 		{"modsecurity free", "wrk:worker_0;[unknown];[unknown];modsecurity::RuleWithActions::containsTag;free;[envoy]", Alloc, ByWAFFrame},
 		{"modsecurity operator delete PLT", "wrk:worker_0;[unknown];[unknown];operator delete@plt", Alloc, ByWAFFrame},
+		{"a build's private mimalloc", "wrk:worker_0;envoy_dynamic_module_on_http_filter_request_headers;modsecurity::Transaction::processURI;operator new;_mi_malloc_generic;_mi_page_free_collect", Alloc, ByHook},
 		{"pcre2 calling malloc", "wrk:worker_0;[unknown];[libpcre2-8.so.0.11.2];[libpcre2-8.so.0.11.2];malloc;[envoy]", Alloc, ByWAFFrame},
 		{"pcre2", "wrk:worker_0;[unknown];[libpcre2-8.so.0.11.2]", Regex, ByWAFFrame},
 		{"pcre2 JIT code", "wrk:worker_0;[perf-18352.map]", Regex, ByWAFFrame},

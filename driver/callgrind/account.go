@@ -15,6 +15,7 @@ const (
 	CatCgo       = "cgo crossings"         // Go module: cgo's C↔Go transitions and stubs
 	CatCallbacks = "Envoy ABI callbacks"   // envoy_dynamic_module_callback_* and the unnamed code they call
 	CatAlloc     = "Envoy allocator"       // Envoy's tcmalloc: malloc, free … and the unnamed code they call
+	CatOwnAlloc  = "module's allocator"    // a build's private allocator in the module (mimalloc: allocator:)
 	CatEnvoy     = "Envoy, other"          // Envoy code reached otherwise (unnamed in the stripped binary)
 	CatEngine    = "engine"                // libmodsecurity; coraza (github.com/corazawaf/…)
 	CatRegex     = "regex"                 // PCRE2 and its JIT code; Go's regexp
@@ -28,7 +29,7 @@ const (
 )
 
 // Categories is every category in report order.
-var Categories = []string{CatModule, CatCgo, CatCallbacks, CatAlloc, CatEnvoy, CatEngine, CatRegex,
+var Categories = []string{CatModule, CatCgo, CatCallbacks, CatAlloc, CatOwnAlloc, CatEnvoy, CatEngine, CatRegex,
 	CatGoRuntime, CatGoStd, CatGoDeps, CatCxxStd, CatLibc, CatMeter, CatOther}
 
 // Glue is the categories that are our integration's cost rather than the
@@ -188,7 +189,7 @@ func (c *classifier) classify(s Symbol) string {
 	case c.goObj[s.Object]:
 		return goCategory(fn)
 	case strings.HasPrefix(obj, "libwafbench_"):
-		return CatModule
+		return cxxModuleCategory(fn)
 	case strings.HasPrefix(obj, "libmodsecurity"):
 		return CatEngine
 	case strings.HasPrefix(obj, "libstdc++"), strings.HasPrefix(obj, "libgcc_s"):
@@ -198,6 +199,40 @@ func (c *classifier) classify(s Symbol) string {
 	}
 	return CatOther
 }
+
+// cxxModuleCategory classifies a function of the C++ module's object. A
+// static build (filters/builds.yaml link: static) links libmodsecurity into
+// it, and one with allocator: mimalloc and libstdc++ too, and every module
+// holds the libstdc++ templates it instantiates: those go where the same
+// code goes from its own library (engine, libstdc++) or to the module's
+// allocator, by name; the rest is our module's.
+func cxxModuleCategory(fn string) string {
+	has := func(prefixes []string) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(fn, p) })
+	}
+	switch {
+	case has(ownAllocPrefixes):
+		return CatOwnAlloc
+	case has(staticEnginePrefixes):
+		return CatEngine
+	case has(cxxStdPrefixes):
+		return CatCxxStd
+	}
+	return CatModule
+}
+
+// ownAllocPrefixes: mimalloc's functions (mi_malloc, _mi_page_malloc …).
+var ownAllocPrefixes = []string{"mi_", "_mi_"}
+
+// staticEnginePrefixes: libmodsecurity's C++ namespace, its C API and the C
+// code it bundles (libinjection, mbedtls' base64 and hashes, Aho-Corasick,
+// the HTML5 tokenizer).
+var staticEnginePrefixes = []string{"modsecurity::", "msc_", "acmp_", "libinjection_", "mbedtls_", "h5_"}
+
+// cxxStdPrefixes: the C++ standard library and runtime, instantiated or
+// linked statically into the module.
+var cxxStdPrefixes = []string{"std::", "__gnu_cxx::", "operator new", "operator delete", "__cxa_", "__cxxabiv1::",
+	"_Unwind_", "__dynamic_cast", "void std::", "bool std::", "int std::", "unsigned long std::"}
 
 // cgoPrefixes are the Go module's functions that cross between C and Go:
 // cgo's generated stubs (_cgo_…, _cgoexp_…, main._Cfunc_…, the C-side

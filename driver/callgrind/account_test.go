@@ -22,8 +22,15 @@ func TestAccount(t *testing.T) {
 	loop := sym(envoy, "0x0000000005000000")
 	pcre, jit, jit2 := sym("/l/libpcre2-8.so.0", "pcre2_jit_match_8"), sym(moved, "0x000000000c000000"), sym(moved, "0x000000000c001000")
 	cases := map[Symbol]string{
-		sym(cxxMod, "wafbench::modsec::Filter::OnRequestHeaders(bool)"):      CatModule,
-		sym("/l/libmodsecurity.so.3.0.9", "modsecurity::RulesSet::evaluate"): CatEngine,
+		sym(cxxMod, "wafbench::modsec::Filter::OnRequestHeaders(bool)"): CatModule,
+		// A static build's module object: engine, libstdc++, mimalloc.
+		sym(cxxMod, "modsecurity::operators::Pm::evaluate(modsecurity::Transaction*)"): CatEngine,
+		sym(cxxMod, "libinjection_sqli"):                                               CatEngine,
+		sym(cxxMod, "std::__cxx11::basic_string<char>::_M_mutate(unsigned long)"):      CatCxxStd,
+		sym(cxxMod, "operator new(unsigned long)"):                                     CatCxxStd,
+		sym(cxxMod, "_mi_malloc_generic"):                                              CatOwnAlloc,
+		sym(cxxMod, "mi_free"):                                                         CatOwnAlloc,
+		sym("/l/libmodsecurity.so.3.0.9", "modsecurity::RulesSet::evaluate"):           CatEngine,
 		pcre: CatRegex, jit: CatRegex, jit2: CatRegex,
 		sym("/l/libstdc++.so.6.0.30", "operator new(unsigned long)"):              CatCxxStd,
 		sym("/l/libc.so.6", "__memcpy_avx_unaligned_erms"):                        CatLibc,
