@@ -290,7 +290,20 @@ func addTrials(p *plot.Plot, series []trialSeries, col color.Color) (int, error)
 // notes below, and writes the SVG.
 func drawMultiples(w io.Writer, s *stats.Summary, plots [][]*plot.Plot, title string, notes []string) error {
 	rows, cols := len(plots), len(s.Modes)
-	width := max(width, vg.Length(cols)*panelWidth+vg.Inch)
+	head := plot.New().Title.TextStyle
+	head.Font.Size = vg.Points(12)
+	head.XAlign, head.YAlign = draw.XCenter, draw.YTop
+	colHead := head
+	colHead.Font.Size = vg.Points(9)
+	colHead.YAlign = draw.YBottom
+	// A column is at least as wide as its head, the mode's name, so long
+	// build names (modsecurity@3.0.14-pgo-mimalloc-ctype) neither leave the
+	// canvas nor run into the next column's.
+	colWidth := panelWidth
+	for _, m := range s.Modes {
+		colWidth = max(colWidth, colHead.Width(m)+vg.Points(12))
+	}
+	width := max(width, vg.Length(cols)*colWidth+vg.Inch)
 	// A row is at least as tall as its rotated workload label, so long
 	// names (swept points such as headers_curve@load=100%/c16) never run
 	// into the next row's.
@@ -302,18 +315,12 @@ func drawMultiples(w io.Writer, s *stats.Summary, plots [][]*plot.Plot, title st
 	height := vg.Length(rows)*rowHeight + 0.9*vg.Inch
 	c := newCanvas(width, height)
 	dc := draw.New(c)
-	head := plot.New().Title.TextStyle
-	head.Font.Size = vg.Points(12)
-	head.XAlign, head.YAlign = draw.XCenter, draw.YTop
 	dc.FillText(head, vg.Point{X: width / 2, Y: height - vg.Points(4)}, title)
 	nsty := noteStyle()
 	lh := nsty.Height("Xg")
 	for i, n := range notes {
 		dc.FillText(nsty, vg.Point{X: vg.Points(6), Y: vg.Points(3) + lh*vg.Length(len(notes)-1-i)}, n)
 	}
-	colHead := head
-	colHead.Font.Size = vg.Points(9)
-	colHead.YAlign = draw.YBottom
 	grid := draw.Crop(dc, framePad, -vg.Points(6), lh*vg.Length(len(notes))+vg.Points(8), -(head.Height(title) + colHead.Height("M") + vg.Points(14)))
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(4), PadY: vg.Points(6), PadLeft: vg.Points(4)}
 	canvases := plot.Align(plots, tiles, grid)
