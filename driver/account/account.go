@@ -168,11 +168,11 @@ func inside(user []string) Part {
 				return ABI
 			}
 			return Module
-		case sawEnvoy && (isEngine(f) || isRegex(f) || isCxxRuntime(f) || isLibc(f)):
+		case sawEnvoy && (IsEngine(f) || isRegex(f) || isCxxRuntime(f) || isLibc(f)):
 			return Alloc
 		case isRegex(f) || (i == len(user)-1 && isJIT(f)):
 			return Regex
-		case isEngine(f):
+		case IsEngine(f):
 			return Engine
 		}
 	}
@@ -239,9 +239,9 @@ func isModule(f string) bool {
 		strings.HasPrefix(f, "wb_") || strings.HasPrefix(f, "runtime/cgo.")
 }
 
-// isEngine: libmodsecurity (its C++ namespace, its C API and the C code it
+// IsEngine: libmodsecurity (its C++ namespace, its C API and the C code it
 // bundles) and its libraries; coraza/v3 and its dependencies.
-func isEngine(f string) bool {
+func IsEngine(f string) bool {
 	for _, p := range enginePrefixes {
 		if strings.HasPrefix(f, p) {
 			return true
@@ -277,7 +277,7 @@ func isJIT(f string) bool { return strings.HasPrefix(f, "[perf-") && strings.Has
 // new/delete, a build's private mimalloc (mi_…, filters/builds.yaml
 // allocator:), Go's mallocgc and garbage collector.
 func isAlloc(f string) bool {
-	if allocNames[f] {
+	if allocNames[f] || IsPrivateAlloc(f) {
 		return true
 	}
 	for _, p := range allocPrefixes {
@@ -286,6 +286,12 @@ func isAlloc(f string) bool {
 		}
 	}
 	return false
+}
+
+// IsPrivateAlloc: a build's private mimalloc (filters/builds.yaml
+// allocator:), linked into the module: mi_malloc, _mi_page_malloc ….
+func IsPrivateAlloc(f string) bool {
+	return strings.HasPrefix(f, "mi_") || strings.HasPrefix(f, "_mi_")
 }
 
 var allocNames = map[string]bool{
@@ -303,7 +309,7 @@ var allocNames = map[string]bool{
 }
 
 var allocPrefixes = []string{
-	"operator new", "operator delete", "tcmalloc::", "__gnu_cxx::new_allocator", "mi_", "_mi_",
+	"operator new", "operator delete", "tcmalloc::", "__gnu_cxx::new_allocator",
 	"runtime.mallocgc", "runtime.gc", "runtime.(*gc", "runtime.scanobject", "runtime.scanblock",
 	"runtime.scanstack", "runtime.scanframe", "runtime.markroot", "runtime.markBits",
 	"runtime.(*mspan)", "runtime.(*mheap)", "runtime.(*mcache)", "runtime.(*mcentral)",
@@ -332,7 +338,7 @@ func isLibc(f string) bool {
 
 // isWAF: a frame only WAF code runs (see the package comment).
 func isWAF(f string) bool {
-	return isModule(f) || isEngine(f) || isRegex(f) || isCxxRuntime(f) || isJIT(f) ||
+	return isModule(f) || IsEngine(f) || isRegex(f) || isCxxRuntime(f) || isJIT(f) ||
 		strings.HasPrefix(f, "operator new") || strings.HasPrefix(f, "operator delete") ||
 		(strings.Contains(f, ".") && isGoFrame(f))
 }

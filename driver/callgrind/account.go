@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"wafbench/driver/account"
 )
 
 // The categories of an instruction account, in report order. Each names
@@ -205,29 +207,19 @@ func (c *classifier) classify(s Symbol) string {
 // it, and one with allocator: mimalloc and libstdc++ too, and every module
 // holds the libstdc++ templates it instantiates: those go where the same
 // code goes from its own library (engine, libstdc++) or to the module's
-// allocator, by name; the rest is our module's.
+// allocator, by name (the perf account's rules, driver/account); the rest
+// is our module's.
 func cxxModuleCategory(fn string) string {
-	has := func(prefixes []string) bool {
-		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(fn, p) })
-	}
 	switch {
-	case has(ownAllocPrefixes):
+	case account.IsPrivateAlloc(fn):
 		return CatOwnAlloc
-	case has(staticEnginePrefixes):
+	case account.IsEngine(fn):
 		return CatEngine
-	case has(cxxStdPrefixes):
+	case slices.ContainsFunc(cxxStdPrefixes, func(p string) bool { return strings.HasPrefix(fn, p) }):
 		return CatCxxStd
 	}
 	return CatModule
 }
-
-// ownAllocPrefixes: mimalloc's functions (mi_malloc, _mi_page_malloc …).
-var ownAllocPrefixes = []string{"mi_", "_mi_"}
-
-// staticEnginePrefixes: libmodsecurity's C++ namespace, its C API and the C
-// code it bundles (libinjection, mbedtls' base64 and hashes, Aho-Corasick,
-// the HTML5 tokenizer).
-var staticEnginePrefixes = []string{"modsecurity::", "msc_", "acmp_", "libinjection_", "mbedtls_", "h5_"}
 
 // cxxStdPrefixes: the C++ standard library and runtime, instantiated or
 // linked statically into the module.
