@@ -9,7 +9,7 @@ import (
 )
 
 // gate is one qualification threshold of the Envoy + libmodsecurity
-// benchmark this project reproduces (issue 22): a metric of one workload,
+// benchmark this project reproduces (upgle/envoy-modsecurity): a metric of one workload,
 // at most (or at least) a limit.
 type gate struct {
 	Name     string

@@ -9,7 +9,7 @@ import (
 )
 
 // The conformance configuration "crs-test": what CRS's own CI and Coraza's
-// in-process test run the CRS regression suite with (design.md §10), over
+// in-process test run the CRS regression suite with (CRS's test settings), over
 // the same exported rule files and the same wafbench-common.conf as the
 // benchmark. It is a separate, named entry point beside main.conf; a
 // measured trial never loads it (its preflight requires the canary attack
@@ -25,7 +25,8 @@ const (
 	// ConformanceLateFile holds the lines loaded after crs-setup.conf.
 	conformanceLateFile = "wafbench-crs-test-late.conf"
 	// MarkerRuleID is the rule that logs each request carrying MarkerHeader,
-	// with the header's value as its msg (the contract of issue 18).
+	// with the header's value as its msg (the match-log contract both modules
+	// follow, filters/*/README.md).
 	MarkerRuleID = 999999
 	// MarkerHeader carries a marker request's value.
 	markerHeader = "X-CRS-Test"

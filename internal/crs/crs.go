@@ -65,7 +65,7 @@ const (
 const requestBodyLimit = 1 << 20
 
 // Options tunes the generated common configuration. The zero value gives the
-// benchmark configuration of design.md §4.
+// benchmark configuration of the upgle/envoy-modsecurity benchmark.
 type Options struct {
 	// ParanoiaLevel is CRS's tx.blocking_paranoia_level; 0 means 1.
 	ParanoiaLevel int
