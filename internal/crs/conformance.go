@@ -76,9 +76,9 @@ func conformanceLate() []setting {
 		dir("SecDefaultAction", `"phase:4,log,auditlog,pass"`, "CRS test setup"),
 		dir("SecDefaultAction", `"phase:5,log,auditlog,pass"`, "CRS test setup"),
 		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,%s"`, conformanceParanoiaLevel, conformanceParanoiaLevel, conformanceVarActions()),
-			"the CRS test settings (design.md §10) in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
-		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%%{MATCHED_VAR}',ctl:ruleEngine=Off"`, markerHeader, MarkerRuleID),
-			"the marker rule: logs each request carrying X-CRS-Test with the header's value, so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
+			"the CRS test settings in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
+		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%s %%{MATCHED_VAR}',ctl:ruleEngine=Off"`, markerHeader, MarkerRuleID, markerHeader),
+			"the marker rule: logs each request carrying X-CRS-Test with the header's name and value (as CRS's own test setup does: go-ftw's runner takes a log line as a marker only if it holds both), so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
 	}
 }
 
