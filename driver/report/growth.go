@@ -404,10 +404,7 @@ func medianOf(rs []*result.Record, get func(*result.Record) float64) float64 {
 			v = append(v, x)
 		}
 	}
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	return stats.Median(v).Median
+	return stats.MedianOf(v)
 }
 
 func (c *curve) at(mode string, frac float64) []*result.Record {

@@ -159,7 +159,7 @@ func writeLab(m *md, fig *figures) {
 			e50, e95 := labEstimate(p50), labEstimate(p95)
 			cpuCell := "–"
 			if len(cpu) > 0 {
-				cpuCell = f(labMedian(cpu), 0)
+				cpuCell = f(stats.MedianOf(cpu), 0)
 			}
 			name := "`" + h + "`"
 			if isPool(path) {
@@ -306,21 +306,7 @@ func labEstimate(v []float64) labEst {
 	if len(v) < 2 {
 		lo, hi = math.Inf(-1), math.Inf(1)
 	}
-	return labEst{labMedian(v), lo, hi}
-}
-
-// labMedian is the median of v (NaN when empty); v is not modified.
-func labMedian(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return labEst{stats.MedianOf(v), lo, hi}
 }
 
 // writeLabBeside puts the lab's published figures beside this run's, as
@@ -369,7 +355,7 @@ func writeLabMemory(m *md, trials map[string][]*labTrial, hosts []string) {
 		if len(v) == 0 {
 			return "–"
 		}
-		return f(labMedian(v)/1024, 1) + " [" + f(slices.Min(v)/1024, 1) + ", " + f(slices.Max(v)/1024, 1) + "]"
+		return f(stats.MedianOf(v)/1024, 1) + " [" + f(slices.Min(v)/1024, 1) + ", " + f(slices.Max(v)/1024, 1) + "]"
 	}
 	for _, h := range hosts {
 		var aw, end, peak []float64

@@ -266,10 +266,7 @@ func medianOf64(v []float64) float64 {
 			ok = append(ok, x)
 		}
 	}
-	if len(ok) == 0 {
-		return math.NaN()
-	}
-	return stats.Median(ok).Median
+	return stats.MedianOf(ok)
 }
 
 // geoCI is the geometric mean of positive ratios with its paired-t 95%
