@@ -10,6 +10,7 @@ import (
 
 	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
+	"wafbench/driver/profile"
 )
 
 // flagGroup is one titled block of a command's --help: the flags of one
@@ -80,6 +81,18 @@ var defaultTexts = map[string]string{
 	"run.streams":      "1, or the suite's if it sets them",
 	"run.timeout":      "5s; 2m with --callgrind",
 	"run.name":         "the suite's name",
+}
+
+// helpExtras add to a flag's description what help looks up when it is
+// printed: the suites of the checkout's profiles for run --suite.
+var helpExtras = map[string]func() string{
+	"run.suite": func() string {
+		set, err := profile.LoadDir(inRepo("profiles"))
+		if err != nil {
+			return ""
+		}
+		return "; the checkout's profiles have " + strings.Join(set.SuiteNames(), ", ")
+	},
 }
 
 // modeKinds lists every kind of mode name, spelled by driver/modes.
@@ -154,6 +167,9 @@ func writeFlag(w io.Writer, cmd string, f *flag.Flag) {
 		typ = " " + typ
 	}
 	fmt.Fprintf(w, "  --%s%s\n", f.Name, typ)
+	if extra, ok := helpExtras[cmd+"."+f.Name]; ok {
+		text += extra()
+	}
 	if d := defaultText(cmd, f); d != "" {
 		text += " (default: " + d + ")"
 	}
@@ -170,7 +186,7 @@ func defaultText(cmd string, f *flag.Flag) string {
 		return d
 	}
 	switch f.DefValue {
-	case "", "0", "0s", "false":
+	case "", "0", "0s", "false", "[]":
 		return ""
 	}
 	if filepath.IsAbs(f.DefValue) {

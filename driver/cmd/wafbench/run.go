@@ -79,7 +79,7 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.StringVar(&r.Upstream, "upstream", string(upstream.Own), upstreamHelp)
 	maxRateFlags(fs, &r.MaxRate)
 	fs.StringVar(&r.Shard, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
-	fs.StringVar(&r.Suite, "suite", "seed", "suite to run, from --profiles ('wafbench list suites' lists them with their repeats and windows)")
+	fs.StringVar(&r.Suite, "suite", "seed", "suite to run, from --profiles ('wafbench list suites' describes each with its repeats and windows)")
 	fs.StringVar(&r.Modes, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare, or 'all' (passthrough and every build): "+modeKinds()+"; an engine alone is its default build, <engine>@<build> a build of --builds (e.g. modsecurity@3.0.14-pgo, coraza@re2); 'wafbench list modes' lists every name with what it runs")
 	fs.StringVar(&r.Workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists; 'wafbench list workloads --suite S'); empty = the suite's")
 	fs.StringVar(&r.profiles, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
