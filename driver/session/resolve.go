@@ -75,8 +75,11 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if p.Warmup < 0 || p.TrialWarmup < 0 || p.MaxRequests < 0 || p.Rate < 0 {
 		return Plan{}, usage.Errorf("--warmup, --trial-warmup, --max-requests and --rate must not be negative")
 	}
-	if p.Duration <= 0 || p.Timeout <= 0 {
-		return Plan{}, usage.Errorf("--duration and --timeout: want > 0, got %v and %v", p.Duration, p.Timeout)
+	if p.Duration <= 0 {
+		return Plan{}, usage.Errorf("--duration: want a window > 0 like 2s, got %v", p.Duration)
+	}
+	if p.Timeout <= 0 {
+		return Plan{}, usage.Errorf("--timeout: want > 0 like 5s, got %v", p.Timeout)
 	}
 	if _, err := load.ParseConnMode(req.ConnMode); err != nil {
 		return Plan{}, usage.Errorf("--conn-mode: %v", err)
