@@ -79,3 +79,21 @@ func TestWrapAndDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestTopLevelHelp: 'wafbench --help' names every command, in the order
+// of the commands table.
+func TestTopLevelHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	at := 0
+	for _, c := range commands {
+		i := strings.Index(stdout.String()[at:], "\n  "+c.name+" ")
+		if i < 0 {
+			t.Errorf("command %s missing from the help, or out of order", c.name)
+			continue
+		}
+		at += i + 1
+	}
+}
