@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"path/filepath"
 	"time"
@@ -20,13 +19,14 @@ import (
 // flag error becomes a one-line usage error.
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) error {
 	var buf bytes.Buffer
+	var helpErr error
 	fs.SetOutput(&buf)
-	fs.Usage = func() {
-		fmt.Fprint(&buf, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { helpErr = writeHelp(&buf, fs, usage) }
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
+		if helpErr != nil {
+			return helpErr
+		}
 		io.Copy(stdout, &buf)
 		return errHelp
 	}
@@ -111,11 +111,4 @@ func (s *stackFlags) registry() (*modes.Registry, error) {
 		return nil, usagef("--builds: %v", err)
 	}
 	return reg, nil
-}
-
-// flagGiven reports whether the command line set the flag called name.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }
