@@ -78,3 +78,47 @@ func TestOpenRefusesUnknownEngine(t *testing.T) {
 		t.Errorf("got %v, want an error naming the engine", err)
 	}
 }
+
+// WAFBENCH_STAGE_TIMERS=1 defines the module's stage timers, which then
+// move; without it only the five counters exist.
+func TestStageTimers(t *testing.T) {
+	rules := filepath.Join(t.TempDir(), "rules.conf")
+	if err := os.WriteFile(rules, []byte("SecRuleEngine On\nSecRule ARGS \"@contains attack\" \"id:1,phase:2,deny,status:403\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := []byte(fmt.Sprintf(`{"rules_file":%q}`, rules))
+	for _, tt := range []struct {
+		env  string
+		want []string
+	}{
+		{"", []string{"requests", "blocked_phase1", "blocked_phase2", "body_too_large", "engine_errors"}},
+		{"1", []string{"requests", "blocked_phase1", "blocked_phase2", "body_too_large", "engine_errors",
+			"phase1_ns", "body_ns", "phase2_ns", "logging_ns"}},
+	} {
+		t.Setenv(StageTimersEnv, tt.env)
+		eng, err := Open("coraza", cfg, "coraza")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := eng.NewStream()
+		if r := st.RequestHeaders(Request{Headers: [][2]string{{":method", "GET"}, {":path", "/?a=attack"}}}, true); r == nil || r.Status != 403 {
+			t.Errorf("timers %q: reply %+v, want 403", tt.env, r)
+		}
+		st.Close()
+		var names []string
+		var timed uint64
+		for _, s := range eng.Stats() {
+			names = append(names, strings.TrimPrefix(s.Name, "wafbench_coraza_"))
+			if strings.HasSuffix(s.Name, "_ns") {
+				timed += s.Value
+			}
+		}
+		if fmt.Sprint(names) != fmt.Sprint(tt.want) {
+			t.Errorf("timers %q: counters %v, want %v", tt.env, names, tt.want)
+		}
+		if tt.env == "1" && timed == 0 {
+			t.Errorf("timers on: no time counted")
+		}
+		eng.Close()
+	}
+}
