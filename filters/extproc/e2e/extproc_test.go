@@ -191,8 +191,15 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// startEnvoy runs Envoy with filter ("ext_proc" or "ext_authz") calling s.
+// startEnvoy runs Envoy with filter ("ext_proc" or "ext_authz") calling s;
+// ext_proc sends the response headers.
 func startEnvoy(t *testing.T, s *wafServer, filter, name string) *envoy.Process {
+	t.Helper()
+	return startEnvoyMode(t, s, filter, name, "SEND")
+}
+
+// startEnvoyMode is startEnvoy with ext_proc's response_header_mode.
+func startEnvoyMode(t *testing.T, s *wafServer, filter, name, responseHeaderMode string) *envoy.Process {
 	t.Helper()
 	dir := filepath.Join(fx.tmp, name)
 	tmpl, err := template.ParseFiles(filepath.Join("testdata", "envoy.yaml.tmpl"))
@@ -200,11 +207,12 @@ func startEnvoy(t *testing.T, s *wafServer, filter, name string) *envoy.Process 
 		t.Fatal(err)
 	}
 	data := struct {
-		Filter       string
-		UpstreamPort int
-		WAFSocket    string
-		WAFPort      int
-	}{Filter: filter, UpstreamPort: fx.upPort}
+		Filter             string
+		ResponseHeaderMode string
+		UpstreamPort       int
+		WAFSocket          string
+		WAFPort            int
+	}{Filter: filter, ResponseHeaderMode: responseHeaderMode, UpstreamPort: fx.upPort}
 	if path, ok := strings.CutPrefix(s.listen, "unix:"); ok {
 		data.WAFSocket = path
 	} else {
@@ -525,4 +533,32 @@ func sendE(p *envoy.Process, method, target, body string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestEnvoyLocalReplies: a request Envoy rejects itself before any filter
+// ran (an invalid method: the codec's 400) is answered through ext_proc
+// with response_header_mode SKIP (the README's recommendation when
+// responses are not inspected) and through ext_authz. (With SEND, Envoy
+// 1.40 closes the connection without an answer: envoyproxy/envoy#29440.)
+func TestEnvoyLocalReplies(t *testing.T) {
+	fixture(t)
+	s := startServer(t, "coraza", "unix", "local-reply")
+	for filter, mode := range map[string]string{"ext_proc": "SKIP", "ext_authz": "SEND"} {
+		p := startEnvoyMode(t, s, filter, "local-reply-"+filter, mode)
+		c, err := net.Dial("tcp", p.ListenerAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte("G@T / HTTP/1.1\r\nHost: example.test\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.HasPrefix(line, "HTTP/1.1 400 ") {
+			t.Errorf("%s: status line %q (%v), want Envoy's 400", filter, line, err)
+		}
+	}
 }
