@@ -74,3 +74,13 @@ func (p *pacer) close() {
 		p.f.Close()
 	}
 }
+
+// processCPU is this process's CPU time so far, every thread (live or
+// exited), user and system: the kernel's process CPU-time clock.
+func processCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
