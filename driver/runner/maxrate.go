@@ -60,6 +60,12 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		// lateness is in the objective.
 		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Due: res.Due,
 			Requests: res.Requests, WindowS: win.Seconds(), Behind: !res.HeldRate()}
+		// Client-bound: the client's own send delay p99 is more than
+		// result.ClientBoundShare of the latency p99. Such a window, if it
+		// fails, is no failure of the proxy (maxrate.judge).
+		if sd := sendDelay(res.Send); sd != nil {
+			w.OwnP99Us, w.ClientBound = sd.Own.P99Us, sd.ClientBound(res.Percentile(99))
+		}
 		for _, n := range res.Errors {
 			w.Errors += n
 		}
