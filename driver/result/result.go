@@ -217,7 +217,13 @@ const ClientBoundShare = 0.25
 // ClientBoundShare of latencyP99Us, the window's latency p99 from the
 // intended time. False for nil (closed loop, older records).
 func (s *SendDelay) ClientBound(latencyP99Us float64) bool {
-	return s != nil && latencyP99Us > 0 && s.Own.P99Us > ClientBoundShare*latencyP99Us
+	return s != nil && IsClientBound(s.Own.P99Us, latencyP99Us)
+}
+
+// IsClientBound reports whether a client's own send-delay p99 ownP99Us is
+// more than ClientBoundShare of the latency p99 latencyP99Us.
+func IsClientBound(ownP99Us, latencyP99Us float64) bool {
+	return latencyP99Us > 0 && ownP99Us > ClientBoundShare*latencyP99Us
 }
 
 // Class is one class of a mix record: the workload it sends, its weight,
