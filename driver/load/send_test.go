@@ -52,20 +52,22 @@ func TestLateness(t *testing.T) {
 }
 
 // TestSentOwnDelay: an HTTP/1.1 send's own delay runs from the later of its
-// intended time and its connection falling free.
+// intended time and its connection falling free, less a connect.
 func TestSentOwnDelay(t *testing.T) {
 	w := &worker{t: &trial{lag: time.Millisecond}}
+	const ms, us = time.Millisecond, time.Microsecond
 	for _, tc := range []struct {
-		name                       string
-		intended, freeAt, now, own time.Duration
+		name                               string
+		intended, freeAt, now, dialed, own time.Duration
 	}{
-		{"connection free before the arrival", 10 * time.Millisecond, 9 * time.Millisecond, 10*time.Millisecond + 30*time.Microsecond, 30 * time.Microsecond},
-		{"connection busy past the arrival", 10 * time.Millisecond, 12 * time.Millisecond, 12*time.Millisecond + 5*time.Microsecond, 5 * time.Microsecond},
+		{"connection free before the arrival", 10 * ms, 9 * ms, 10*ms + 30*us, 0, 30 * us},
+		{"connection busy past the arrival", 10 * ms, 12 * ms, 12*ms + 5*us, 0, 5 * us},
+		{"a connect first: not the client's own", 10 * ms, 9 * ms, 10*ms + 230*us, 200 * us, 30 * us},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w.freeAt1 = tc.freeAt
 			st := stamp{start: tc.intended}
-			w.sent(&st, tc.now)
+			w.sent(&st, tc.now, tc.dialed)
 			if st.sent != tc.now || st.own != tc.own {
 				t.Errorf("sent %v, own %v; want %v, %v", st.sent, st.own, tc.now, tc.own)
 			}

@@ -108,14 +108,13 @@ func (w *worker) run() {
 			}
 			st.start = intended
 		}
+		var dialed time.Duration // this iteration's connect, not the client's own delay
 		if w.conn == nil {
+			c0 := t.since()
 			if !w.connect() {
 				continue
 			}
-			// A new connection is free from now: its connect is not
-			// the client's own delay (it is in the latency from the
-			// intended time).
-			w.freeAt1 = t.since()
+			dialed = t.since() - c0
 		}
 		ci := int(t.seq[w.pos%len(t.seq)])
 		cr := &t.classes[ci]
@@ -131,7 +130,7 @@ func (w *worker) run() {
 			}
 		}
 		if intended >= 0 {
-			w.sent(&st, t.since())
+			w.sent(&st, t.since(), dialed)
 		}
 		if w.rr.r == w.rr.w {
 			w.sock.Send(cr.raw) // written by the read below
@@ -161,12 +160,15 @@ func (w *worker) run() {
 	}
 }
 
-// sent stamps an HTTP/1.1 open-loop request written at offset now: its
-// own delay runs from the later of its intended time and its connection
-// falling free (the previous response's end), and it is late or lagged
-// past the trial's lag threshold (LagFraction of the inter-arrival time).
-func (w *worker) sent(st *stamp, now time.Duration) {
-	st.sent, st.own = now, max(now-max(st.start, w.freeAt1), 0)
+// sent stamps an HTTP/1.1 open-loop request written at offset now, after
+// a connect that took dialed (0: none): its own delay runs from the later
+// of its intended time and its connection falling free (the previous
+// response's end, or its failure), less the connect (in the latency from
+// the intended time, but the server's as much as the client's), and it is
+// late or lagged past the trial's lag threshold (LagFraction of the
+// inter-arrival time).
+func (w *worker) sent(st *stamp, now, dialed time.Duration) {
+	st.sent, st.own = now, max(now-max(st.start, w.freeAt1)-dialed, 0)
 	w.lateness(st.start, now, st.own)
 }
 
@@ -245,6 +247,7 @@ func (w *worker) recordSlot(offset time.Duration, us int64) {
 // are not errors.
 func (w *worker) fail(ci int, k kind) {
 	now := w.t.since()
+	w.freeAt1 = now // the next request's connection is free from here
 	if !w.t.stop.Load() {
 		w.count(ci, k, now)
 	}
