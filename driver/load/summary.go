@@ -147,10 +147,18 @@ func (s summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
 		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals, %d due in the window), achieved %.0f req/s, %d sent late (> %.0f µs, half the inter-arrival time), %d of them held back by the client itself\n", s.RateRequestedPerS, s.Arrival, s.Due, s.RateAchievedPerS, s.Late, lag, s.Lagged)
 		if d := s.Send; d != nil {
 			fmt.Fprintf(w, "send delay p50 %.0f µs  p90 %.0f µs  p99 %.0f µs (intended → actual write; the client's own part p50 %.0f  p90 %.0f  p99 %.0f µs)\n", d.DelayP50Us, d.DelayP90Us, d.DelayP99Us, d.OwnP50Us, d.OwnP90Us, d.OwnP99Us)
-			fmt.Fprintf(w, "from send  p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs (latency from the actual write; the line above is from the intended time)\n", d.FromSendP50Us, d.FromSendP90Us, d.FromSendP99Us, d.FromSendP999Us)
+			fmt.Fprintf(w, "from send  p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs (latency from the actual write; the latency line is from the intended time)\n", d.FromSendP50Us, d.FromSendP90Us, d.FromSendP99Us, d.FromSendP999Us)
 		}
 		if s.BehindRate {
-			fmt.Fprintf(w, "           fell behind the requested rate: add --conns or lower --rate\n")
+			var n int64
+			for _, c := range s.Statuses {
+				n += c
+			}
+			if float64(n) >= result.BehindRatio*float64(s.Due)-1 {
+				fmt.Fprintf(w, "           fell behind the requested rate: the client held back over %.0f%% of its sends: give it a CPU of its own (--cpus) or lower --rate\n", 100*result.BehindLateShare)
+			} else {
+				fmt.Fprintf(w, "           fell behind the requested rate: add --conns or lower --rate\n")
+			}
 		}
 	}
 }
