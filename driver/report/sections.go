@@ -39,6 +39,7 @@ var sections = []section{
 	writeSlow,
 	writeMix,
 	writeMaxRate,
+	writeSendDelay,
 	writeBaseline,
 	writeOverhead,
 	writePrecision,

@@ -74,8 +74,8 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.buildsFile, "builds", inRepo("filters/builds.yaml"), "engine build registry: the builds a mode name <engine>@<build> can name")
 	fs.StringVar(&s.crsDir, "crs-dir", inRepo("build/crs"), "CRS export directory (written by 'wafbench crs' if missing)")
 	fs.StringVar(&s.envoyCPUs, "envoy-cpus", "", "CPUs for every Envoy thread, e.g. 0 or 0-3 (default: the first --concurrency online CPUs)")
-	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the online CPUs Envoy does not use)")
-	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: same as --client-cpus)")
+	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the first half, rounded up, of the online CPUs Envoy does not use when two or more are left and --upstream-cpus is not given, so the client has CPUs of its own; else all of them)")
+	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: the rest of the CPUs Envoy does not use when the client's half leaves some, else the same as --client-cpus)")
 	fs.IntVar(&s.concurrency, "concurrency", 1, "Envoy worker threads (--concurrency)")
 	fs.DurationVar(&s.wasmStart, "wasm-start-timeout", runner.DefaultWasmStartTimeout, "how long a coraza-wasm Envoy may take to become ready (V8 compiles the module first: ~30s idle, minutes on a busy machine)")
 }
