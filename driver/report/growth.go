@@ -309,12 +309,12 @@ func (s *sweep) draw(w io.Writer) error {
 	return chart.Growth(w, "Envoy CPU per request vs "+s.title(), s.xLabel(), "Envoy CPU µs/request", ticks, series)
 }
 
-// ivText prints a bootstrap interval, or why there is none.
+// ivText prints a bootstrap interval, "[–]" for none (withCI's form).
 func ivText(iv stats.Interval, d int) string {
-	if math.IsNaN(iv.Lo) {
-		return "[no interval]"
+	if s := ci(iv.Lo, iv.Hi, d); s != noValue {
+		return s
 	}
-	return "[" + f(iv.Lo, d) + ", " + f(iv.Hi, d) + "]"
+	return "[" + noValue + "]"
 }
 
 // curve is one latency–throughput curve: a load sweep at one connection
@@ -851,7 +851,7 @@ func writeCrossover(m *md, s *sweep, a, b string, block float64) {
 		if pr.side == 0 {
 			need = repeatsCell(pr.need, block)
 		}
-		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ciNaN(pr.lo, pr.hi, 3), side, need)
+		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ci(pr.lo, pr.hi, 3), side, need)
 	}
 	m.nl()
 	name := map[string]string{"a": a, "b": b}

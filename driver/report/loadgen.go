@@ -285,5 +285,5 @@ func geoCI(v []float64) string {
 		return "–"
 	}
 	g, lo, hi, _ := stats.PairedLogT(ok, stats.Confidence)
-	return f(g, 3) + " " + ciNaN(lo, hi, 3)
+	return withCI(g, lo, hi, 3)
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"wafbench/driver/modes"
 	"wafbench/driver/stats"
 )
 
@@ -55,9 +54,9 @@ func verdictCell(c *stats.Comparison) string {
 }
 
 // writeVerdicts states what the run established, question by question
-// (Holm family): the engine comparison on Envoy CPU per workload, every
-// comparison outside [0.9, 1.1] that is not established with the repeats
-// it would need, and the assumption checks that failed.
+// (Holm family; the CPU ratios one by one open the report, writeBrief):
+// every comparison outside [0.9, 1.1] that is not established with the
+// repeats it would need, and the assumption checks that failed.
 func writeVerdicts(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	if len(s.Comparisons) == 0 {
@@ -91,27 +90,6 @@ func writeVerdicts(m *md, fig *figures) {
 		stats.Alpha, strings.Join(parts, "; "), stats.MinSamples, stats.Alpha, minutes(block))
 	m.nl()
 
-	var engine []*stats.Comparison
-	for i := range s.Comparisons {
-		if c := &s.Comparisons[i]; c.Num == modes.ModSecurity && c.Den == modes.Coraza && c.Metric == stats.MetricCPU {
-			engine = append(engine, c)
-		}
-	}
-	if len(engine) > 0 {
-		m.p("### %s ÷ %s, Envoy CPU per request", modes.ModSecurity, modes.Coraza)
-		m.nl()
-		m.head("workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "±", "Holm p", "signed-rank p", "verdict", "repeats for a verdict")
-		for _, c := range engine {
-			need := "–"
-			if c.Verdict == stats.NotEstablished {
-				need = repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block)
-			}
-			m.row(c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3), ciNaN(c.TLo, c.THi, 3), halfWidth(c.HalfWidthPct()),
-				p(c.PHolm), p(c.PSignedRank), verdictCell(c), need)
-		}
-		m.nl()
-	}
-
 	var far []*stats.Comparison
 	near := 0
 	for i := range s.Comparisons {
@@ -133,7 +111,7 @@ func writeVerdicts(m *md, fig *figures) {
 		m.head("question", "ratio", "metric", "workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "why", "repeats for a verdict")
 		for _, c := range far {
 			m.row(string(c.Family), c.Name(), c.Metric.Label(), c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3),
-				ciNaN(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block))
+				ci(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block))
 		}
 	}
 	m.nl()
