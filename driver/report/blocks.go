@@ -118,15 +118,15 @@ func writeBlocks(m *md, fig *figures) {
 			}
 			for i := range per {
 				if per[i] == "" {
-					per[i] = "–"
+					per[i] = noValue
 				}
 			}
 			row = append(row, per...)
-			sd := "–"
+			sd := noValue
 			if !math.IsNaN(c.Tau2) {
 				sd = fmt.Sprintf("%.1f%%", 100*(math.Exp(math.Sqrt(c.Tau2))-1))
 			}
-			share := "–"
+			share := noValue
 			if v := c.BetweenShare(); !math.IsNaN(v) {
 				share = fmt.Sprintf("%.0f%%", 100*v)
 			}

@@ -157,7 +157,7 @@ func writeLab(m *md, fig *figures) {
 				continue
 			}
 			e50, e95 := labEstimate(p50), labEstimate(p95)
-			cpuCell := "–"
+			cpuCell := noValue
 			if len(cpu) > 0 {
 				cpuCell = f(labMedian(cpu), 0)
 			}
@@ -345,7 +345,7 @@ func writeLabBeside(m *md, trials map[string][]*labTrial, labPool string) {
 		if lf.mode != modes.RefDirect {
 			labRatio, labAdded = f(lf.p50Ms/labDirect, 2), f(lf.p50Ms-labDirect, 3)
 			c := labCompare(trials, "", lf.mode, modes.RefDirect, labPool, "median latency")
-			ourRatio, ourCI, ourAdded = "–", "–", "–"
+			ourRatio, ourCI, ourAdded = noValue, noValue, "–"
 			if len(c.ratios) > 0 {
 				ourRatio, ourCI = f(c.geo, 2), ci(c.lo, c.hi, 2)
 				e := labEstimate(c.diffs)
@@ -367,7 +367,7 @@ func writeLabMemory(m *md, trials map[string][]*labTrial, hosts []string) {
 	m.head("host", "trials", "after warmup", "end", "peak", "lab snapshot")
 	mib := func(v []float64) string {
 		if len(v) == 0 {
-			return "–"
+			return noValue
 		}
 		return f(labMedian(v)/1024, 1) + " [" + f(slices.Min(v)/1024, 1) + ", " + f(slices.Max(v)/1024, 1) + "]"
 	}
@@ -388,7 +388,7 @@ func writeLabMemory(m *md, trials map[string][]*labTrial, hosts []string) {
 		if len(peak) == 0 {
 			continue
 		}
-		lab := "–"
+		lab := noValue
 		for _, lf := range labFigures {
 			if lf.mode == h && lf.memMiB > 0 {
 				lab = f(lf.memMiB, 2)

@@ -17,7 +17,7 @@ const nearLo, nearHi = 0.9, 1.1
 // minutes formats seconds as "8 min 20 s" (or "45 s").
 func minutes(sec float64) string {
 	if math.IsNaN(sec) || math.IsInf(sec, 0) {
-		return "–"
+		return noValue
 	}
 	d := time.Duration(sec * float64(time.Second)).Round(time.Second)
 	if d < time.Minute {
@@ -31,7 +31,7 @@ func minutes(sec float64) string {
 func repeatsCell(n int, block float64) string {
 	switch {
 	case n == 0:
-		return "–"
+		return noValue
 	case n > stats.MaxRepeats:
 		return fmt.Sprintf("> %d", stats.MaxRepeats)
 	case block <= 0:
@@ -130,14 +130,14 @@ func writeVerdicts(m *md, fig *figures) {
 		checked++
 		if fl := c.Assumptions.String(); fl != "" {
 			flagged++
-			rows = append(rows, []string{c.Name(), c.Metric.Label(), c.WorkloadKey.String(), floats(c.Ratios, 3), fl, c.Assumptions.Describe()})
+			rows = append(rows, []string{c.Name(), c.Metric.Label(), c.WorkloadKey.String(), fl, c.Assumptions.Describe()})
 		}
 	}
 	m.p("Assumption checks of the paired t (per-repeat log-ratios independent and roughly normal; run with n ≥ %d): %d of %d comparisons checked, %d flagged — skewed (|skewness| > 2 SE), drift (log-ratio correlated with the repeat number, p < %g), order (correlated with the modes' positions in the block, p < %g), or signed-rank disagrees (the paired t establishes a direction the exact Wilcoxon signed-rank test does not, p ≥ %g). Flags are diagnostics, not tests, and do not change a verdict: a few percent of sound comparisons flag by chance (the skewness check alone about 5%%).",
 		stats.CheckMinN, checked, len(s.Comparisons), flagged, stats.CheckLevel, stats.CheckLevel, stats.Alpha)
 	m.nl()
 	if len(rows) > 0 {
-		m.head("ratio", "metric", "workload", "per-repeat ratios", "flags", "checks")
+		m.head("ratio", "metric", "workload", "flags", "checks (per-repeat ratios: Paired ratios)")
 		for _, r := range rows {
 			m.row(r...)
 		}
