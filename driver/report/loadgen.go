@@ -273,7 +273,7 @@ func writeLoadgenPairs(m *md, ws []loadgenWindow, ref string, c int) {
 func latPair(x *loadgenWindow) string {
 	ms := func(v *float64) string {
 		if v == nil {
-			return "–"
+			return noValue
 		}
 		return f(*v/1000, 2)
 	}
@@ -300,8 +300,8 @@ func geoCI(v []float64) string {
 		}
 	}
 	if len(ok) == 0 {
-		return "–"
+		return noValue
 	}
 	g, lo, hi, _ := stats.PairedLogT(ok, stats.Confidence)
-	return f(g, 3) + " " + ciNaN(lo, hi, 3)
+	return withCI(g, lo, hi, 3)
 }
