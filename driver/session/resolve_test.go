@@ -73,6 +73,9 @@ func TestResolveGolden(t *testing.T) {
 			r.Suite, r.Modes, r.ModesGiven, r.Downstream, r.Streams = "quick", "passthrough,coraza", true, "h2c", 4
 			r.Rate, r.Arrival, r.MaxRate.At, r.Matrix = 500, "poisson", "p99<=10ms", "none"
 		}},
+		{"envoy-versions", []int{0, 1}, func(r *Request) {
+			r.Suite, r.Modes, r.ModesGiven, r.EnvoyVersions = "quick", "passthrough,coraza,coraza-wasm,ref-direct", true, "1.39.3,1.40.0"
+		}},
 		{"shared-cpus-allowed", []int{0}, func(r *Request) {
 			r.Suite, r.Modes, r.ModesGiven, r.AllowSharedCPUs = "quick", "passthrough", true, true
 			r.Stack.Concurrency, r.PerfHz, r.PerfDiff = 2, 99, ""
@@ -119,6 +122,12 @@ func TestResolveBadInput(t *testing.T) {
 		want string
 	}{
 		{"slo", []int{0, 1}, func(r *Request) { r.SLO = 0 }, "--slo: want a latency > 0"},
+		{"envoy release refused", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,coraza-wasm,modsecurity", "1.40.0,1.38.3" }, "mode modsecurity~1.38.3 cannot run on Envoy 1.38.3: dynamic-module ABI v0.1.0"},
+		{"envoy release in a mode refused", []int{0, 1}, func(r *Request) { r.Modes = "passthrough~1.36.4,coraza~1.37.0" }, "mode coraza~1.37.0 cannot run on Envoy 1.37.0"},
+		{"envoy release unchecked", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "coraza", "1.41.0" }, "mode coraza~1.41.0 cannot run on Envoy 1.41.0: its dynamic-module ABI was not checked"},
+		{"envoy release syntax", []int{0, 1}, func(r *Request) { r.EnvoyVersions = "1.39" }, `--envoy-versions: Envoy version "1.39": want a release like 1.39.3`},
+		{"envoy release twice", []int{0, 1}, func(r *Request) { r.EnvoyVersions = "1.39.3,1.39.3" }, "--envoy-versions: 1.39.3 listed twice"},
+		{"envoy release and mode twice", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,passthrough~1.39.3", "1.39.3" }, "mode passthrough~1.39.3 listed twice"},
 		{"suite", []int{0, 1}, func(r *Request) { r.Suite = "nope" }, `unknown suite "nope"`},
 		{"workload", []int{0, 1}, func(r *Request) { r.Workloads = "nope" }, `unknown workload "nope"`},
 		{"mode", []int{0, 1}, func(r *Request) { r.Modes = "bogus" }, `--modes: unknown mode "bogus"`},
@@ -205,5 +214,44 @@ func TestSuiteDownstream(t *testing.T) {
 				t.Errorf("got %q × %d streams, want %q × %d", p.Downstream, p.Streams, tt.want, tt.streams)
 			}
 		})
+	}
+}
+
+// TestEnvoyReleasesRotate: with --envoy-versions every repeat runs every
+// mode on every release once, and the Latin square moves each mode~release
+// through every position, so release ratios pair within repeats like modes.
+func TestEnvoyReleasesRotate(t *testing.T) {
+	set, reg := loadRepo(t)
+	req := base()
+	req.Suite, req.Modes, req.ModesGiven, req.EnvoyVersions, req.Repeats = "quick", "passthrough,coraza-wasm", true, "1.39.3,1.40.0", 4
+	p, err := Resolve(req, set, reg, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"passthrough~1.39.3", "passthrough~1.40.0", "coraza-wasm~1.39.3", "coraza-wasm~1.40.0"}
+	if strings.Join(p.Modes, ",") != strings.Join(want, ",") {
+		t.Fatalf("Modes = %v, want %v", p.Modes, want)
+	}
+	positions := map[string]map[int]bool{}
+	perRepeat := map[int]map[string]bool{}
+	for _, tr := range p.Trials {
+		if positions[tr.Mode] == nil {
+			positions[tr.Mode] = map[int]bool{}
+		}
+		positions[tr.Mode][tr.Position] = true
+		if perRepeat[tr.Repeat] == nil {
+			perRepeat[tr.Repeat] = map[string]bool{}
+		}
+		perRepeat[tr.Repeat][tr.Mode] = true
+	}
+	for r := 1; r <= 4; r++ {
+		if len(perRepeat[r]) != len(want) {
+			t.Errorf("repeat %d runs %d modes, want all %d", r, len(perRepeat[r]), len(want))
+		}
+	}
+	for _, m := range want {
+		if len(positions[m]) != len(want) {
+			t.Errorf("%s ran in positions %v over 4 repeats, want every one of 1..%d", m, positions[m], len(want))
+		}
 	}
 }
