@@ -15,27 +15,71 @@ func TestCheckModuleABI(t *testing.T) {
 		{"1.39.0", ""},
 		{"1.39.1", ""},
 		{"1.39.3", ""},
-		{"1.38.3", "http_filter_config_increment_counter"},
-		{"1.38.2/Clean/RELEASE/BoringSSL abc", "ABI v0.1.0"},
-		{"1.37.0", "lacks 5 callbacks"},
-		{"1.36.2.post1", "send_response"},
-		{"1.36.4", "12 of 21 missing"},
+		{"1.38.3", ""},
+		{"1.38.2/Clean/RELEASE/BoringSSL abc", ""},
+		{"1.37.0", "dynamic-module ABI sha256 4dae397a…: it lacks 4 callbacks"},
+		{"1.36.2.post1", "exports 7 of the 16 callbacks"},
+		{"1.36.2/Clean/RELEASE/BoringSSL dc2d309", "exports 7 of the 16 callbacks"},
+		{"1.36.4", "exports 7 of the 16 callbacks"},
+		{"1.39.2", "not checked"},
 		{"1.41.0", "not checked"},
-		{"1.3.0", "not checked"},
 		{"", "not checked"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.version, func(t *testing.T) {
-			err := CheckModuleABI(tt.version)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("CheckModuleABI(%q) = %v, want supported", tt.version, err)
-			case tt.want != "" && err == nil:
-				t.Errorf("CheckModuleABI(%q) = nil, want a refusal containing %q", tt.version, tt.want)
-			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
-				t.Errorf("CheckModuleABI(%q) = %v, want it to contain %q", tt.version, err, tt.want)
-			}
-		})
+		t.Run(tt.version, func(t *testing.T) { checkRefusal(t, CheckModuleABI, tt.version, tt.want) })
+	}
+}
+
+func TestCheckWasm(t *testing.T) {
+	tests := []struct {
+		version string
+		want    string // "" = supported; else a part of the refusal
+	}{
+		{"1.40.0", ""},
+		{"1.39.0/Clean/RELEASE/BoringSSL abc", ""},
+		{"1.39.3", ""},
+		{"1.38.3", "built without the V8 Wasm runtime"},
+		{"1.38.2", "lacks WASI functions"},
+		{"1.37.0", "lacks WASI functions"},
+		{"1.36.2.post1", "lacks WASI functions"},
+		{"1.41.0", "not checked against coraza-wasm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) { checkRefusal(t, CheckWasm, tt.version, tt.want) })
+	}
+}
+
+// checkRefusal checks one answer of a release check: nil when want is
+// empty, else an error containing want.
+func checkRefusal(t *testing.T, check func(string) error, version, want string) {
+	t.Helper()
+	err := check(version)
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("check(%q) = %v, want supported", version, err)
+	case want != "" && err == nil:
+		t.Errorf("check(%q) = nil, want a refusal containing %q", version, want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Errorf("check(%q) = %v, want it to contain %q", version, err, want)
+	}
+}
+
+func TestReleasesTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Releases() {
+		if seen[r.Version] || r.ABI == "" {
+			t.Errorf("release %q listed twice or without its ABI", r.Version)
+		}
+		seen[r.Version] = true
+	}
+}
+
+func TestMissingCallbacksNotELF(t *testing.T) {
+	if _, err := MissingCallbacks("abi_test.go", nil); err == nil || !strings.Contains(err.Error(), "abi_test.go") {
+		t.Errorf("MissingCallbacks(a Go file) = %v, want an error naming it", err)
+	}
+	if _, err := Callbacks("abi_test.go"); err == nil {
+		t.Error("Callbacks(a Go file) succeeded")
 	}
 }
 

