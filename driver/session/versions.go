@@ -1,12 +1,16 @@
 package session
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 
+	"wafbench/driver/hosts"
 	"wafbench/driver/internal/flaglist"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/modes"
 	"wafbench/driver/stack"
+	"wafbench/internal/repopath"
 )
 
 // withEnvoyReleases puts every Envoy mode of ms on each release of list
@@ -59,4 +63,25 @@ func withEnvoyReleases(ms []modes.Mode, list string) ([]modes.Mode, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// releaseNotes are meta.json's notes on the Envoy releases the modes name
+// (mode~release): each release's binary, version and hash, newest last.
+// The run's own Envoy ("") is meta.json's envoy_* fields.
+func releaseNotes(rs map[string]hosts.Release) []string {
+	vs := slices.SortedFunc(maps.Keys(rs), func(a, b string) int {
+		if modes.EnvoyVersionLess(a, b) {
+			return -1
+		}
+		return 1
+	})
+	var out []string
+	for _, v := range vs {
+		if v == "" {
+			continue
+		}
+		r := rs[v]
+		out = append(out, fmt.Sprintf("Envoy release %s (modes ~%s): %s, SHA-256 %s, %s", v, v, r.Version, r.SHA256, repopath.Portable([]byte(r.Binary))))
+	}
+	return out
 }
