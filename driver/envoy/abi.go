@@ -57,9 +57,12 @@ func ReleaseOf(description string) string {
 	return v
 }
 
-// lookup is the checked release of version (a release or Version's
-// description); a ".postN" rebuild of a wheel is its release's binary.
-func lookup(version string) (Release, bool) {
+// lookup is what is known of version (a release or Version's
+// description): the checked release itself (a ".postN" rebuild of a wheel
+// is its release's binary), else its release line (1.40 for a source
+// build "1.40.1-dev"), which serves a mode only if every checked release
+// of the line does. ok is false for a line nobody checked.
+func lookup(version string) (r Release, ok bool) {
 	v := ReleaseOf(version)
 	for _, try := range []string{v, strings.Split(v, ".post")[0]} {
 		for _, r := range releases {
@@ -68,14 +71,39 @@ func lookup(version string) (Release, bool) {
 			}
 		}
 	}
-	return Release{}, false
+	line := releaseLine(v)
+	for _, c := range releases {
+		if releaseLine(c.Version) != line {
+			continue
+		}
+		if !ok {
+			r, ok = Release{Version: v, ABI: c.ABI + " (as " + line + ".x)"}, true
+		}
+		if r.Modules == "" {
+			r.Modules = c.Modules
+		}
+		if r.Wasm == "" {
+			r.Wasm = c.Wasm
+		}
+	}
+	return r, ok
+}
+
+// releaseLine is "1.39" of "1.39.3" or "1.40.1-dev".
+func releaseLine(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
 }
 
 // CheckModuleABI reports whether wafbench's native dynamic modules may run
 // on Envoy release version ("1.39.3", or Version's description): nil for a
-// release whose ABI serves what the modules use unchanged, else an error
-// saying why. A release nobody checked is refused too: a module must never
-// run against an ABI it was not written for.
+// release (or a release line, for a binary built from source) whose ABI
+// serves what the modules use unchanged, else an error saying why. A line
+// nobody checked is refused too: a module must never run against an ABI
+// it was not written for.
 func CheckModuleABI(version string) error {
 	r, ok := lookup(version)
 	switch {

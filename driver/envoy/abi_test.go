@@ -21,7 +21,9 @@ func TestCheckModuleABI(t *testing.T) {
 		{"1.36.2.post1", "exports 7 of the 16 callbacks"},
 		{"1.36.2/Clean/RELEASE/BoringSSL dc2d309", "exports 7 of the 16 callbacks"},
 		{"1.36.4", "exports 7 of the 16 callbacks"},
-		{"1.39.2", "not checked"},
+		{"1.39.2", ""},
+		{"1.40.1-dev/Modified/RELEASE/BoringSSL abc", ""},
+		{"1.37.1", "(as 1.37.x): it lacks 4 callbacks"},
 		{"1.41.0", "not checked"},
 		{"", "not checked"},
 	}
@@ -43,6 +45,8 @@ func TestCheckWasm(t *testing.T) {
 		{"1.37.0", "lacks WASI functions"},
 		{"1.36.2.post1", "lacks WASI functions"},
 		{"1.41.0", "not checked against coraza-wasm"},
+		{"1.40.1-dev", ""},
+		{"1.38.9", "lacks WASI functions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) { checkRefusal(t, CheckWasm, tt.version, tt.want) })
