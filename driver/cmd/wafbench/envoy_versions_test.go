@@ -90,7 +90,8 @@ func TestEnvoyVersionsRun(t *testing.T) {
 	cmd := exec.Command(self, "run", "--suite", "quick", "--modes", "passthrough,modsecurity,coraza,passthrough~1.36.2,coraza-wasm~1.39.0",
 		"--envoy-versions", strings.Join(supported, ","), "--workloads", "headers@1,blocked_sqli@1",
 		"--repeats", "1", "--duration", "1h", "--max-requests", "30", "--warmup", "0s", "--trial-warmup", "0s",
-		"--matrix", "none", "--crs-test", "none", "--no-report", "--progress", "never", "--results", res, "--name", "versions")
+		"--matrix", "none", "--crs-test", "none", "--no-report", "--progress", "never", "--results", res, "--name", "versions",
+		"--wasm-start-timeout", "15m") // V8 compiles coraza-wasm for minutes when both CPUs are busy
 	cmd.Env = append(os.Environ(), "WAFBENCH_AS_MAIN=1")
 	cmd.Dir = repoRoot
 	var stderr bytes.Buffer
