@@ -184,7 +184,7 @@ func pairSpecs(ms []string) []pairSpec {
 	}
 	// Every other build of an engine against the engine's default build.
 	for _, m := range WAFModes(ms) {
-		if stock := modes.Engine(m); m != stock && has[stock] && !modes.IsWasm(m) {
+		if stock := modes.Engine(m); m != stock && has[stock] && modes.IntegrationOf(m) == modes.Module {
 			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []metric{MetricReqPerS, MetricCPU}})
 		}
 	}
