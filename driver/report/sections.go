@@ -30,6 +30,7 @@ var sections = []section{
 	writeVerdicts,
 	writeBuilds,
 	writeStartup,
+	writeIntegrations,
 	writeLab,
 	writeGrowth,
 	writeAdversarial,
