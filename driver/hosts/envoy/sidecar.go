@@ -80,7 +80,10 @@ func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 		return nil, err
 	}
 	logPath := filepath.Join(w.Dir, "extproc-"+w.Tag+".log")
-	logf, err := os.Create(logPath)
+	// O_APPEND for the server's stderr and the copier of its stdout alike:
+	// neither overwrites the other's lines, and a reader following the
+	// file's end (crs-test) sees every one.
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
