@@ -188,16 +188,28 @@ func sidecarGrpc() *core.GrpcService {
 }
 
 // makeExtProcFilter is envoy.filters.http.ext_proc calling the server:
-// the request headers, the whole request body (BUFFERED: the modules, too,
-// hold the body to its end before phase 2) and the response headers go to
-// the server; the response body and trailers do not.
+// the request headers and the whole request body (BUFFERED: the modules,
+// too, hold the body to its end before phase 2) go to the server; the
+// response headers too when the engine inspects responses (crs-test), as
+// the module then runs phase 3 on them; the response body and trailers
+// never.
+//
+// Response headers are skipped otherwise: the module does nothing with
+// them in a measured trial, so a message to the server would be cost the
+// module does not pay; and with them sent, Envoy's own local replies to a
+// request its codec rejects (400, 426) are lost (the connection closes
+// with no response; envoyproxy/envoy#29440).
 func makeExtProcFilter(c Config) (*hcm.HttpFilter, error) {
+	responseHeaders := extproc.ProcessingMode_SKIP
+	if c.InspectResponse {
+		responseHeaders = extproc.ProcessingMode_SEND
+	}
 	f, err := anypb.New(&extproc.ExternalProcessor{
 		GrpcService:      sidecarGrpc(),
 		FailureModeAllow: c.Sidecar.FailureModeAllow,
 		ProcessingMode: &extproc.ProcessingMode{
 			RequestHeaderMode:   extproc.ProcessingMode_SEND,
-			ResponseHeaderMode:  extproc.ProcessingMode_SEND,
+			ResponseHeaderMode:  responseHeaders,
 			RequestBodyMode:     extproc.ProcessingMode_BUFFERED,
 			ResponseBodyMode:    extproc.ProcessingMode_NONE,
 			RequestTrailerMode:  extproc.ProcessingMode_SKIP,

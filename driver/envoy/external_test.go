@@ -62,10 +62,16 @@ func TestExternalBootstrap(t *testing.T) {
 		{
 			name: "ext_proc-uds",
 			c:    Config{Mode: ExtProc, Sidecar: &Sidecar{Listen: "unix:" + filepath.Join(dir, "s.sock")}},
-			want: []string{"envoy.filters.http.ext_proc", "request_header_mode: SEND", "response_header_mode: SEND",
+			want: []string{"envoy.filters.http.ext_proc", "request_header_mode: SEND", "response_header_mode: SKIP",
 				"request_body_mode: BUFFERED", "request_trailer_mode: SKIP", "response_trailer_mode: SKIP",
 				"message_timeout: 30s", "pipe:", "http2_protocol_options: {}", "request_body_buffer_limit: \"1048576\""},
 			not: []string{"failure_mode_allow", "dynamic_modules", "response_body_mode"},
+		},
+		{
+			name: "ext_proc-inspect-response",
+			c:    Config{Mode: ExtProc, InspectResponse: true, Sidecar: &Sidecar{Listen: "unix:" + filepath.Join(dir, "s.sock")}},
+			want: []string{"response_header_mode: SEND", "request_body_mode: BUFFERED"},
+			not:  []string{"response_body_mode"},
 		},
 		{
 			name: "ext_authz-tcp-fail-open",
