@@ -135,8 +135,9 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 		{name: "ref-nginx-modsecurity@re2", wantErr: `no build "modsecurity@re2"`},
 		{name: "ref-caddy-coraza"},
 		{name: "coraza-wasm", wantDir: "build/filters"},
-		{name: "coraza-extproc", wantDir: "build/extproc"},
-		{name: "coraza-extauthz", wantDir: "build/extproc"},
+		{name: "coraza-extproc", wantBuild: "coraza", wantDir: "build/extproc"},
+		{name: "modsecurity-extproc", wantBuild: "modsecurity", wantDir: "build/extproc"},
+		{name: "coraza-extauthz", wantBuild: "coraza", wantDir: "build/extproc"},
 		{name: "nginx", wantErr: "known modes: passthrough, modsecurity, "},
 	}
 	for _, tt := range tests {

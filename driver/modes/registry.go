@@ -16,7 +16,8 @@ type Mode struct {
 	Name
 	// Build is the engine build the mode runs; nil when it runs no engine,
 	// and for ref-nginx-modsecurity without a build (Debian's libmodsecurity,
-	// which is also the default modsecurity build's engine).
+	// which is also the default modsecurity build's engine). The external
+	// modes run their engine's default build in the wafbench-extproc server.
 	Build *builds.Build
 	// Dir is the build's output directory (module file, manifest, lib/);
 	// for coraza-wasm the directory of its .wasm file; for the external
@@ -96,7 +97,13 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 		m.Dir = filepath.Dir(WasmFile(r.root))
 		return m, nil
 	case n.IsExternal():
-		m.Dir = filepath.Dir(ExtProcServer(r.root))
+		// The server links each engine's default build (its engine
+		// version is the one the preflight checks).
+		b, ok := r.builds.Find(n.Engine)
+		if !ok {
+			return Mode{}, fmt.Errorf("mode %q: no default build %q in %s", name, n.Engine, r.builds.Path)
+		}
+		m.Build, m.Dir = b, filepath.Dir(ExtProcServer(r.root))
 		return m, nil
 	case n.Host == Caddy:
 		return m, nil // our handler, built by `make modules` with the default Coraza
