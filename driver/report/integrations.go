@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
@@ -15,6 +16,9 @@ import (
 // server through ext_proc and ext_authz, whichever the run holds.
 type integrationsModel struct {
 	Engines []engineWays
+	// Servers are the distinct ways the server ran, as records state them
+	// ("over uds on Envoy's CPUs, failing closed"), sorted.
+	Servers []string
 }
 
 // engineWays is one engine's integrations, workload by workload.
@@ -45,6 +49,35 @@ type way struct {
 	StartupMs                     float64 // the server's start, then Envoy's, per trial
 	// Ratios against the module (nil for the module, or without a pair).
 	CPURatio, P99Ratio, RSSRatio, StartupRatio *pairedRatio
+	// FailOpen is set when any window ran with the filter's
+	// failure_mode_allow: requests pass uninspected when the server fails.
+	FailOpen bool
+}
+
+// serverSetting says how a record's server ran, in words.
+func serverSetting(sc *result.Sidecar) string {
+	where := "Envoy's CPUs"
+	switch sc.Placement {
+	case "envoy", "":
+	case "own":
+		where = "its own CPUs " + cpuList(sc.CPUs)
+	default:
+		where = "CPUs " + cpuList(sc.CPUs)
+	}
+	mode := "failing closed"
+	if sc.FailureModeAllow {
+		mode = "failing open (failure_mode_allow)"
+	}
+	return sc.Integration + " over " + sc.Transport + " on " + where + ", " + mode
+}
+
+// cpuList is a CPU set as "{0,1}".
+func cpuList(cpus []int) string {
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = itoa(c)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // pairedRatio is a geometric mean of per-repeat ratios and its interval.
@@ -116,6 +149,14 @@ func buildIntegrations(recs []result.Record, s *stats.Summary) *integrationsMode
 	if len(model.Engines) == 0 {
 		return nil
 	}
+	seen := map[string]bool{}
+	for i := range recs {
+		if sc := recs[i].Sidecar; sc != nil && stats.Valid(&recs[i]) && !seen[serverSetting(sc)] {
+			seen[serverSetting(sc)] = true
+			model.Servers = append(model.Servers, serverSetting(sc))
+		}
+	}
+	slices.Sort(model.Servers)
 	return &model
 }
 
@@ -125,6 +166,7 @@ func buildWay(recs []result.Record, mode, module string, w stats.WorkloadKey) (w
 		return stats.Valid(r) && r.Workload == w.Workload && r.Conns == w.Conns
 	}
 	var envoy, server, total, p50, p99, rss, startup []float64
+	failOpen := false
 	for i := range recs {
 		r := &recs[i]
 		if r.Mode != mode || !in(r) {
@@ -133,6 +175,7 @@ func buildWay(recs []result.Record, mode, module string, w stats.WorkloadKey) (w
 		envoy = append(envoy, r.CPU.UsPerRequest)
 		if r.Sidecar != nil {
 			server = append(server, r.Sidecar.CPU.UsPerRequest)
+			failOpen = failOpen || r.Sidecar.FailureModeAllow
 		}
 		total = append(total, r.TotalCPUUsPerRequest())
 		p50, p99 = append(p50, r.Latency.P50Us), append(p99, r.Latency.P99Us)
@@ -150,7 +193,7 @@ func buildWay(recs []result.Record, mode, module string, w stats.WorkloadKey) (w
 	wy := way{Mode: mode, Integration: modes.IntegrationOf(mode), N: len(total),
 		EnvoyCPU: stats.Median(envoy).Median, ServerCPU: stats.Median(server).Median, TotalCPU: stats.Median(total).Median,
 		P50: stats.Median(p50).Median, P99: stats.Median(p99).Median, RSSMiB: stats.Median(rss).Median,
-		StartupMs: stats.Median(startup).Median}
+		StartupMs: stats.Median(startup).Median, FailOpen: failOpen}
 	if len(server) == 0 {
 		wy.ServerCPU = 0
 	}
@@ -232,8 +275,12 @@ func writeIntegrations(m *md, fig *figures) {
 	}
 	m.p("## One engine, four ways")
 	m.nl()
-	m.p("The same engine code, rules and configuration integrated four ways: as Envoy's dynamic module (the reference), as a proxy-wasm filter in Envoy's V8, and in the wafbench-extproc server beside Envoy, called per request over gRPC through `ext_proc` (request headers, the buffered request body and response headers) or `ext_authz` (one check with headers and body; it never sees the response). CPU per request is Envoy's plus the server's, each from schedstat over the same window; RSS is both processes' at the window's end; start-up is the server's start to its ready line, then Envoy's to its listener. Medians over the valid windows; ratios against the dynamic module are geometric means of the per-repeat ratios with their paired-t 95%% intervals (n/a below 2 pairs). Above 1 costs more.")
+	m.p("The same engine code, rules and configuration integrated four ways: as Envoy's dynamic module (the reference), as a proxy-wasm filter in Envoy's V8, and in the wafbench-extproc server beside Envoy, called per request over gRPC through `ext_proc` (request headers and the buffered request body; response headers only where the engine inspects responses, as the module) or `ext_authz` (one check with headers and body; it never sees the response). CPU per request is Envoy's plus the server's, each from schedstat over the same window; RSS is both processes' at the window's end; start-up is the server's start to its ready line, then Envoy's to its listener. Medians over the valid windows; ratios against the dynamic module are geometric means of the per-repeat ratios with their paired-t 95%% intervals (n/a below 2 pairs). Above 1 costs more.")
 	m.nl()
+	if len(model.Servers) > 0 {
+		m.p("The server ran %s.", strings.Join(model.Servers, "; "))
+		m.nl()
+	}
 	for _, e := range model.Engines {
 		m.p("### %s", e.Engine)
 		m.nl()
@@ -244,7 +291,11 @@ func writeIntegrations(m *md, fig *figures) {
 				if wy.Integration.External() {
 					server = f(wy.ServerCPU, 1)
 				}
-				m.row(w.Workload.String(), string(wy.Integration), "`"+wy.Mode+"`", itoa(wy.N),
+				label := string(wy.Integration)
+				if wy.FailOpen {
+					label += " (fail open)"
+				}
+				m.row(w.Workload.String(), label, "`"+wy.Mode+"`", itoa(wy.N),
 					f(wy.EnvoyCPU, 1), server, f(wy.TotalCPU, 1), pairedCell(wy.CPURatio),
 					f(wy.P50, 0), f(wy.P99, 0), pairedCell(wy.P99Ratio),
 					f(wy.RSSMiB, 0), pairedCell(wy.RSSRatio), f(wy.StartupMs, 0), pairedCell(wy.StartupRatio))

@@ -42,6 +42,7 @@ func integrationRecords() []result.Record {
 			}
 			if s.server > 0 {
 				r.Sidecar = &result.Sidecar{Integration: string(modes.IntegrationOf(mode)), Process: "wafbench-extproc",
+					Transport: "uds", Placement: "envoy", CPUs: []int{0}, FailureModeAllow: mode == modes.CorazaExtAuthz,
 					CPU: result.CPU{UsPerRequest: s.server * j}, Memory: result.Memory{RSSEndKiB: int64(float64(s.serverRSS) * j)},
 					ReadyMs: s.srvStart * j}
 			}
@@ -103,6 +104,8 @@ func TestWriteIntegrations(t *testing.T) {
 		"### coraza",
 		"| headers/c16 | dynamic module | `coraza` | 3 | 101.0 | – | 101.0 | – |",
 		"| headers/c16 | ext_proc | `coraza-extproc` | 3 | 60.6 | 90.9 | 151.5 | 1.500 [1.500, 1.500] |",
+		"| headers/c16 | ext_authz (fail open) | `coraza-extauthz` |",
+		"The server ran ext_authz over uds on Envoy's CPUs, failing open (failure_mode_allow); ext_proc over uds on Envoy's CPUs, failing closed.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("section lacks %q:\n%s", want, out)
