@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.engine, "engine", "", "WAF engine: "+strings.Join(waf.Engines, " or ")+" (required)")
 	fs.StringVar(&o.config, "config", "", "file holding the filter_config string the engine's Envoy module takes, e.g.\n"+
 		`{"rules_file":"/abs/main.conf","inspect_response":false,"max_body_bytes":1048576} (required)`)
-	fs.StringVar(&o.listen, "listen", "", "gRPC listener: unix:PATH (a stale socket file is replaced) or tcp:HOST:PORT\n(port 0 picks a free port; the ready line names it) (required)")
+	fs.StringVar(&o.listen, "listen", "", "gRPC listener: unix:PATH (a stale socket file is replaced, a live one refused) or tcp:HOST:PORT\n(port 0 picks a free port; the ready line names it) (required)")
 	fs.StringVar(&o.admin, "admin", "", "HTTP admin listener HOST:PORT serving GET /stats?format=json and GET /ready\n(port 0 picks a free port) (required)")
 	fs.StringVar(&o.build, "build", "", "build name the self-report line gives (default: the engine's name, as its default module build)")
 	fs.DurationVar(&o.grace, "stop-grace", 5*time.Second, "on SIGTERM/SIGINT, how long open gRPC streams may finish before they are cut")
@@ -152,13 +152,18 @@ func splitListen(s string) (network, addr string, err error) {
 	return "", "", fmt.Errorf("--listen: want unix:PATH or tcp:HOST:PORT, got %q", s)
 }
 
-// listen opens the gRPC listener; a stale unix socket file is removed
-// first (only a socket: any other file is an error).
+// listen opens the gRPC listener; a stale unix socket file (one nobody
+// accepts on) is removed first; a live socket or any other file is an
+// error.
 func listen(network, addr string) (net.Listener, error) {
 	if network == "unix" {
 		if fi, err := os.Lstat(addr); err == nil {
 			if fi.Mode()&os.ModeSocket == 0 {
 				return nil, fmt.Errorf("--listen: %s exists and is not a socket", addr)
+			}
+			if c, err := net.DialTimeout("unix", addr, time.Second); err == nil {
+				c.Close()
+				return nil, fmt.Errorf("--listen: %s is in use by a running server", addr)
 			}
 			if err := os.Remove(addr); err != nil {
 				return nil, fmt.Errorf("--listen: remove stale socket: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,5 +308,34 @@ func TestRunRefusesConfig(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("stdout %q, want no ready line", stdout.String())
+	}
+}
+
+func TestListenUnix(t *testing.T) {
+	dir := t.TempDir()
+	// A stale socket (its listener gone, the file left) is replaced.
+	stale := filepath.Join(dir, "stale.sock")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	ln, err := listen("unix", stale)
+	if err != nil {
+		t.Fatalf("stale socket: %v, want it replaced", err)
+	}
+	// A live one is not taken over.
+	if _, err := listen("unix", stale); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("live socket: got %v, want an in-use error", err)
+	}
+	ln.Close()
+	// Nor is another file.
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listen("unix", file); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("regular file: got %v, want a not-a-socket error", err)
 	}
 }

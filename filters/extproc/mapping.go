@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -206,4 +206,4 @@ func allowed() *authv3.CheckResponse {
 
 // errBodyNotBuffered is the stream error for a request body that comes in
 // parts: the server inspects whole bodies only (request_body_mode BUFFERED).
-var errBodyNotBuffered = fmt.Errorf("request body came in parts: set processing_mode.request_body_mode BUFFERED")
+var errBodyNotBuffered = errors.New("request body came in parts: set processing_mode.request_body_mode BUFFERED")

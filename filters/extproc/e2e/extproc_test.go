@@ -191,8 +191,15 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// startEnvoy runs Envoy with filter ("ext_proc" or "ext_authz") calling s.
+// startEnvoy runs Envoy with filter ("ext_proc" or "ext_authz") calling s;
+// ext_proc sends the response headers.
 func startEnvoy(t *testing.T, s *wafServer, filter, name string) *envoy.Process {
+	t.Helper()
+	return startEnvoyMode(t, s, filter, name, "SEND")
+}
+
+// startEnvoyMode is startEnvoy with ext_proc's response_header_mode.
+func startEnvoyMode(t *testing.T, s *wafServer, filter, name, responseHeaderMode string) *envoy.Process {
 	t.Helper()
 	dir := filepath.Join(fx.tmp, name)
 	tmpl, err := template.ParseFiles(filepath.Join("testdata", "envoy.yaml.tmpl"))
@@ -200,11 +207,12 @@ func startEnvoy(t *testing.T, s *wafServer, filter, name string) *envoy.Process 
 		t.Fatal(err)
 	}
 	data := struct {
-		Filter       string
-		UpstreamPort int
-		WAFSocket    string
-		WAFPort      int
-	}{Filter: filter, UpstreamPort: fx.upPort}
+		Filter             string
+		ResponseHeaderMode string
+		UpstreamPort       int
+		WAFSocket          string
+		WAFPort            int
+	}{Filter: filter, ResponseHeaderMode: responseHeaderMode, UpstreamPort: fx.upPort}
 	if path, ok := strings.CutPrefix(s.listen, "unix:"); ok {
 		data.WAFSocket = path
 	} else {
@@ -264,26 +272,11 @@ var client = &http.Client{Timeout: 60 * time.Second}
 // send sends one request through Envoy and returns the status and body.
 func send(t *testing.T, p *envoy.Process, method, target, body string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+p.ListenerAddr+target, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	st, b := sendE(p, method, target, body, hdr)
+	if st < 0 {
+		t.Fatalf("%s %s: %s", method, target, b)
 	}
-	if body == "" {
-		req.Body = nil
-	}
-	// A benign request needs these, or CRS's anomaly score rises.
-	req.Header.Set("User-Agent", "wafbench-extproc-test/1.0")
-	req.Header.Set("Accept", "text/html,application/json")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return st, b
 }
 
 // wantBody is the body of the engine's block, as its module sends it.
@@ -456,4 +449,82 @@ func TestRefusesBadConfig(t *testing.T) {
 			t.Errorf("%s: output %q, want one line naming the rules file", engine, out)
 		}
 	}
+}
+
+// TestConcurrentStreams: requests of several connections at once, benign
+// and attacks interleaved, through both filters and both engines: every
+// answer is the right one and the counters add up exactly (one engine
+// shared by all gRPC streams and calls). Bounded: 4 connections × 20
+// requests per Envoy.
+func TestConcurrentStreams(t *testing.T) {
+	fixture(t)
+	const conns, perConn = 4, 20
+	for _, engine := range []string{"coraza", "modsecurity"} {
+		t.Run(engine, func(t *testing.T) {
+			s := startServer(t, engine, "unix", "conc-"+engine)
+			for _, filter := range []string{"ext_proc", "ext_authz"} {
+				p := startEnvoy(t, s, filter, "conc-"+engine+"-"+filter)
+				before := counters(t, s)
+				form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+				var wg sync.WaitGroup
+				errs := make(chan string, conns*perConn)
+				for c := range conns {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := range perConn {
+							attack := (c+i)%2 == 1
+							body, want := fmt.Sprintf("q=shoes&n=%d", i), 200
+							if attack {
+								body, want = fmt.Sprintf("q=1%%27%%20OR%%20%%27%d%%27%%3D%%27%d", i, i), 403
+							}
+							got, _ := sendE(p, "POST", fmt.Sprintf("/c%d/r%d", c, i), body, form)
+							if got != want {
+								errs <- fmt.Sprintf("conn %d req %d (attack %v): status %d, want %d", c, i, attack, got, want)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for e := range errs {
+					t.Errorf("%s: %s", filter, e)
+				}
+				after := counters(t, s)
+				prefix := "wafbench_" + engine + "_"
+				if d := after[prefix+"requests"] - before[prefix+"requests"]; d != conns*perConn {
+					t.Errorf("%s: requests moved by %d, want %d", filter, d, conns*perConn)
+				}
+				if d := after[prefix+"blocked_phase2"] - before[prefix+"blocked_phase2"]; d != conns*perConn/2 {
+					t.Errorf("%s: blocked_phase2 moved by %d, want %d", filter, d, conns*perConn/2)
+				}
+			}
+		})
+	}
+}
+
+// sendE is send for goroutines: a failure is status -1 and its message.
+// Every request carries the headers a benign client sends (without them
+// CRS's anomaly score rises).
+func sendE(p *envoy.Process, method, target, body string, hdr map[string]string) (int, string) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, "http://"+p.ListenerAddr+target, rd)
+	if err != nil {
+		return -1, err.Error()
+	}
+	req.Header.Set("User-Agent", "wafbench-extproc-test/1.0")
+	req.Header.Set("Accept", "text/html,application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return -1, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
