@@ -177,6 +177,9 @@ func checkReady(line, engine, listen, admin string) error {
 	if got["listen"] == "" || got["admin"] == "" {
 		return fmt.Errorf("ready line %q lacks listen= or admin=", line)
 	}
+	if got["listen"] != listen || got["admin"] != admin {
+		return fmt.Errorf("ready line %q: listens elsewhere than asked (listen=%s admin=%s)", line, listen, admin)
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ func TestCheckReady(t *testing.T) {
 		{line: "wafbench-extproc ready engine=coraza listen=unix:/tmp/s.sock admin=127.0.0.1:9901"},
 		{line: "wafbench-extproc ready engine=modsecurity listen=unix:/tmp/s.sock admin=127.0.0.1:9901", wantErr: `reports engine "modsecurity"`},
 		{line: "wafbench-extproc ready engine=coraza admin=127.0.0.1:9901", wantErr: "lacks listen="},
+		{line: "wafbench-extproc ready engine=coraza listen=tcp:127.0.0.1:1 admin=127.0.0.1:9901", wantErr: "listens elsewhere"},
 	}
 	for _, tt := range tests {
 		err := checkReady(tt.line, "coraza", "unix:/tmp/s.sock", "127.0.0.1:9901")
