@@ -749,6 +749,9 @@ func logLine(r *result.Record) string {
 	if sl := r.Slow; sl != nil {
 		s = fmt.Sprintf("trial %d %-22s %-16s c=%-3d slow client: answers %v, longest %.1f s", r.Trial, r.Mode, r.Workload, r.Conns, sl.Answers, slices.Max(append([]float64{0}, sl.ElapsedMs...))/1e3)
 	}
+	if sc := r.Sidecar; sc != nil && sc.CPU.UsPerRequest > 0 {
+		s += fmt.Sprintf("  + %s %.1f µs-cpu/req", sc.Process, sc.CPU.UsPerRequest)
+	}
 	if r.Error != "" {
 		s += "  ERROR " + r.Error
 	}
