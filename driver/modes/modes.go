@@ -10,7 +10,10 @@
 // connector on that libmodsecurity build), `ref-caddy-coraza` (Caddy with our
 // handler around coraza/v3). `coraza-wasm` is the Coraza engine wrapper run
 // as a proxy-wasm filter in Envoy's V8 instead of as a dynamic module; it has
-// no builds of its own.
+// no builds of its own. `coraza-extproc`, `modsecurity-extproc` and
+// `coraza-extauthz` run the same engine code in a separate server process
+// (filters/extproc, build/extproc/wafbench-extproc) that Envoy calls over
+// gRPC through its ext_proc or ext_authz filter; they have no builds either.
 //
 // An Envoy mode may name the Envoy release it runs on: `<mode>~<version>`
 // (`passthrough~1.39.3`, `coraza@re2~1.40.0`) runs the official binary of
@@ -43,6 +46,12 @@ const (
 	RefNginxModSecurity = "ref-nginx-modsecurity"
 	RefCaddyCoraza      = "ref-caddy-coraza"
 	CorazaWasm          = "coraza-wasm" // Coraza as a proxy-wasm filter in Envoy's V8
+	// The external-processing modes: the engine in the wafbench-extproc
+	// server beside Envoy, called through envoy.filters.http.ext_proc or
+	// envoy.filters.http.ext_authz.
+	CorazaExtProc      = "coraza-extproc"
+	ModSecurityExtProc = "modsecurity-extproc"
+	CorazaExtAuthz     = "coraza-extauthz"
 
 	ModSecurity = engine.ModSecurity // engine: libmodsecurity (C++ module)
 	Coraza      = engine.Coraza      // engine: coraza/v3 (Go module)
@@ -53,6 +62,29 @@ const (
 
 // Engines lists the WAF engines in report order.
 var Engines = engine.All
+
+// Integration is how an Envoy WAF mode runs its engine.
+type Integration string
+
+// The integrations, in report order.
+const (
+	Module   Integration = "dynamic module" // in Envoy's process, a dynamic module
+	Wasm     Integration = "proxy-wasm"     // in Envoy's process, a proxy-wasm filter in V8
+	ExtProc  Integration = "ext_proc"       // in a server beside Envoy, over gRPC ext_proc v3
+	ExtAuthz Integration = "ext_authz"      // in a server beside Envoy, over gRPC ext_authz v3
+)
+
+// Integrations lists the integrations in report order.
+var Integrations = []Integration{Module, Wasm, ExtProc, ExtAuthz}
+
+// External reports whether the engine runs in a server process of its own
+// (ext_proc, ext_authz) rather than inside Envoy.
+func (i Integration) External() bool { return i == ExtProc || i == ExtAuthz }
+
+// externalModes maps each external-processing mode to its integration.
+var externalModes = map[string]Integration{
+	CorazaExtProc: ExtProc, ModSecurityExtProc: ExtProc, CorazaExtAuthz: ExtAuthz,
+}
 
 // Host is what serves the requests of a mode.
 type Host string
@@ -156,8 +188,12 @@ func parseUnversioned(s string) (Name, error) {
 		n.Host, n.Engine = Envoy, Coraza
 	case RefCaddyCoraza:
 		n.Host, n.Engine = Caddy, Coraza
+	case CorazaExtProc, CorazaExtAuthz:
+		n.Host, n.Engine = Envoy, Coraza
+	case ModSecurityExtProc:
+		n.Host, n.Engine = Envoy, ModSecurity
 	default:
-		return Name{}, fmt.Errorf("unknown mode %q (want passthrough, modsecurity[@build], coraza[@build], %s, %s, %s[@build] or %s)", s, CorazaWasm, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
+		return Name{}, fmt.Errorf("unknown mode %q (want passthrough, modsecurity[@build], coraza[@build], %s, %s, %s, %s, %s, %s[@build] or %s)", s, CorazaWasm, CorazaExtProc, ModSecurityExtProc, CorazaExtAuthz, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
 	}
 	if hasBuild && n.Engine == "" {
 		return Name{}, fmt.Errorf("mode %q: %s runs no engine, so it has no builds", s, base)
@@ -192,6 +228,26 @@ func (n Name) isWAF() bool { return n.Engine != "" }
 // Envoy's V8 runtime (coraza-wasm) rather than as a dynamic module.
 func (n Name) IsWasm() bool { return n.Base == CorazaWasm }
 
+// Integration is how n runs its engine in Envoy: as a dynamic module, a
+// proxy-wasm filter, or in an external server over ext_proc or ext_authz.
+// It is "" for a mode that runs no engine in Envoy.
+func (n Name) Integration() Integration {
+	switch {
+	case n.Host != Envoy || n.Engine == "":
+		return ""
+	case n.IsWasm():
+		return Wasm
+	}
+	if i, ok := externalModes[n.Base]; ok {
+		return i
+	}
+	return Module
+}
+
+// IsExternal reports whether n runs its engine in the wafbench-extproc
+// server beside Envoy (ext_proc or ext_authz).
+func (n Name) IsExternal() bool { return n.Integration().External() }
+
 // expectKeys are the keys of a workload's `expect` map that apply to n,
 // most specific first: the mode's own name, its base name for a build (for
 // coraza-wasm: coraza, the engine it runs in another host), then "waf" for
@@ -204,8 +260,8 @@ func (n Name) expectKeys() []string {
 	if n.Build != "" {
 		keys = append(keys, n.Base)
 	}
-	if n.IsWasm() {
-		keys = append(keys, Coraza)
+	if n.IsWasm() || n.IsExternal() {
+		keys = append(keys, n.Engine)
 	}
 	if n.Engine != "" {
 		keys = append(keys, "waf")
@@ -214,7 +270,8 @@ func (n Name) expectKeys() []string {
 }
 
 // rank orders modes for tables and charts: passthrough, then each engine's
-// builds (default build first), coraza-wasm, then reference hosts.
+// builds (default build first), coraza-wasm, the ext_proc modes, the
+// ext_authz mode, then reference hosts.
 func (n Name) rank() int {
 	switch {
 	case n.Base == Passthrough:
@@ -225,14 +282,18 @@ func (n Name) rank() int {
 		return 2
 	case n.Base == CorazaWasm:
 		return 3
-	case n.Base == RefDirect:
+	case n.Integration() == ExtProc:
 		return 4
-	case n.Host == Nginx:
+	case n.Integration() == ExtAuthz:
 		return 5
-	case n.Host == Caddy:
+	case n.Base == RefDirect:
 		return 6
+	case n.Host == Nginx:
+		return 7
+	case n.Host == Caddy:
+		return 8
 	}
-	return 7
+	return 9
 }
 
 // Engine is the WAF engine mode runs ("" for none).
@@ -262,6 +323,20 @@ func IsReference(mode string) bool {
 // IsWasm reports whether mode runs its engine as a proxy-wasm filter
 // (Name.IsWasm).
 func IsWasm(mode string) bool { return must(mode).IsWasm() }
+
+// IntegrationOf is how mode runs its engine in Envoy (Name.Integration);
+// "" for a mode that runs none there.
+func IntegrationOf(mode string) Integration { return must(mode).Integration() }
+
+// IsExternal reports whether mode runs its engine in the wafbench-extproc
+// server beside Envoy (Name.IsExternal).
+func IsExternal(mode string) bool { return must(mode).IsExternal() }
+
+// ExtProcServer is where `make modules` writes the wafbench-extproc server
+// (filters/extproc), under the repository root.
+func ExtProcServer(root string) string {
+	return filepath.Join(root, "build", "extproc", "wafbench-extproc")
+}
 
 // WasmFile is where `make modules` writes the coraza-wasm filter, under the
 // repository root.
@@ -309,6 +384,9 @@ var families = map[string][]color.RGBA{
 	RefDirect:           {{0x44, 0x44, 0x44, 0xff}},
 	RefNginxModSecurity: {{0x75, 0x70, 0xb3, 0xff}, {0x9e, 0x9a, 0xc8, 0xff}, {0x54, 0x27, 0x8f, 0xff}},
 	CorazaWasm:          {{0x31, 0x82, 0xbd, 0xff}},
+	CorazaExtProc:       {{0x66, 0xc2, 0xa5, 0xff}},
+	ModSecurityExtProc:  {{0xfc, 0x8d, 0x62, 0xff}},
+	CorazaExtAuthz:      {{0x1f, 0x78, 0xb4, 0xff}},
 	RefCaddyCoraza:      {{0x8c, 0x6d, 0x31, 0xff}},
 }
 

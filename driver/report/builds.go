@@ -71,7 +71,7 @@ func writeBuilds(m *md, fig *figures) {
 		var differ []string // cheaper builds set aside: they protect differently
 		for _, mode := range s.Modes {
 			e := modes.Engine(mode)
-			if !modes.IsEnvoyWAF(mode) || modes.IsWasm(mode) {
+			if modes.IntegrationOf(mode) != modes.Module {
 				continue
 			}
 			g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns})

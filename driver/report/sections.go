@@ -32,6 +32,7 @@ var sections = []section{
 	writeVerdicts,
 	writeBuilds,
 	writeStartup,
+	writeIntegrations,
 	writeLab,
 	writeGrowth,
 	writeAdversarial,

@@ -184,6 +184,10 @@ type Record struct {
 	// valgrind's); nil otherwise.
 	Instructions *Instructions `json:"instructions,omitempty"`
 
+	// Sidecar is the wafbench-extproc server's settings and cost in the
+	// external modes (ext_proc, ext_authz); nil in every other mode.
+	Sidecar *Sidecar `json:"sidecar,omitempty"`
+
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
@@ -299,6 +303,35 @@ func perRequest(n, reqs int64) float64 {
 		return 0
 	}
 	return float64(n) / float64(reqs)
+}
+
+// Sidecar is what a record of an external mode holds of the
+// wafbench-extproc server beside Envoy: how it ran, and its CPU and memory
+// over the same measured window as Envoy's (Record.CPU, Record.Memory).
+type Sidecar struct {
+	Integration string `json:"integration"` // "ext_proc" or "ext_authz"
+	Process     string `json:"process"`     // "wafbench-extproc"
+	Transport   string `json:"transport"`   // "uds" or "tcp" (loopback)
+	// Placement is where it was pinned: "envoy" (Envoy's CPUs, the
+	// default), "own" (CPUs Envoy does not use) or the list given; CPUs is
+	// that set.
+	Placement string `json:"placement"`
+	CPUs      []int  `json:"cpus"`
+	// FailureModeAllow is the Envoy filter's failure_mode_allow: true lets
+	// requests through uninspected when the server fails (fail open).
+	FailureModeAllow bool    `json:"failure_mode_allow"`
+	CPU              CPU     `json:"cpu"`
+	Memory           Memory  `json:"memory"`
+	ReadyMs          float64 `json:"ready_ms,omitempty"` // spawn to its ready line (first workload of a trial)
+}
+
+// TotalCPUUsPerRequest is the CPU per request of Envoy and, in an
+// external mode, its wafbench-extproc server together.
+func (r *Record) TotalCPUUsPerRequest() float64 {
+	if r.Sidecar == nil {
+		return r.CPU.UsPerRequest
+	}
+	return r.CPU.UsPerRequest + r.Sidecar.CPU.UsPerRequest
 }
 
 // Latency holds client-side latency percentiles in microseconds.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,53 @@ type Flags struct {
 	UpstreamCPUs string        `json:"upstream_cpus,omitempty"`
 	Concurrency  int           `json:"concurrency"` // Envoy worker threads
 	WasmStart    time.Duration `json:"wasm_start_timeout"`
+	// The wafbench-extproc server of the external modes: where it runs
+	// ("" or "envoy": Envoy's CPUs; "own": the CPUs Envoy does not use; or
+	// a CPU list), how Envoy reaches it ("" or "uds", "tcp"), and whether
+	// Envoy lets requests through when it fails.
+	ExtProcCPUs          string `json:"extproc_cpus,omitempty"`
+	ExtProcTransport     string `json:"extproc_transport,omitempty"`
+	ExtProcFailModeAllow bool   `json:"extproc_failure_mode_allow,omitempty"`
+}
+
+// sidecar resolves the wafbench-extproc server's settings against the
+// partition.
+func (f Flags) sidecar(part cpu.Partition) (hosts.SidecarSpec, error) {
+	spec := hosts.SidecarSpec{FailureModeAllow: f.ExtProcFailModeAllow}
+	t, err := envoy.ParseTransport(f.ExtProcTransport)
+	if err != nil {
+		return spec, usage.Errorf("--extproc-transport: %v", err)
+	}
+	spec.Transport = string(t)
+	switch f.ExtProcCPUs {
+	case "", "envoy":
+		spec.Placement = "envoy" // CPUs nil: Envoy's
+	case "own":
+		own := without(append(slices.Clone(part.Client), part.Upstream...), part.Envoy)
+		if len(own) == 0 {
+			return spec, usage.Errorf("--extproc-cpus own: every CPU is Envoy's; give a CPU list")
+		}
+		spec.Placement, spec.CPUs = "own", own
+	default:
+		list, err := cpu.ParseOnline(f.ExtProcCPUs)
+		if err != nil {
+			return spec, usage.Errorf("--extproc-cpus: want envoy, own or a CPU list: %v", err)
+		}
+		spec.Placement, spec.CPUs = f.ExtProcCPUs, list
+	}
+	return spec, nil
+}
+
+// without is a's CPUs that are not in b, sorted, each once.
+func without(a, b []int) []int {
+	var out []int
+	for _, c := range a {
+		if !slices.Contains(b, c) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Partition checks Concurrency and splits the online CPUs; it reads and
@@ -74,6 +122,9 @@ func (f Flags) Check(part cpu.Partition, ms []modes.Mode) (*Stack, error) {
 		CPUs: part, EnvoyVersion: ver,
 	}
 	if err := s.releases(ms); err != nil {
+		return nil, err
+	}
+	if s.Envoy.Sidecar, err = f.sidecar(part); err != nil {
 		return nil, err
 	}
 	for _, m := range ms {

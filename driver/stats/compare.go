@@ -244,7 +244,7 @@ func releasePairSpecs(ms []string) []pairSpec {
 	}
 	// Every other build of an engine against the engine's default build.
 	for _, m := range WAFModes(ms) {
-		if stock := modes.Engine(m); m != stock && has[stock] && !modes.IsWasm(m) {
+		if stock := modes.Engine(m); m != stock && has[stock] && modes.IntegrationOf(m) == modes.Module {
 			specs = append(specs, pairSpec{num: m, den: stock, family: FamilyBuilds, metrics: []metric{MetricReqPerS, MetricCPU}})
 		}
 	}

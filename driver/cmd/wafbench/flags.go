@@ -66,6 +66,8 @@ type stackFlags struct {
 	envoyCPUs, clientCPUs, upstreamCPUs string
 	concurrency                         int
 	wasmStart                           time.Duration
+	extprocCPUs, extprocTransport       string
+	extprocFailOpen                     bool
 }
 
 func (s *stackFlags) register(fs *flag.FlagSet) {
@@ -78,12 +80,16 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: the rest of the CPUs Envoy does not use when the client's half leaves some, else the same as --client-cpus)")
 	fs.IntVar(&s.concurrency, "concurrency", 1, "Envoy worker threads (--concurrency)")
 	fs.DurationVar(&s.wasmStart, "wasm-start-timeout", runner.DefaultWasmStartTimeout, "how long a coraza-wasm Envoy may take to become ready (V8 compiles the module first: ~30s idle, minutes on a busy machine)")
+	fs.StringVar(&s.extprocCPUs, "extproc-cpus", "envoy", "CPUs of the wafbench-extproc server in the ext_proc/ext_authz modes: envoy (Envoy's CPUs, a sidecar sharing its cores), own (the CPUs Envoy does not use) or a CPU list")
+	fs.StringVar(&s.extprocTransport, "extproc-transport", "uds", "how Envoy reaches the wafbench-extproc server: uds (Unix socket) or tcp (loopback)")
+	fs.BoolVar(&s.extprocFailOpen, "extproc-failure-mode-allow", false, "let requests through uninspected when the wafbench-extproc server fails (the filters' failure_mode_allow); default fails closed")
 }
 
 // flags are the stack settings as given.
 func (s *stackFlags) flags() stack.Flags {
 	return stack.Flags{EnvoyBin: s.envoyBin, ModuleDir: s.moduleDir, CRSDir: s.crsDir, EnvoyCPUs: s.envoyCPUs,
-		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart}
+		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart,
+		ExtProcCPUs: s.extprocCPUs, ExtProcTransport: s.extprocTransport, ExtProcFailModeAllow: s.extprocFailOpen}
 }
 
 // parseModes resolves the --modes list against the build registry; an

@@ -23,14 +23,14 @@ type flagGroup struct {
 // stackGroup is the placement block of every command that starts a host
 // (stackFlags).
 var stackGroup = flagGroup{"Envoy, modules and CPU placement", []string{"envoy", "module-dir", "crs-dir", "concurrency",
-	"envoy-cpus", "client-cpus", "upstream-cpus", "wasm-start-timeout"}}
+	"envoy-cpus", "client-cpus", "upstream-cpus", "wasm-start-timeout", "extproc-cpus", "extproc-transport", "extproc-failure-mode-allow"}}
 
 // flagGroups are the commands whose --help groups its flags by task; every
 // flag a command defines is in exactly one of its groups (TestFlagGroups).
 // Commands with a handful of flags print them alphabetically.
 var flagGroups = map[string][]flagGroup{
 	"run": {
-		{"What to run", []string{"suite", "modes", "workloads", "builds", "profiles", "upstream"}},
+		{"What to run", []string{"suite", "modes", "envoy-versions", "workloads", "builds", "profiles", "upstream"}},
 		{"How long", []string{"repeats", "duration", "warmup", "trial-warmup", "max-requests", "timeout"}},
 		{"Load model", []string{"rate", "arrival", "conn-mode"}},
 		{"Protocol", []string{"downstream", "streams"}},
@@ -44,7 +44,7 @@ var flagGroups = map[string][]flagGroup{
 		{"Outputs", []string{"results", "name", "slo", "matrix", "crs-test", "no-report", "progress"}},
 	},
 	"serve": {
-		{"What to serve", []string{"mode", "builds", "downstream", "log-dir"}},
+		{"What to serve", []string{"mode", "builds", "downstream", "log-dir", "crs-test"}},
 		stackGroup,
 	},
 	"load": {
