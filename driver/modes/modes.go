@@ -25,7 +25,7 @@ import (
 	"sort"
 	"strings"
 
-	"wafbench/driver/engine"
+	"wafbench/driver/builds"
 )
 
 // Mode names that are not engine builds, and the engines.
@@ -36,15 +36,15 @@ const (
 	RefCaddyCoraza      = "ref-caddy-coraza"
 	CorazaWasm          = "coraza-wasm" // Coraza as a proxy-wasm filter in Envoy's V8
 
-	ModSecurity = engine.ModSecurity // engine: libmodsecurity (C++ module)
-	Coraza      = engine.Coraza      // engine: coraza/v3 (Go module)
+	ModSecurity = builds.ModSecurity // engine: libmodsecurity (C++ module)
+	Coraza      = builds.Coraza      // engine: coraza/v3 (Go module)
 
 	// Baseline is the mode WAF modes are compared against.
 	Baseline = Passthrough
 )
 
 // Engines lists the WAF engines in report order.
-var Engines = engine.All
+var Engines = builds.Engines
 
 // Host is what serves the requests of a mode.
 type Host string

@@ -3,6 +3,7 @@ package modes
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,24 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 	}
 	if _, err := reg.ResolveList(" , "); err == nil {
 		t.Errorf("ResolveList of nothing succeeded")
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{" , ,", nil},
+		{"a", []string{"a"}},
+		{"a,b", []string{"a", "b"}},
+		{" a , b@16 ,", []string{"a", "b@16"}},
+		{"a,,b", []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		if got := SplitList(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
