@@ -17,3 +17,13 @@ func TestVersionReal(t *testing.T) {
 		t.Errorf("Version = %q, want Envoy 1.40.x", v)
 	}
 }
+
+// envoyBinary returns the real Envoy or fails the test saying how to get it.
+func envoyBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := FindBinary("")
+	if err != nil {
+		t.Fatalf("%v (these tests run the real Envoy 1.40)", err)
+	}
+	return bin
+}

@@ -210,6 +210,10 @@ type Config struct {
 	// inside a counted window; nothing else changes (no stats sink is
 	// configured either way).
 	NoFlushTimer bool
+	// reference marks a reference configuration (reference.go): paths stay
+	// as given, relative to the repository root, no file is required to
+	// exist, and coraza-wasm's rule files are not inlined.
+	reference bool
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -251,6 +255,9 @@ func (c Config) Validate() error {
 	}
 	if c.RulesFile == "" {
 		return fmt.Errorf("mode %s: rules file not set", c.Mode)
+	}
+	if c.reference {
+		return nil
 	}
 	if _, err := os.Stat(c.RulesFile); err != nil {
 		return fmt.Errorf("mode %s: rules file: %w", c.Mode, err)
@@ -572,7 +579,7 @@ func makeHTTPFilters(c Config) ([]*hcm.HttpFilter, error) {
 
 func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	rules := c.RulesFile
-	if abs, err := filepath.Abs(rules); err == nil {
+	if abs, err := filepath.Abs(rules); err == nil && !c.reference {
 		rules = abs // Envoy's working directory may differ from ours
 	}
 	if c.Mode == CorazaWasm {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"wafbench/driver/cpu"
 )
@@ -110,3 +111,18 @@ func TestStartBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func writePassthrough(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "envoy.yaml")
+	// Nothing listens upstream: only the direct_response route is used.
+	if err := WriteYAML(Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// patient bounds waits that only a hung Envoy would reach; Stop and the
+// client return as soon as Envoy has done its part, so a busy machine only
+// makes them slower, never failing.
+const patient = time.Minute

@@ -9,21 +9,6 @@ import (
 	"time"
 )
 
-func writePassthrough(t *testing.T, dir string) string {
-	t.Helper()
-	cfg := filepath.Join(dir, "envoy.yaml")
-	// Nothing listens upstream: only the direct_response route is used.
-	if err := WriteYAML(Config{Mode: Passthrough, UpstreamAddr: "127.0.0.1:9"}, cfg); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-// patient bounds waits that only a hung Envoy would reach; Stop and the
-// client return as soon as Envoy has done its part, so a busy machine only
-// makes them slower, never failing.
-const patient = time.Minute
-
 // TestStartTimeout starts a stand-in that never becomes ready: Start gives
 // up after StartTimeout with the stage it waited for and the log tail. The
 // log already holds a line, so the tail is checked whether or not the

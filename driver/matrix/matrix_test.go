@@ -117,27 +117,3 @@ func TestExpected(t *testing.T) {
 		}
 	}
 }
-
-// hostDifferences are the parity requests on which a reference host answers
-// differently from its engine in Envoy (the corpus's expectation), as
-// observed here; the matrix shows them with the corpus's note.
-var hostDifferences = map[string]map[string]int{
-	modes.RefNginxModSecurity: {
-		// Envoy drops a Referer that is not a URI before any filter; nginx
-		// hands it to ModSecurity, which denies the payload in it.
-		"sqli_referer_not_a_uri": 403, "xss_referer_not_a_uri": 403,
-		// nginx refuses the 8.5 KB request line (large_client_header_buffers
-		// 8k) before ModSecurity sees it.
-		"limit_query_and_form_1200_args_sqli": 414,
-		// Over the 1 MiB body limit the Envoy modules answer 413 from their
-		// own limit. In nginx, libmodsecurity's SecRequestBodyLimitAction
-		// Reject answers 403 ("Request body limit is marked to reject the
-		// request" in nginx's log), and a multipart body cut at the limit
-		// fails to parse first (rule 200002: 400).
-		"limit_body_over_limit": 400, "limit_form_body_over_limit_sqli": 403,
-	},
-	modes.RefCaddyCoraza: {
-		// As for nginx: Caddy passes the non-URI Referer to Coraza.
-		"sqli_referer_not_a_uri": 403, "xss_referer_not_a_uri": 403,
-	},
-}

@@ -92,32 +92,3 @@ func chromium(t *testing.T) string {
 	t.Fatal("chromium not found: install the Debian package chromium (scripts/setup.sh does) or set WAFBENCH_CHROMIUM")
 	return ""
 }
-
-// chartInfo is what the page reports about one inlined chart.
-type chartInfo struct {
-	Href          string  `json:"href"`
-	Complete      bool    `json:"complete"`
-	NaturalWidth  float64 `json:"naturalWidth"`
-	NaturalHeight float64 `json:"naturalHeight"`
-	Width         float64 `json:"width"`
-	Height        float64 `json:"height"`
-}
-
-const chartsJS = `Array.from(document.querySelectorAll("a.chart")).map(function(a){
-  var img=a.querySelector("img"), r=img.getBoundingClientRect();
-  return {href:a.getAttribute("href"),complete:img.complete,naturalWidth:img.naturalWidth,naturalHeight:img.naturalHeight,width:r.width,height:r.height};
-})`
-
-// sortJS clicks the head of the req/s column of the first results table
-// twice and returns the column after each click.
-const sortCheckJS = `(function(){
-  var table=Array.from(document.querySelectorAll("table")).find(function(t){
-    return t.tHead && Array.from(t.tHead.rows[0].cells).some(function(c){return c.textContent==="req/s";});
-  });
-  var col=Array.from(table.tHead.rows[0].cells).findIndex(function(c){return c.textContent==="req/s";});
-  function column(){return Array.from(table.tBodies[0].rows).map(function(r){return parseFloat(r.cells[col].textContent);});}
-  table.tHead.rows[0].cells[col].click();
-  var up=column();
-  table.tHead.rows[0].cells[col].click();
-  return {up:up,down:column()};
-})()`

@@ -3,13 +3,22 @@
 package runner
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"wafbench/driver/cpu"
+	"wafbench/driver/envoy"
+	"wafbench/driver/modes"
+	"wafbench/driver/plan"
+	"wafbench/driver/profile"
 	"wafbench/driver/result"
 )
 
@@ -103,4 +112,80 @@ func TestUpstreamCannotRestartEndsRun(t *testing.T) {
 	if windows != 1 || len(recs) != 1 {
 		t.Errorf("got %d windows and %d records, want 1 and 1", windows, len(recs))
 	}
+}
+
+// passthroughRun is a run of two passthrough trials of headers@1 through
+// the real Envoy, upstream and load engine, with a fault injected into the
+// first trial's measured window. The window is short: nothing here depends
+// on its length or on the machine's speed.
+//
+// prepare, if not nil, runs on the run directory first. windows counts the
+// measured windows that started.
+func passthroughRun(t *testing.T, prepare func(dir string), selfOverride func(t *testing.T, self string) string, fault func(t *testing.T, p *proxy, up *Upstream)) (recs []result.Record, windows int, runErr error, stderr string) {
+	t.Helper()
+	root, err := envoy.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := envoy.FindBinary("")
+	if err != nil {
+		t.Fatalf("%v: run ./scripts/setup.sh", err)
+	}
+	set, err := profile.LoadDir(filepath.Join(root, "profiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := set.Cases([]string{"headers@1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := modes.Load(filepath.Join(root, "filters", "builds.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := reg.Resolve("passthrough")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := plan.Build(plan.Options{Modes: []string{"passthrough"}, Cases: 1, Repeats: 2, Order: plan.Latin, Scope: plan.PerModeRepeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	online, err := cpu.Online()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every process may use every CPU: the test measures nothing.
+	var errs bytes.Buffer
+	var mu sync.Mutex
+	injected := false
+	self := wafbenchBinary(t)
+	if selfOverride != nil {
+		self = selfOverride(t, self)
+	}
+	cfg := &Config{
+		Dir: t.TempDir(), Self: self, Set: set, Cases: cases, Trials: trials,
+		Duration:   300 * time.Millisecond,
+		Envoy:      EnvoySpec{Binary: bin, Concurrency: 1, CPUs: online},
+		ClientCPUs: online, UpstreamCPU: online,
+		Errs:  &errs,
+		Modes: map[string]modes.Mode{"passthrough": pt},
+	}
+	if prepare != nil {
+		prepare(cfg.Dir)
+	}
+	cfg.onWindowStart = func(p *proxy, up *Upstream) {
+		mu.Lock()
+		defer mu.Unlock()
+		windows++
+		if !injected {
+			injected = true
+			fault(t, p, up)
+		}
+	}
+	if err := cpu.PinSelf(online); err != nil {
+		t.Fatal(err)
+	}
+	recs, runErr = Run(context.Background(), cfg)
+	return recs, windows, runErr, errs.String()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
@@ -171,4 +172,51 @@ func TestCaddyBadRules(t *testing.T) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
+}
+
+func requireCaddy(t *testing.T) {
+	t.Helper()
+	if err := (Host{}).Check(mode(t), hosts.Stack{}); err != nil {
+		t.Fatalf("ref-caddy-coraza cannot run on this machine: %v", err)
+	}
+}
+
+// rulesFile is the CRS export's entry point (`make crs`).
+func rulesFile(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../build/crs/main.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("CRS export missing (%v): run 'make crs'", err)
+	}
+	return p
+}
+
+// startCaddyT starts Caddy over rules in front of upAddr, stopped at cleanup.
+func startCaddyT(t *testing.T, upAddr, rules string, concurrency int) (*hosts.Process, string) {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := Host{}.Start(context.Background(), mode(t), hosts.Stack{RulesFile: rules, Concurrency: concurrency},
+		hosts.Where{UpstreamAddr: upAddr, Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p, dir
+}
+
+// counters reads the host's counters through Process.Stats.
+func counters(t *testing.T, p *hosts.Process) map[string]int64 {
+	t.Helper()
+	b, err := p.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := envoy.ParseStats(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -2,12 +2,10 @@ package caddy
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/modes"
 )
@@ -17,13 +15,6 @@ import (
 // the real upstream server. The checks are counts of a fixed number of
 // requests.
 
-func requireCaddy(t *testing.T) {
-	t.Helper()
-	if err := (Host{}).Check(mode(t), hosts.Stack{}); err != nil {
-		t.Fatalf("ref-caddy-coraza cannot run on this machine: %v", err)
-	}
-}
-
 // mode is ref-caddy-coraza, as modes.Registry resolves it.
 func mode(t *testing.T) modes.Mode {
 	t.Helper()
@@ -32,46 +23,6 @@ func mode(t *testing.T) modes.Mode {
 		t.Fatal(err)
 	}
 	return modes.Mode{Name: n}
-}
-
-// rulesFile is the CRS export's entry point (`make crs`).
-func rulesFile(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../../build/crs/main.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("CRS export missing (%v): run 'make crs'", err)
-	}
-	return p
-}
-
-// startCaddyT starts Caddy over rules in front of upAddr, stopped at cleanup.
-func startCaddyT(t *testing.T, upAddr, rules string, concurrency int) (*hosts.Process, string) {
-	t.Helper()
-	dir := t.TempDir()
-	p, err := Host{}.Start(context.Background(), mode(t), hosts.Stack{RulesFile: rules, Concurrency: concurrency},
-		hosts.Where{UpstreamAddr: upAddr, Dir: dir, TmpDir: t.TempDir(), Tag: "t01"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Stop)
-	return p, dir
-}
-
-// counters reads the host's counters through Process.Stats.
-func counters(t *testing.T, p *hosts.Process) map[string]int64 {
-	t.Helper()
-	b, err := p.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := envoy.ParseStats(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // TestCaddyMissingBinary: a Caddy executable that is not there is named,
