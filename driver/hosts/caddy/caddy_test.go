@@ -10,10 +10,10 @@ import (
 	"wafbench/driver/modes"
 )
 
-// These tests run the Caddy executable `make modules` builds
-// (build/caddy-coraza/caddy) over the CRS export in build/crs, in front of
-// the real upstream server. The checks are counts of a fixed number of
-// requests.
+// The tests of caddy_integration_test.go run the Caddy executable `make
+// modules` builds (build/caddy-coraza/caddy) over the CRS export in
+// build/crs, in front of the real upstream server. The checks are counts of
+// a fixed number of requests.
 
 // mode is ref-caddy-coraza, as modes.Registry resolves it.
 func mode(t *testing.T) modes.Mode {
