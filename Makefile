@@ -37,6 +37,7 @@ modules: build $(CADDY) $(HTTPBIN)
 	$(MAKE) -C filters/meter
 	$(MAKE) -C filters/coraza build
 	$(MAKE) -C filters/coraza wasm
+	$(MAKE) -C filters/extproc
 	$(WAFBENCH) build modsecurity coraza
 
 # ref-caddy-coraza: Caddy with our coraza/v3 handler, a Go module of its own
@@ -73,7 +74,7 @@ rerender: build
 quick: SUITE = quick
 quick: bench
 
-# PNGs of one run's report and charts for the README (scripts/screenshot.sh):
+# PNGs of one run's report and charts for docs/reading-a-report.md (scripts/screenshot.sh):
 # make screenshot RUN=results/<dir> (or runs/<dir>) writes docs/screenshots/*.png.
 screenshot:
 	@test -n "$(RUN)" || { echo "make screenshot: want RUN=results/<dir>" >&2; exit 2; }
@@ -86,8 +87,8 @@ OVERHEAD_REPEATS ?= 3
 overhead:
 	./scripts/overhead.sh $(OVERHEAD_REPEATS)
 
-# match_log off against match_log compiled out (issue 18: the reporting path
-# costs nothing when off): both modules as their Makefiles build them, with
+# match_log off against match_log compiled out (the match log's
+# promise: the reporting path costs nothing when off): both modules as their Makefiles build them, with
 # the switch and without it (-DWAFBENCH_NO_MATCH_LOG, tag
 # wafbench_nomatchlog, into build/variants/nomatchlog), counted by
 # run --callgrind on the same workloads, then scripts/matchlogcost compares

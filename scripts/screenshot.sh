@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders PNG pictures of one run's report for the README (make screenshot RUN=results/<dir>):
+# Renders PNG pictures of one run's report for docs/reading-a-report.md (make screenshot RUN=results/<dir>):
 #   report.png       the top of report.html in headless Chromium, 1280 px wide
 #   throughput.png   charts/throughput.svg
 #   latency.png      the percentile distribution of headers/c16 (or of the first workload charted)

@@ -78,7 +78,7 @@ func proveLogging(ctx context.Context, t target, o options) error {
 		return fmt.Errorf("the marker rule 999999 is not logged (is match_log on?): %v", err)
 	}
 	st, _, err := exchange(ctx, t.Addr, proofAttack, "GET", o.Timeout)
-	if err != nil {
+	if err = statusOnly(err); err != nil {
 		return fmt.Errorf("canary attack: %v", err)
 	}
 	if st != 200 {

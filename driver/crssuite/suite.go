@@ -18,7 +18,8 @@ import (
 	ftwtest "github.com/coreruleset/go-ftw/v2/test"
 )
 
-// The suite's size for CRS 4.25.0 (design.md §10); Load refuses another.
+// The suite's size for CRS 4.25.0 (its tests/regression directory); Load
+// refuses another.
 const (
 	WantFiles  = 318
 	WantTests  = 4674

@@ -3,6 +3,7 @@ package keep_test
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,8 +201,32 @@ func retiredRuns(t *testing.T, root string) (commits []string, runs map[string]b
 	return commits, runs
 }
 
+// docPages lists the Markdown pages under docs/, at any depth, relative to
+// root.
+func docPages(t *testing.T, root string) []string {
+	t.Helper()
+	var pages []string
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			pages = append(pages, rel)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("reading docs/: %v", err)
+	}
+	return pages
+}
+
 // TestCitedRunsExist wants every run directory that README.md,
-// results/README.md or docs/ names to be committed under results/, or
+// results/README.md or a page under docs/ names to be committed under results/, or
 // listed in results/README.md's "Retired runs" with the commit that holds
 // it (checked against git history where the clone has that commit).
 func TestCitedRunsExist(t *testing.T) {
@@ -234,8 +259,10 @@ func TestCitedRunsExist(t *testing.T) {
 			t.Errorf("results/README.md lists %s as retired, but none of %v holds results/%s/meta.json", name, commits, name)
 		}
 	}
-	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	files := append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "results", "README.md")}, docs...)
+	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, "results", "README.md")}
+	for _, d := range docPages(t, root) {
+		files = append(files, filepath.Join(root, d))
+	}
 	cited := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -364,16 +391,17 @@ var interval = regexp.MustCompile(`(−?\d+\.\d+)×? \[(−?\d+\.\d+), (−?\d+\
 // same figure: spaces, table bars, and the typographic minus.
 var squash = strings.NewReplacer(" ", "", "|", "", "−", "-")
 
-// TestCitedFiguresInReports keeps the READMEs' figures in step with the
-// runs they cite: every figure with an interval in a section (the text
-// between two headings) must appear, figure then interval, in the report of
-// a run that section cites (report.md, or crs-test.md of a CRS suite run).
+// TestCitedFiguresInReports keeps the figures of the READMEs and of every
+// page under docs/ in step with the runs they cite: every figure with an
+// interval in a section (the text between two headings) must appear, figure
+// then interval, in the report of a run that section cites (report.md, or
+// crs-test.md of a CRS suite run).
 // A figure left behind when its run was re-rendered or replaced fails here.
 func TestCitedFiguresInReports(t *testing.T) {
 	root := repoRoot(t)
 	heading := regexp.MustCompile(`(?m)^#{1,4} `)
 	checked := 0
-	for _, doc := range []string{"README.md", filepath.Join("results", "README.md")} {
+	for _, doc := range append([]string{"README.md", filepath.Join("results", "README.md")}, docPages(t, root)...) {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)

@@ -79,7 +79,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // then spends a second or more writing the target's mappings before it
 // enables the events, and the target's CPU in that time is never sampled.
 // Measured from the descriptors opening, the profile held a quarter of the
-// "burned" 200 ms under load (issue 20: 56 ms); since Start waits for the
+// "burned" 200 ms under load (56 ms when first measured); since Start waits for the
 // acknowledgement it holds it all, and TestRunPerfFlame's short passthrough
 // window (once left without a single sample) is profiled from its start.
 func TestRecordReport(t *testing.T) {

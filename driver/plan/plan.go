@@ -15,7 +15,7 @@ const (
 
 // Trial scopes.
 const (
-	PerModeRepeat = "mode-repeat" // a fresh Envoy per (mode, repeat) runs every workload (seed B's choice)
+	PerModeRepeat = "mode-repeat" // a fresh Envoy per (mode, repeat) runs every workload (the upgle/envoy-modsecurity benchmark's choice)
 	perWorkload   = "workload"    // a fresh Envoy per (mode, repeat, workload)
 )
 

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"wafbench/driver/modes"
@@ -112,11 +111,4 @@ func writeBuilds(m *md, fig *figures) {
 		m.row(cells...)
 	}
 	m.nl()
-}
-
-func ciNaN(lo, hi float64, d int) string {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return "n/a"
-	}
-	return ci(lo, hi, d)
 }

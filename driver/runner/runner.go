@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"wafbench/driver/cpu"
 	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
@@ -584,16 +586,12 @@ func fillLoad(rec *result.Record, res *load.Result) {
 		}
 	}
 	if res.Hist != nil && res.Hist.TotalCount() > 0 {
-		h := res.Hist
-		rec.Latency = result.Latency{
-			P50Us: float64(h.ValueAtQuantile(50)), P90Us: float64(h.ValueAtQuantile(90)),
-			P95Us: float64(h.ValueAtQuantile(95)), P99Us: float64(h.ValueAtQuantile(99)),
-			P999Us: float64(h.ValueAtQuantile(99.9)), MaxUs: float64(h.Max()), MeanUs: h.Mean(),
-		}
+		rec.Latency = latencyOf(res.Hist)
 		if s, err := res.EncodeHist(); err == nil {
 			rec.HistBase64 = s
 		}
 	}
+	rec.Send = sendDelay(res.Send)
 	if res.SlotEvery > 0 {
 		ls := &result.LatencySlots{EveryS: res.SlotEvery.Seconds()}
 		for _, h := range res.Slots {
@@ -604,6 +602,31 @@ func fillLoad(rec *result.Record, res *load.Result) {
 			ls.HistBase64 = append(ls.HistBase64, s)
 		}
 		rec.LatencySlots = ls
+	}
+}
+
+// sendDelay is an open-loop window's send delay as a record keeps it; nil
+// for closed loop.
+func sendDelay(s *load.SendStats) *result.SendDelay {
+	if s == nil {
+		return nil
+	}
+	d := &result.SendDelay{LagThresholdUs: float64(s.LagThreshold) / 1e3,
+		Delay: latencyOf(s.Delay), Own: latencyOf(s.Own), FromSend: latencyOf(s.FromSend)}
+	d.OwnHistBase64, _ = load.EncodeHistogram(s.Own)
+	d.FromSendHistBase64, _ = load.EncodeHistogram(s.FromSend)
+	return d
+}
+
+// latencyOf is h's percentiles; zero for an empty histogram.
+func latencyOf(h *hdrhistogram.Histogram) result.Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return result.Latency{}
+	}
+	return result.Latency{
+		P50Us: float64(h.ValueAtQuantile(50)), P90Us: float64(h.ValueAtQuantile(90)),
+		P95Us: float64(h.ValueAtQuantile(95)), P99Us: float64(h.ValueAtQuantile(99)),
+		P999Us: float64(h.ValueAtQuantile(99.9)), MaxUs: float64(h.Max()), MeanUs: h.Mean(),
 	}
 }
 

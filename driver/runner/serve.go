@@ -12,8 +12,11 @@ import (
 	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/all"
+	"wafbench/driver/internal/usage"
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
+	"wafbench/driver/upstream"
+	"wafbench/internal/crs"
 )
 
 // ServeRequest is 'wafbench serve': the upstream and the host of one
@@ -27,16 +30,37 @@ type ServeRequest struct {
 	RepoCRS      string              // the repository's default CRS directory (meta.EnsureCRS)
 	LogDir       string              // the host's config and log, created if missing; "" = a temporary directory
 	Self         string              // the wafbench executable, which serves the upstream
+	// CRSTest serves the host in the crs-test configuration (DetectionOnly,
+	// paranoia level 4, CRS's test settings, the marker rule, matches
+	// logged) in front of albedo, CRS's test backend, as crs-test runs it:
+	// a host any CRS test runner (go-ftw) can be pointed at, with the log
+	// it reads printed.
+	CRSTest bool
 }
 
 // Serve starts req's upstream and host, prints the host's URL to stdout
 // and a status line to stderr, and stops both when ctx is done.
 func Serve(ctx context.Context, req ServeRequest, stdout, stderr io.Writer) error {
 	m, h, spec := req.Mode, all.Of(req.Mode), req.Envoy
+	kind := upstream.Own
 	if m.Engine != "" {
-		if _, err := runmeta.EnsureCRS(req.CRSDir, req.RepoCRS); err != nil {
+		man, err := runmeta.EnsureCRS(req.CRSDir, req.RepoCRS)
+		if err != nil {
 			return err
 		}
+		if req.CRSTest && man.Conformance == nil { // an export older than the crs-test configuration
+			if _, err := crs.Export(req.CRSDir, crs.Options{}); err != nil {
+				return fmt.Errorf("export CRS to %s: %w", req.CRSDir, err)
+			}
+		}
+	}
+	if req.CRSTest {
+		if m.Engine == "" {
+			return usage.Errorf("serve --crs-test: mode %s runs no WAF engine", m)
+		}
+		spec.RulesFile = filepath.Join(req.CRSDir, crs.ConformanceFile)
+		spec.MatchLog, spec.InspectResponse = true, true
+		kind = upstream.Albedo
 	}
 	tmp, err := os.MkdirTemp("", "wafbench-serve-")
 	if err != nil {
@@ -58,7 +82,7 @@ func Serve(ctx context.Context, req ServeRequest, stdout, stderr io.Writer) erro
 		}
 		spec.CertFile, spec.KeyFile = cert.CertFile, cert.KeyFile
 	}
-	up, err := startUpstream(ctx, req.Self, req.UpstreamCPUs, tmp)
+	up, err := startUpstreamKind(ctx, kind, req.Self, req.UpstreamCPUs, tmp)
 	if err != nil {
 		return err
 	}
@@ -71,6 +95,9 @@ func Serve(ctx context.Context, req ServeRequest, stdout, stderr io.Writer) erro
 	defer p.Stop()
 	fmt.Fprintf(stdout, "http://%s\n", p.Addr)
 	fmt.Fprintf(stderr, "wafbench: %s; Ctrl-C to stop\n", serving(m.String(), h, p, spec.CPUs, up.Addr))
+	if req.CRSTest {
+		fmt.Fprintf(stderr, "wafbench: crs-test configuration (%s) in front of albedo; the match log: %s\n", crs.ConformanceFile, p.LogPath)
+	}
 	if ds != downstream.H1 {
 		fmt.Fprintf(stderr, "wafbench: the listener speaks %s (%s)", ds, ds.Label())
 		if ds.TLS() {

@@ -431,7 +431,8 @@ func BootstrapMedianCI(values []float64, seed uint64, resamples int, confidence 
 		for i := range buf {
 			buf[i] = values[rng.IntN(n)]
 		}
-		meds[b] = sortedMedian(buf)
+		sort.Float64s(buf)
+		meds[b] = medianSorted(buf)
 	}
 	sort.Float64s(meds)
 	a := (1 - confidence) / 2
@@ -440,16 +441,6 @@ func BootstrapMedianCI(values []float64, seed uint64, resamples int, confidence 
 	li = min(max(li, 0), resamples-1)
 	hi_ = min(max(hi_, 0), resamples-1)
 	return meds[li], meds[hi_]
-}
-
-// sortedMedian sorts v in place and returns its median.
-func sortedMedian(v []float64) float64 {
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // minP is the smallest two-sided Mann–Whitney p-value attainable with n1

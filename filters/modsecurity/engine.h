@@ -100,7 +100,7 @@ class Engine {
 
   // NewTransaction starts the processing of one request. Safe to call from
   // several threads at once. The transaction gets an ID from a per-thread
-  // counter, so libmodsecurity does not seed a random generator for it.
+  // counter, so libmodsecurity does not draw one from a random generator.
   // Throws (e.g. std::bad_alloc) only when the transaction cannot be created.
   std::unique_ptr<Transaction> NewTransaction();
 

@@ -9,7 +9,7 @@ import (
 )
 
 // The conformance configuration "crs-test": what CRS's own CI and Coraza's
-// in-process test run the CRS regression suite with (design.md §10), over
+// in-process test run the CRS regression suite with (CRS's test settings), over
 // the same exported rule files and the same wafbench-common.conf as the
 // benchmark. It is a separate, named entry point beside main.conf; a
 // measured trial never loads it (its preflight requires the canary attack
@@ -25,7 +25,8 @@ const (
 	// ConformanceLateFile holds the lines loaded after crs-setup.conf.
 	conformanceLateFile = "wafbench-crs-test-late.conf"
 	// MarkerRuleID is the rule that logs each request carrying MarkerHeader,
-	// with the header's value as its msg (the contract of issue 18).
+	// with the header's value as its msg (the match-log contract both modules
+	// follow, filters/*/README.md).
 	MarkerRuleID = 999999
 	// MarkerHeader carries a marker request's value.
 	markerHeader = "X-CRS-Test"
@@ -75,9 +76,9 @@ func conformanceLate() []setting {
 		dir("SecDefaultAction", `"phase:4,log,auditlog,pass"`, "CRS test setup"),
 		dir("SecDefaultAction", `"phase:5,log,auditlog,pass"`, "CRS test setup"),
 		rule(900005, fmt.Sprintf(`SecAction "id:900005,phase:1,nolog,pass,t:none,setvar:tx.blocking_paranoia_level=%d,setvar:tx.detection_paranoia_level=%d,%s"`, conformanceParanoiaLevel, conformanceParanoiaLevel, conformanceVarActions()),
-			"the CRS test settings (design.md §10) in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
-		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%%{MATCHED_VAR}',ctl:ruleEngine=Off"`, markerHeader, MarkerRuleID),
-			"the marker rule: logs each request carrying X-CRS-Test with the header's value, so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
+			"the CRS test settings in one SecAction, as Coraza's test does; runs after 900000 (paranoia level 1) in the same phase, so level 4 wins"),
+		rule(MarkerRuleID, fmt.Sprintf(`SecRule REQUEST_HEADERS:%s "@rx ^.*$" "id:%d,phase:1,pass,t:none,log,msg:'%s %%{MATCHED_VAR}',ctl:ruleEngine=Off"`, markerHeader, MarkerRuleID, markerHeader),
+			"the marker rule: logs each request carrying X-CRS-Test with the header's name and value (as CRS's own test setup does: go-ftw's runner takes a log line as a marker only if it holds both), so the runner finds the log lines between two markers; it then turns the engine off for that request (no test request carries X-CRS-Test), so a marker costs the host almost nothing and none of its own matches is logged inside a test's window"),
 	}
 }
 

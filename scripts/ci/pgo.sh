@@ -5,7 +5,7 @@
 # runner into OUT: pgo/ (the .profdata and Go .pgo profiles with their JSON
 # info files, as build/pgo/ holds them), engines/<build>/manifest.json of
 # every pgo build, and runner.txt (CPU, kernel, commit). 'make engines
-# PGO_PROFILE_DIR=OUT/pgo' consumes them (README: PGO profiles from CI).
+# PGO_PROFILE_DIR=OUT/pgo' consumes them (docs/engine-builds-and-pgo.md: profiles trained on GitHub Actions).
 # In:  BUILDS (optional comma-separated pgo builds; empty = all), OUT,
 #      WAFBENCH (optional binary: skips the make build)
 # Out: dir (OUT). Exit status: the PGO loop's (what it made is gathered

@@ -21,7 +21,7 @@
 #   recipe's module file and tags (no PGO) and runs BenchmarkTrain, which sends
 #   every workload of the training suite $WB_TRAINING (profiles/*.yaml) through
 #   the in-process engine, with -cpuprofile $WB_PROFILE_OUT. The in-process
-#   engine is the clean source (design.md §8: a profile taken inside the
+#   engine is the clean source (a profile taken inside the
 #   c-shared library in Envoy has artifacts). A training workload with the
 #   wrong verdict fails the run and no profile is written. The training facts
 #   (coraza version, module file and its hash, suite, git SHA, time) go to

@@ -23,7 +23,7 @@ import (
 	"wafbench/internal/crs"
 )
 
-// The match_log tests (issue 18, CRS-CONTRACT.md): every host, loading
+// The match_log tests (the match-log contract, filters/*/README.md): every host, loading
 // the real CRS in a DetectionOnly paranoia-level-4 configuration with the
 // conformance marker rule 999999, writes one wafbench-match line per rule
 // match to its log. Each case sends a marker request, the request under
@@ -40,7 +40,7 @@ const matchLogLeakBody = "<html><body>You have an error in your SQL syntax; chec
 
 // matchLogOverrides follow the common configuration of the CRS export
 // (which enforces and reads requests only): the engine settings the CRS
-// regression suite runs with (design.md §10), written here for the test;
+// regression suite runs with (CRS's test settings), written here for the test;
 // the production conformance configuration is the driver's.
 const matchLogOverrides = `SecRuleEngine DetectionOnly
 SecResponseBodyAccess On

@@ -35,7 +35,7 @@ func TestSeedWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(cases) != 12 {
-		t.Errorf("seed suite: %d cases, want the 12 workloads of design.md §4", len(cases))
+		t.Errorf("seed suite: %d cases, want the 12 workloads of the upgle/envoy-modsecurity benchmark", len(cases))
 	}
 	for _, mode := range envoy.Modes {
 		t.Run(string(mode), func(t *testing.T) {

@@ -19,6 +19,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	modeArg := fs.String("mode", "passthrough", "mode to serve: passthrough, an engine (modsecurity, coraza: its default build), <engine>@<build> (see 'wafbench build --list'), coraza-wasm, ref-direct, ref-nginx-modsecurity[@<build>] or ref-caddy-coraza")
 	logDir := fs.String("log-dir", "", "where the host's config and log go, created if missing (default: a temporary directory, removed on exit)")
 	serveDS := fs.String("downstream", "h1", "protocol of the host's listener: h1, h1-tls, h2-tls or h2c (as run --downstream; Envoy modes only beyond h1); TLS serves a certificate made now, written to tls/ in the log directory; the printed URL stays http://")
+	crsTest := fs.Bool("crs-test", false, "serve the host in the crs-test configuration (DetectionOnly, paranoia level 4, CRS's test settings, matches logged with the X-CRS-Test marker rule) in front of albedo, CRS's test backend, and print the log a CRS test runner such as go-ftw reads (WAF modes only)")
 	if err := parse(fs, args, stdout, usageOf("serve")); err != nil {
 		return err
 	}
@@ -47,5 +48,5 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return runner.Serve(ctx, runner.ServeRequest{Mode: m, Envoy: st.Envoy, UpstreamCPUs: st.CPUs.Upstream, Downstream: ds,
-		CRSDir: sf.crsDir, RepoCRS: inRepo("build/crs"), LogDir: *logDir, Self: self}, stdout, stderr)
+		CRSDir: sf.crsDir, RepoCRS: inRepo("build/crs"), LogDir: *logDir, Self: self, CRSTest: *crsTest}, stdout, stderr)
 }

@@ -8,7 +8,7 @@ import wasilibs "github.com/corazawaf/coraza-wasilibs"
 // Coraza's @rx operator, which runs Go's regexp, with coraza-wasilibs' RE2
 // one. go-re2 v1.13.0, required explicitly in re2.mod, is RE2 translated to
 // plain Go (no cgo, no WebAssembly runtime). Only @rx is replaced: the
-// engine's time goes to @rx (design.md §8), and the package's @pm and
+// engine's time goes to @rx (its CPU profiles show it), and the package's @pm and
 // @detectXSS run in a WebAssembly runtime.
 func init() { wasilibs.RegisterRX() }
 

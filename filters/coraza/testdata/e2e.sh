@@ -2,7 +2,7 @@
 # End-to-end check of libwafbench_coraza.so without the driver (run by
 # `make test` through `make -C filters/coraza e2e`): export the CRS, start a
 # loopback upstream and Envoy with the module and the static config
-# testdata/envoy.yaml, send the design.md §4 requests, and check every
+# testdata/envoy.yaml, send the seed suite's requests, and check every
 # status, the module's counters and what reached the upstream. Exits 1 on any
 # mismatch, 2 when something it needs is missing. Every port is a free one
 # the kernel picks (the upstream's and Envoy's are read back), so runs in
