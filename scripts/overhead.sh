@@ -73,7 +73,7 @@ make build modules crs
 [ -f "$tcmalloc" ] || { echo "overhead: $tcmalloc missing: apt-get install libtcmalloc-minimal4 (scripts/setup.sh)" >&2; exit 2; }
 mkdir -p build/bench
 "$go" test -c -o build/bench/coraza-engine.test ./filters/coraza/engine
-"$go" test -c -tags modsecurity_engine -o build/bench/modsecurity-engine.test ./filters/modsecurity/bench
+"$go" test -c -tags integration,modsecurity_engine -o build/bench/modsecurity-engine.test ./filters/modsecurity/bench
 
 # 1. The run; it creates the run directory and names it on stdout.
 log=$(mktemp)

@@ -16,9 +16,17 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
-
-	"wafbench/driver/engine"
 )
+
+// The WAF engines, as a build's engine field names them. Each engine's
+// name is spelled here once; driver/modes names the modes that run them.
+const (
+	ModSecurity = "modsecurity" // libmodsecurity (C++ module, nginx connector)
+	Coraza      = "coraza"      // coraza/v3 (Go module, proxy-wasm filter, Caddy handler)
+)
+
+// Engines lists the engines in report order.
+var Engines = []string{ModSecurity, Coraza}
 
 // source kinds.
 const (
@@ -234,7 +242,7 @@ func (s *Set) Validate() error {
 			defaults[b.Engine]++
 		}
 	}
-	for _, e := range engine.All {
+	for _, e := range Engines {
 		hasAny := false
 		for i := range s.Builds {
 			hasAny = hasAny || s.Builds[i].Engine == e
@@ -264,11 +272,11 @@ func (s *Set) Validate() error {
 
 func (b *Build) validate() error {
 	known := false
-	for _, e := range engine.All {
+	for _, e := range Engines {
 		known = known || b.Engine == e
 	}
 	if !known {
-		return fmt.Errorf("engine: unknown engine %q (want %s)", b.Engine, strings.Join(engine.All, " or "))
+		return fmt.Errorf("engine: unknown engine %q (want %s)", b.Engine, strings.Join(Engines, " or "))
 	}
 	switch {
 	case b.Default && b.Name != "":
@@ -301,7 +309,7 @@ func (b *Build) validate() error {
 	if err := b.validateCtype(); err != nil {
 		return err
 	}
-	if b.Engine == engine.Coraza {
+	if b.Engine == Coraza {
 		if b.Compiler != "go" {
 			return fmt.Errorf("compiler: coraza builds with go, got %q", b.Compiler)
 		}
@@ -332,10 +340,10 @@ func (b *Build) validate() error {
 		if b.PGO.Training == "" {
 			return fmt.Errorf("pgo.training: required (the suite that trains the profile)")
 		}
-		if b.Engine == engine.ModSecurity && b.PGO.From == "" {
+		if b.Engine == ModSecurity && b.PGO.From == "" {
 			return fmt.Errorf("pgo.from: required for modsecurity (the instrumented build to train)")
 		}
-		if b.Engine == engine.Coraza && b.PGO.From != "" {
+		if b.Engine == Coraza && b.PGO.From != "" {
 			return fmt.Errorf("pgo.from: coraza profiles are CPU profiles of the build itself; leave from empty")
 		}
 	}
@@ -347,7 +355,7 @@ func (b *Build) validateAllocator() error {
 	switch {
 	case a == nil:
 		return nil
-	case b.Engine != engine.ModSecurity || b.Link != LinkStatic:
+	case b.Engine != ModSecurity || b.Link != LinkStatic:
 		return fmt.Errorf("allocator: a private allocator links into static modsecurity builds only")
 	case a.Kind != sourceDebianSource || a.Package != allocatorMimalloc:
 		return fmt.Errorf("allocator: want kind debian-source and package %s, got kind %q package %q", allocatorMimalloc, a.Kind, a.Package)
@@ -367,7 +375,7 @@ func (b *Build) validateCtype() error {
 		return nil
 	case b.Ctype != ctypeInline:
 		return fmt.Errorf("ctype: unknown value %q (want \"\" or %s)", b.Ctype, ctypeInline)
-	case b.Engine != engine.ModSecurity || b.Link != LinkStatic:
+	case b.Engine != ModSecurity || b.Link != LinkStatic:
 		return fmt.Errorf("ctype: inline ctype functions link into static modsecurity builds only")
 	}
 	return nil
@@ -377,11 +385,11 @@ func (b *Build) validateSource() error {
 	src := b.Source
 	switch src.Kind {
 	case sourceDebianPackage:
-		if b.Engine != engine.ModSecurity || src.Package == "" {
+		if b.Engine != ModSecurity || src.Package == "" {
 			return fmt.Errorf("source.package: a debian-package source needs package (modsecurity only)")
 		}
 	case sourceDebianSource:
-		if b.Engine != engine.ModSecurity {
+		if b.Engine != ModSecurity {
 			return fmt.Errorf("source.kind: debian-source is for modsecurity")
 		}
 		for _, f := range []struct{ name, v string }{{"suite", src.Suite}, {"package", src.Package}, {"archive", src.Archive}} {
@@ -393,7 +401,7 @@ func (b *Build) validateSource() error {
 			return fmt.Errorf("source.sha256: want 64 lowercase hex digits, got %q", src.SHA256)
 		}
 	case sourceGoModule:
-		if b.Engine != engine.Coraza {
+		if b.Engine != Coraza {
 			return fmt.Errorf("source.kind: go-module is for coraza")
 		}
 	default:

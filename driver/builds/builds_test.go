@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"wafbench/driver/engine"
 )
 
 func repoRoot(t *testing.T) string {
@@ -20,7 +18,7 @@ func TestLoadRepoBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range engine.All {
+	for _, e := range Engines {
 		if _, ok := s.Default(e); !ok {
 			t.Errorf("no default build for %s", e)
 		}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"wafbench/driver/engine"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/result"
 )
@@ -41,7 +40,7 @@ func (t *trainer) train(ctx context.Context, b *Build) (*profileInfo, error) {
 	if b.PGO == nil {
 		return nil, fmt.Errorf("build %s has no pgo field: nothing to train", b.Mode())
 	}
-	if b.Engine == engine.Coraza {
+	if b.Engine == Coraza {
 		return t.trainGo(ctx, b)
 	}
 	return t.trainInstrumented(ctx, b)

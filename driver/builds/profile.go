@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"wafbench/driver/engine"
 	"wafbench/driver/internal/host"
 	"wafbench/internal/atomicfile"
 )
@@ -51,7 +50,7 @@ func (b *Build) profilePath() (profile, info string) {
 	switch {
 	case b.PGO == nil:
 		return "", ""
-	case b.Engine == engine.Coraza:
+	case b.Engine == Coraza:
 		base, profile = "build/pgo/coraza-"+b.Name, "build/pgo/coraza-"+b.Name+".pgo"
 	default:
 		base = "build/pgo/" + b.Engine + "-" + b.Version

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"wafbench/driver/engine"
 	"wafbench/driver/internal/host"
 )
 
@@ -20,11 +19,11 @@ import (
 // the ABI header, the Makefile and the engine's build script. Patterns ending
 // in "/..." match every file below the directory.
 var moduleSources = map[string][]string{
-	engine.ModSecurity: {
+	ModSecurity: {
 		"filters/modsecurity/*.cc", "filters/modsecurity/*.h", "filters/modsecurity/exports.map",
 		"filters/modsecurity/Makefile", "filters/abi/*.h", "scripts/engines/modsecurity.sh",
 	},
-	engine.Coraza: {
+	Coraza: {
 		"filters/coraza/...", "internal/crs/...", "internal/rulefiles/...", "filters/abi/*.h", "scripts/engines/coraza.sh",
 	},
 }

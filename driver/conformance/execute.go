@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"wafbench/driver/cpu"
-	"wafbench/driver/internal/flaglist"
 	"wafbench/driver/internal/usage"
 	runmeta "wafbench/driver/meta"
 	"wafbench/driver/modes"
@@ -224,7 +223,7 @@ func ResolveModes(reg *modes.Registry, list string) ([]modes.Mode, []string, err
 			out = append(out, m)
 		}
 	}
-	for _, f := range flaglist.Split(list) {
+	for _, f := range modes.SplitList(list) {
 		if f != modes.All {
 			m, err := reg.Resolve(f)
 			if err != nil {

@@ -222,6 +222,10 @@ type Config struct {
 	// Sidecar is where the wafbench-extproc server listens and how Envoy
 	// treats its failure; the external modes (ExtProc, ExtAuthz) only.
 	Sidecar *Sidecar
+	// reference marks a reference configuration (reference.go): paths stay
+	// as given, relative to the repository root, no file is required to
+	// exist, and coraza-wasm's rule files are not inlined.
+	reference bool
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -266,6 +270,9 @@ func (c Config) Validate() error {
 	}
 	if c.RulesFile == "" {
 		return fmt.Errorf("mode %s: rules file not set", c.Mode)
+	}
+	if c.reference {
+		return nil
 	}
 	if _, err := os.Stat(c.RulesFile); err != nil {
 		return fmt.Errorf("mode %s: rules file: %w", c.Mode, err)
@@ -602,7 +609,7 @@ func makeHTTPFilters(c Config) ([]*hcm.HttpFilter, error) {
 
 func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	rules := c.RulesFile
-	if abs, err := filepath.Abs(rules); err == nil {
+	if abs, err := filepath.Abs(rules); err == nil && !c.reference {
 		rules = abs // Envoy's working directory may differ from ours
 	}
 	switch c.Mode {

@@ -8,6 +8,13 @@ import (
 	"testing"
 )
 
+// minimalRules is a rule set both engines parse: enough for Envoy's
+// validation to load the module and create its filter config.
+const minimalRules = `SecRuleEngine On
+SecRequestBodyAccess On
+SecRule REQUEST_HEADERS:X-WAF-Benchmark "@streq phase1-block" "id:1,phase:1,deny,status:403,log"
+`
+
 func TestSidecarAddress(t *testing.T) {
 	long := "unix:/" + strings.Repeat("x", maxUnixPath)
 	tests := []struct {

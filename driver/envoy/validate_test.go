@@ -1,3 +1,5 @@
+//go:build integration
+
 package envoy
 
 import (
@@ -8,14 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wafbench/driver/downstream"
 )
-
-// minimalRules is a rule set both engines parse: enough for Envoy's
-// validation to load the module and create its filter config.
-const minimalRules = `SecRuleEngine On
-SecRequestBodyAccess On
-SecRule REQUEST_HEADERS:X-WAF-Benchmark "@streq phase1-block" "id:1,phase:1,deny,status:403,log"
-`
 
 // modulesDir is where `make modules` puts libwafbench_*.so.
 func modulesDir(t *testing.T) string {
@@ -81,6 +77,34 @@ func TestEnvoyValidate(t *testing.T) {
 				t.Fatalf("envoy --mode validate (%s) did not say OK:\n%s", m, text)
 			}
 			t.Logf("envoy --mode validate: %s", text)
+		})
+	}
+}
+
+// TestEnvoyValidateDownstream runs `envoy --mode validate` on the
+// passthrough bootstrap of every non-default downstream (Envoy loads the
+// certificate and key there). The WAF modes share the listener; their
+// filter chains are validated by TestEnvoyValidate.
+func TestEnvoyValidateDownstream(t *testing.T) {
+	bin := envoyBinary(t)
+	for _, p := range []downstream.Protocol{downstream.H1TLS, downstream.H2TLS, downstream.H2C} {
+		t.Run(string(p), func(t *testing.T) {
+			dir := t.TempDir()
+			c := withDownstream(t, Passthrough, p)
+			cfg := filepath.Join(dir, "envoy.yaml")
+			if err := WriteYAML(c, cfg); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", cfg, "--log-level", "warn")
+			cmd.Dir = dir
+			cmd.Env = os.Environ()
+			out, err := cmd.CombinedOutput()
+			text := strings.TrimSpace(string(out))
+			if err != nil || !strings.Contains(text, "configuration '"+cfg+"' OK") {
+				t.Fatalf("envoy --mode validate (%s): %v\n%s", p, err, text)
+			}
 		})
 	}
 }

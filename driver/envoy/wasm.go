@@ -55,9 +55,12 @@ type wasmPluginConfig struct {
 // makeWasmFilter is the envoy.filters.http.wasm filter running the
 // coraza-wasm module file with the rules rooted at rules (absolute).
 func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
-	files, err := rulefiles.ReadBundle(rules)
-	if err != nil {
-		return nil, fmt.Errorf("mode %s: rule files: %w", c.Mode, err)
+	files := rulefiles.Bundle{} // a reference configuration inlines no rule files
+	if !c.reference {
+		var err error
+		if files, err = rulefiles.ReadBundle(rules); err != nil {
+			return nil, fmt.Errorf("mode %s: rule files: %w", c.Mode, err)
+		}
 	}
 	js, err := json.Marshal(wasmPluginConfig{
 		moduleFilterConfig: moduleFilterConfig{RulesFile: rules, InspectResponse: c.InspectResponse, MaxBodyBytes: c.MaxBodyBytes,
@@ -72,7 +75,7 @@ func makeWasmFilter(c Config, rules string) (*hcm.HttpFilter, error) {
 		return nil, err
 	}
 	code := filepath.Join(c.ModuleSearchPath, c.Mode.ModuleFile())
-	if abs, err := filepath.Abs(code); err == nil {
+	if abs, err := filepath.Abs(code); err == nil && !c.reference {
 		code = abs
 	}
 	vm := &wasmv3.VmConfig{

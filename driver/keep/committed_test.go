@@ -14,6 +14,7 @@ import (
 
 	"wafbench/driver/keep"
 	"wafbench/driver/report"
+	"wafbench/driver/result"
 	"wafbench/internal/repopath"
 )
 
@@ -52,27 +53,59 @@ func committedRuns(t *testing.T) []string {
 
 // TestCommittedRunsRebuild renders every committed run's report from its
 // raw files into a temporary copy and wants every output byte-identical to
-// the committed one, and the run in its lean form.
+// the committed one, and the run in its lean form. Runs recorded with
+// run --perf draw flame graphs with inferno, a program of its own:
+// TestCommittedFlameRunsRebuild (integration tier) checks those.
 func TestCommittedRunsRebuild(t *testing.T) {
 	for _, dir := range committedRuns(t) {
+		if drawsFlameGraphs(t, dir) {
+			continue
+		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
-			if err := keep.Rebuilds(dir); err != nil {
-				t.Errorf("%v; %s", err, rerenderHint)
-			}
-			if err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				rel, _ := filepath.Rel(dir, p)
-				if kind := report.Byproduct(filepath.ToSlash(rel)); kind != "" {
-					t.Errorf("%s: %s lies beside the report; it belongs in %s (%s)", rel, kind, report.ByproductsArchive, rerenderHint)
-				}
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			checkRebuilds(t, dir)
 		})
+	}
+}
+
+// drawsFlameGraphs reports whether dir's report draws flame graphs: a
+// record holds a perf profile (driver/perf/flame draws them, or says
+// which inferno tool is missing).
+func drawsFlameGraphs(t *testing.T, dir string) bool {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "crs-test.json.gz")); err == nil {
+		return false
+	}
+	recs, _, err := result.ReadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.PerfFile != "" && r.Error == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRebuilds wants dir's report rebuilt byte for byte from its raw
+// files, and no by-product beside the report.
+func checkRebuilds(t *testing.T, dir string) {
+	t.Helper()
+	if err := keep.Rebuilds(dir); err != nil {
+		t.Errorf("%v; %s", err, rerenderHint)
+	}
+	if err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if kind := report.Byproduct(filepath.ToSlash(rel)); kind != "" {
+			t.Errorf("%s: %s lies beside the report; it belongs in %s (%s)", rel, kind, report.ByproductsArchive, rerenderHint)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -36,7 +36,7 @@ import (
 	"strconv"
 	"strings"
 
-	"wafbench/driver/engine"
+	"wafbench/driver/builds"
 )
 
 // Mode names that are not engine builds, and the engines.
@@ -53,15 +53,15 @@ const (
 	ModSecurityExtProc = "modsecurity-extproc"
 	CorazaExtAuthz     = "coraza-extauthz"
 
-	ModSecurity = engine.ModSecurity // engine: libmodsecurity (C++ module)
-	Coraza      = engine.Coraza      // engine: coraza/v3 (Go module)
+	ModSecurity = builds.ModSecurity // engine: libmodsecurity (C++ module)
+	Coraza      = builds.Coraza      // engine: coraza/v3 (Go module)
 
 	// Baseline is the mode WAF modes are compared against.
 	Baseline = Passthrough
 )
 
 // Engines lists the WAF engines in report order.
-var Engines = engine.All
+var Engines = builds.Engines
 
 // Integration is how an Envoy WAF mode runs its engine.
 type Integration string

@@ -3,6 +3,7 @@ package modes
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -205,6 +206,25 @@ func TestIntegration(t *testing.T) {
 		}
 		if got, want := IsExternal(mode), want == ExtProc || want == ExtAuthz; got != want {
 			t.Errorf("IsExternal(%q) = %v, want %v", mode, got, want)
+		}
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{" , ,", nil},
+		{"a", []string{"a"}},
+		{"a,b", []string{"a", "b"}},
+		{" a , b@16 ,", []string{"a", "b@16"}},
+		{"a,,b", []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		if got := SplitList(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

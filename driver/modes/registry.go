@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"wafbench/driver/builds"
-	"wafbench/driver/internal/flaglist"
 )
 
 // Mode is a mode resolved against the declared builds: what a run needs to
@@ -123,6 +122,20 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 	return m, nil
 }
 
+// SplitList returns the trimmed, non-empty items of a comma-separated
+// flag value (--modes, --workloads, crs-test --compare): "a, b," is [a b].
+// CPU lists have a grammar of their own (ranges, no empty items):
+// cpu.ParseList.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // All is the --modes item that stands for passthrough and every engine
 // build that is not instrumented, in build-file order (not coraza-wasm,
 // whose V8 start-up takes half a minute per trial, nor the external modes,
@@ -134,7 +147,7 @@ const All = "all"
 // list.
 func (r *Registry) ResolveList(list string) ([]Mode, error) {
 	var names []string
-	for _, f := range flaglist.Split(list) {
+	for _, f := range SplitList(list) {
 		if f != All {
 			names = append(names, f)
 			continue

@@ -9,7 +9,6 @@ import (
 	"wafbench/driver/cpu"
 	"wafbench/driver/downstream"
 	"wafbench/driver/hosts/all"
-	"wafbench/driver/internal/flaglist"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/load"
 	"wafbench/driver/matrix"
@@ -55,7 +54,7 @@ func Resolve(req Request, profiles *profile.Set, registry *modes.Registry, cpus 
 func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, registry *modes.Registry) (Plan, error) {
 	keys := suite.Workloads
 	if req.Workloads != "" {
-		keys = flaglist.Split(req.Workloads)
+		keys = modes.SplitList(req.Workloads)
 	}
 	cases, err := profiles.Cases(keys)
 	if err != nil {

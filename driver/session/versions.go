@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"wafbench/driver/hosts"
-	"wafbench/driver/internal/flaglist"
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/modes"
 	"wafbench/driver/stack"
@@ -22,7 +21,7 @@ import (
 // modules were not written for is refused (stack.CheckModes), before
 // anything runs.
 func withEnvoyReleases(ms []modes.Mode, list string) ([]modes.Mode, error) {
-	releases := flaglist.Split(list)
+	releases := modes.SplitList(list)
 	for i, v := range releases {
 		if err := modes.CheckEnvoyVersion(v); err != nil {
 			return nil, usage.Errorf("--envoy-versions: %v", err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"wafbench/driver/conformance"
-	"wafbench/driver/internal/flaglist"
+	"wafbench/driver/modes"
 )
 
 func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,7 +55,7 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *compare != "" {
-		dirs := flaglist.Split(*compare)
+		dirs := modes.SplitList(*compare)
 		if len(dirs) != 2 {
 			return usagef("--compare: want OLD_DIR,NEW_DIR, got %q", *compare)
 		}

@@ -55,7 +55,7 @@ var commands = []struct {
 }{
 	{"list", listCmd}, {"run", runCmd}, {"report", reportCmd}, {"keep", keepCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
 	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
-	{"matrix", matrixCmd}, {"crs-test", crsTestCmd},
+	{"matrix", matrixCmd}, {"crs-test", crsTestCmd}, {"envoy-config", envoyConfigCmd},
 }
 
 // commandNames lists the subcommands for messages: "run, report, …".

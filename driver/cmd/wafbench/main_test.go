@@ -22,9 +22,17 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){"wafbench": main})
 }
 
+// TestScripts runs the scripts that need no external program
+// (testdata/script/*.txtar); TestScriptsIntegration runs those that start
+// Envoy (testdata/script/integration).
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+	testscript.Run(t, scriptParams("testdata/script"))
+}
+
+// scriptParams runs the scripts in dir with the test binary as wafbench.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("WAFBENCH_AS_MAIN", "1")
 			root, _ := filepath.Abs("../../..")
@@ -36,7 +44,7 @@ func TestScripts(t *testing.T) {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // TestBadInput checks that every kind of bad input is one line naming the

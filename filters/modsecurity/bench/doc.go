@@ -3,11 +3,12 @@
 // Coraza engine benchmark so both engines are measured the same way.
 //
 // The cgo code needs build/filters/libwafbench_modsecurity_engine.a, so it is
-// behind the build tag modsecurity_engine:
+// behind the build tag modsecurity_engine (its tests, in the integration
+// tier, also need integration):
 //
 //	make -C filters/modsecurity
 //	WAFBENCH_RULES=$PWD/build/crs/main.conf \
-//	  go test -tags modsecurity_engine -bench . ./filters/modsecurity/bench
+//	  go test -tags integration,modsecurity_engine -bench . ./filters/modsecurity/bench
 //
 // Allocator: inside Envoy, libmodsecurity's malloc/free are the tcmalloc
 // that Envoy's executable exports; here they are glibc's unless tcmalloc is

@@ -1,4 +1,4 @@
-//go:build modsecurity_engine
+//go:build integration && modsecurity_engine
 
 package bench
 

@@ -8,7 +8,11 @@
 // test does not test. make test runs it with the tags and modules of its
 // own go test lines, so a new gate cannot slip in unnoticed.
 //
-//	go run ./scripts/ci/testgates -tags modsecurity_engine -modules .,filters/caddy-coraza [root]
+// Tests that need external programs carry the build tag integration (the
+// second tier, docs/testing.md); make test passes it, so they are checked
+// like every other test.
+//
+//	go run ./scripts/ci/testgates -tags integration,modsecurity_engine -modules .,filters/caddy-coraza [root]
 package main
 
 import (

@@ -39,6 +39,16 @@ func TestCheck(t *testing.T) {
 			config{Modules: []string{"."}}, []string{"a/a_test.go: its build constraints exclude it"}},
 		{"tag passed", map[string]string{"go.mod": "module x\n", "a/a_test.go": "//go:build slow\n\n" + okTest},
 			config{Tags: []string{"slow"}, Modules: []string{"."}}, nil},
+		{"integration tier under make test's tags", map[string]string{"go.mod": "module x\n", "a/a_test.go": okTest,
+			"a/b_integration_test.go": "//go:build integration\n\n" + okTest, "a/c_test.go": "//go:build integration && modsecurity_engine\n\n" + okTest},
+			config{Tags: []string{"integration", "modsecurity_engine"}, Modules: []string{"."}}, nil},
+		{"combined constraint with one tag missing", map[string]string{"go.mod": "module x\n",
+			"a/c_test.go": "//go:build integration && modsecurity_engine\n\n" + okTest},
+			config{Tags: []string{"integration"}, Modules: []string{"."}}, []string{"a/c_test.go: its build constraints exclude it"}},
+		{"skip in the integration tier", map[string]string{"go.mod": "module x\n", "a/a_test.go": "//go:build integration\n\n" +
+			"package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) { t.Skip(\"no envoy\") }\n",
+			"a/testdata/script/integration/s.txtar": "skip 'no envoy'\n"},
+			config{Tags: []string{"integration"}, Modules: []string{"."}}, []string{"a/a_test.go:7: Skip skips", "a/testdata/script/integration/s.txtar:1: testscript skip"}},
 		{"other GOOS by file name", map[string]string{"go.mod": "module x\n", "a/a_windows_test.go": okTest},
 			config{Modules: []string{"."}}, []string{"a/a_windows_test.go: its build constraints exclude it"}},
 		{"env-gated skip", map[string]string{"go.mod": "module x\n", "a/a_test.go": `package a
