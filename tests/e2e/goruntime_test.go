@@ -99,7 +99,7 @@ func TestCorazaGoRuntimeOptions(t *testing.T) {
 	if got := all[prefix+"go_to_c_calls"]; got < 2*n {
 		t.Errorf("go_to_c_calls = %d, want >= %d", got, 2*n)
 	}
-	for _, k := range []string{"go_gc_cycles", "go_gc_cpu_ns", "go_goroutines_created"} {
+	for _, k := range []string{"go_gc_cycles", "go_gc_cpu_ns", "go_gc_idle_ns", "go_goroutines_created"} {
 		if _, ok := all[prefix+k]; !ok {
 			t.Errorf("counter %s%s not defined", prefix, k)
 		}

@@ -82,6 +82,7 @@ type GoStat int
 const (
 	goGCCycles          GoStat = iota // /gc/cycles/total:gc-cycles
 	goGCCPUNs                         // /cpu/classes/gc/total:cpu-seconds, in ns (the runtime's estimate)
+	goGCIdleNs                        // /cpu/classes/gc/mark/idle:cpu-seconds, in ns: the part run by idle-priority mark workers
 	goToCCalls                        // /cgo/go-to-c-calls:calls
 	goGoroutinesCreated               // /sched/goroutines-created:goroutines
 	NumGoStats
@@ -91,6 +92,7 @@ const (
 var GoStatNames = [NumGoStats]string{
 	goGCCycles:          counterPrefix + "go_gc_cycles",
 	goGCCPUNs:           counterPrefix + "go_gc_cpu_ns",
+	goGCIdleNs:          counterPrefix + "go_gc_idle_ns",
 	goToCCalls:          counterPrefix + "go_to_c_calls",
 	goGoroutinesCreated: counterPrefix + "go_goroutines_created",
 }
@@ -98,6 +100,7 @@ var GoStatNames = [NumGoStats]string{
 var goStatMetrics = [NumGoStats]string{
 	goGCCycles:          "/gc/cycles/total:gc-cycles",
 	goGCCPUNs:           "/cpu/classes/gc/total:cpu-seconds",
+	goGCIdleNs:          "/cpu/classes/gc/mark/idle:cpu-seconds",
 	goToCCalls:          "/cgo/go-to-c-calls:calls",
 	goGoroutinesCreated: "/sched/goroutines-created:goroutines",
 }
