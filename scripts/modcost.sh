@@ -41,10 +41,11 @@ for tool in curl awk; do
 done
 [ -x build/wafbench ] || { echo "modcost: build/wafbench missing (make build)" >&2; exit 2; }
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # serve hands the path to the host, which runs elsewhere
 serve=(build/wafbench serve --mode "$mode" --log-dir "$out")
 [ -n "$moddir" ] && serve+=(--module-dir "$moddir")
 export WAFBENCH_GO_STATS=1
-case $mode in ref-caddy-coraza) export GODEBUG=${GODEBUG:+$GODEBUG,}gctrace=1 ;; esac
+export GODEBUG=${GODEBUG:+$GODEBUG,}gctrace=1 # one line per collection on the host's stderr (Envoy's: its log)
 "${serve[@]}" > "$out/serve.out" 2> "$out/serve.err" &
 spid=$!
 trap 'kill -INT $spid 2>/dev/null; wait $spid 2>/dev/null || true' EXIT
@@ -56,7 +57,7 @@ done
 url=$(grep -m1 '^http://' "$out/serve.out") || { echo "modcost: host not ready in 10 min" >&2; exit 1; }
 info=$(cat "$out/serve.out" "$out/serve.err")
 hpid=$(sed -n 's/.* pid \([0-9]*\).*/\1/p' <<< "$info" | head -1)
-admin=$(sed -n 's/.*admin \(http:[^ ,]*\).*/\1/p' <<< "$info" | head -1)
+admin=$(sed -n 's/.*envoy pid.*admin \(http:[^ ,]*\).*/\1/p' <<< "$info" | head -1)
 [ -n "$hpid" ] || { echo "modcost: no host pid in serve's output" >&2; exit 1; }
 
 tasks() { # name and allowed CPUs of every task of the host
@@ -64,26 +65,35 @@ tasks() { # name and allowed CPUs of every task of the host
     printf '%s\t%s\n' "$(cat "$t/comm")" "$(awk '/^Cpus_allowed_list/ {print $2}' "$t/status")"
   done | sort | uniq -c
 }
-stats() { [ -n "$admin" ] && curl -s "$admin/stats?filter=wafbench_coraza" || true; }
-gcs() { cat "$out"/*.log "$out/serve.err" 2>/dev/null | grep -c '^gc [0-9]' || true; }
+stats() { # the module's counters (Envoy modes only)
+  if [ -n "$admin" ]; then curl -s "$admin/stats?filter=wafbench_coraza"; fi
+}
+gclines() { cat "$out"/*.log "$out/serve.err" 2>/dev/null | grep '^gc [0-9]' || true; }
+gcs() { gclines | wc -l; }
 
 curl -s -o /dev/null "$url$path" # one request before the window: connections and lazy set-up
-before_tasks=$(tasks); before_stats=$(stats); before_gc=$(gcs)
+before_n=$(ls /proc/$hpid/task | wc -l); before_stats=$(stats); before_gc=$(gcs)
 cfg=$out/curl.cfg
 for _ in $(seq "$n"); do printf 'url = "%s%s"\noutput = /dev/null\n' "$url" "$path"; done > "$cfg"
 codes=$(curl -s -K "$cfg" -w '%{http_code}\n' | sort | uniq -c)
-after_tasks=$(tasks); after_stats=$(stats); after_gc=$(gcs)
+after_n=$(ls /proc/$hpid/task | wc -l); after_tasks=$(tasks); after_stats=$(stats); after_gc=$(gcs)
 
 {
   echo "mode $mode kind $kind requests $n module_dir ${moddir:-default} GOGC=${GOGC:-} GOMEMLIMIT=${GOMEMLIMIT:-}"
   echo "statuses: $(echo $codes) (want $n × $want)"
-  echo "tasks before: $(wc -l <<< "$before_tasks" | tr -d ' ') kinds, after: $(ls /proc/$hpid/task | wc -l) tasks; RSS after: $(awk '/^VmRSS/ {print $2, $3}' /proc/$hpid/status)"
+  echo "tasks before: $before_n after: $after_n; RSS after: $(awk '/^VmRSS/ {print $2, $3}' /proc/$hpid/status)"
   echo "$after_tasks" | sed 's/^/  task /'
   grep -ho 'wafbench-go-runtime .*' "$out"/*.log 2>/dev/null | tail -1 || true
   if [ -n "$after_stats" ]; then
     join <(sort <<< "$before_stats") <(sort <<< "$after_stats") 2>/dev/null | tr -d ':' |
       awk -v n="$n" '{d=$3-$2; printf "  %-60s %12d  %12.3f/request\n", $1, d, d/n}'
   fi
-  echo "gctrace collections in the window: $((after_gc - before_gc)) ($(awk -v a="$after_gc" -v b="$before_gc" -v n="$n" 'BEGIN{printf "%.4f", (a-b)/n}')/request)"
+  # gctrace's "A+B/C/D+E ms cpu": stop-the-world A and E, mark assist B,
+  # background (dedicated and fractional) C, idle D.
+  gclines | tail -n +$((before_gc + 1)) | head -n $((after_gc - before_gc)) |
+    awk -v n="$n" '{for (i = 1; i <= NF; i++) if ($i == "cpu," && $(i-1) == "ms") {split($(i-2), a, "[+/]"); stw += a[1] + a[5]; as += a[2]; bg += a[3]; idle += a[4]}
+      if (match($0, /[0-9]+ P$/)) p = substr($0, RSTART)} END {
+      printf "gctrace collections in the window: %d (%.4f/request); cpu ms stw %.2f assist %.2f background %.2f idle %.2f: %.1f µs/request (%.1f without idle); last line: %s\n", NR, NR/n, stw, as, bg, idle, (stw+as+bg+idle)*1000/n, (stw+as+bg)*1000/n, p}'
+
 } | tee "$out/summary.txt"
 grep -q "$n $want" <<< "$(echo $codes)" || { echo "modcost: not every status was $want" >&2; exit 1; }
