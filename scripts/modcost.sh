@@ -68,7 +68,7 @@ tasks() { # name and allowed CPUs of every task of the host
 stats() { # the module's counters (Envoy modes only)
   if [ -n "$admin" ]; then curl -s "$admin/stats?filter=wafbench_coraza"; fi
 }
-gclines() { cat "$out"/*.log "$out/serve.err" 2>/dev/null | grep '^gc [0-9]' || true; }
+gclines() { cat "$out"/*.log 2>/dev/null | grep '^gc [0-9]' || true; }
 gcs() { gclines | wc -l; }
 
 curl -s -o /dev/null "$url$path" # one request before the window: connections and lazy set-up
