@@ -17,7 +17,8 @@ import (
 )
 
 // TestCorazaGoRuntimeOptions starts Envoy with the Coraza module, the Go
-// runtime keys in its filter_config (go_gc_percent, go_memory_limit_bytes)
+// runtime keys in its filter_config (go_gc_percent, go_memory_limit_bytes;
+// go_mem_profile_rate left at the module's 0)
 // and the Go runtime counters on (WAFBENCH_GO_STATS=1): the module must
 // report the settings in force, still pass a benign request and block an
 // attack, and its go_* counters must move with the requests.
@@ -79,12 +80,15 @@ func TestCorazaGoRuntimeOptions(t *testing.T) {
 		GOMAXPROCS       int   `json:"gomaxprocs"`
 		GCPercent        int64 `json:"gc_percent"`
 		MemoryLimitBytes int64 `json:"memory_limit_bytes"`
+		MemProfileRate   *int  `json:"mem_profile_rate"`
 	}
 	if err := json.Unmarshal([]byte(js), &rt); err != nil {
 		t.Fatalf("wafbench-go-runtime line %q: %v", js, err)
 	}
-	if rt.GCPercent != gcPercent || rt.MemoryLimitBytes != memLimit || rt.GOMAXPROCS < 1 {
-		t.Errorf("runtime line %s: want gc_percent %d, memory_limit_bytes %d", js, gcPercent, memLimit)
+	// Heap-profile sampling is off in the module unless go_mem_profile_rate
+	// turns it on.
+	if rt.GCPercent != gcPercent || rt.MemoryLimitBytes != memLimit || rt.GOMAXPROCS < 1 || rt.MemProfileRate == nil || *rt.MemProfileRate != 0 {
+		t.Errorf("runtime line %s: want gc_percent %d, memory_limit_bytes %d, mem_profile_rate 0", js, gcPercent, memLimit)
 	}
 
 	all := processStats(t, p)

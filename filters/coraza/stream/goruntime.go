@@ -26,6 +26,11 @@ type Runtime struct {
 	// MemoryLimitBytes is debug.SetMemoryLimit's argument (GOMEMLIMIT), in
 	// bytes: the runtime collects as often as needed to stay under it.
 	MemoryLimitBytes *int64 `json:"go_memory_limit_bytes,omitempty"`
+	// MemProfileRate is runtime.MemProfileRate: bytes allocated per
+	// heap-profile sample, 0 = no sampling. The native module starts with 0
+	// (it serves no heap profile; each sample unwinds the stack through the
+	// cgo callback); Go's default is 512 KiB.
+	MemProfileRate *int `json:"go_mem_profile_rate,omitempty"`
 }
 
 // Validate reports whether r can be applied.
@@ -35,6 +40,9 @@ func (r Runtime) Validate() error {
 	}
 	if r.MemoryLimitBytes != nil && *r.MemoryLimitBytes <= 0 {
 		return fmt.Errorf("filter_config: go_memory_limit_bytes: want bytes > 0, got %d", *r.MemoryLimitBytes)
+	}
+	if r.MemProfileRate != nil && *r.MemProfileRate < 0 {
+		return fmt.Errorf("filter_config: go_mem_profile_rate: want bytes per sample >= 0 (0 = off), got %d", *r.MemProfileRate)
 	}
 	return nil
 }
@@ -46,6 +54,9 @@ func (r Runtime) Apply() {
 	}
 	if r.MemoryLimitBytes != nil {
 		debug.SetMemoryLimit(*r.MemoryLimitBytes)
+	}
+	if r.MemProfileRate != nil {
+		runtime.MemProfileRate = *r.MemProfileRate
 	}
 }
 
@@ -164,6 +175,7 @@ type goRuntimeInfo struct {
 	GCPercent        int64  `json:"gc_percent"`
 	MemoryLimitBytes uint64 `json:"memory_limit_bytes"`
 	GCCycles         uint64 `json:"gc_cycles"`
+	MemProfileRate   int    `json:"mem_profile_rate"`
 	GoVersion        string `json:"go_version"`
 }
 
@@ -174,7 +186,7 @@ const goRuntimePrefix = "wafbench-go-runtime "
 // `wafbench-go-runtime {"gomaxprocs":1,...}`: GOMAXPROCS as the runtime
 // set it (from the CPU affinity it started with), the CPUs it saw, its
 // OS threads and goroutines, the GC settings in force (gc_percent -1:
-// off) and the collections so far.
+// off), the collections so far and the heap-profile sampling rate.
 func GoRuntimeLine() string {
 	s := []metrics.Sample{
 		{Name: "/sched/threads/total:threads"},
@@ -191,6 +203,6 @@ func GoRuntimeLine() string {
 		return 0
 	}
 	b, _ := json.Marshal(goRuntimeInfo{GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), Threads: u(0),
-		Goroutines: u(1), GCPercent: int64(u(2)), MemoryLimitBytes: u(3), GCCycles: u(4), GoVersion: runtime.Version()})
+		Goroutines: u(1), GCPercent: int64(u(2)), MemoryLimitBytes: u(3), GCCycles: u(4), MemProfileRate: runtime.MemProfileRate, GoVersion: runtime.Version()})
 	return goRuntimePrefix + string(b)
 }

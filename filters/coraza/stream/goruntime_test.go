@@ -21,6 +21,7 @@ func TestParseModuleConfig(t *testing.T) {
 		{name: "gc off with a limit", raw: `{"rules_file":"/crs/main.conf","go_gc_percent":-1,"go_memory_limit_bytes":268435456}`,
 			wantGC: ptr(-1), wantMem: ptr(int64(268435456))},
 		{name: "gc percent too low", raw: `{"rules_file":"/crs/main.conf","go_gc_percent":-2}`, wantErr: "go_gc_percent: want -1 (off) or a percentage >= 0, got -2"},
+		{name: "mem profile rate negative", raw: `{"rules_file":"/crs/main.conf","go_mem_profile_rate":-1}`, wantErr: "go_mem_profile_rate: want bytes per sample >= 0 (0 = off), got -1"},
 		{name: "memory limit zero", raw: `{"rules_file":"/crs/main.conf","go_memory_limit_bytes":0}`, wantErr: "go_memory_limit_bytes: want bytes > 0, got 0"},
 		{name: "gc percent not a number", raw: `{"rules_file":"/crs/main.conf","go_gc_percent":"400"}`, wantErr: "go_gc_percent"},
 		{name: "unknown key", raw: `{"rules_file":"/crs/main.conf","go_gogc":400}`, wantErr: `unknown field "go_gogc"`},
@@ -65,16 +66,19 @@ func TestRuntimeApply(t *testing.T) {
 	prevMem := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetGCPercent(prevGC); debug.SetMemoryLimit(prevMem) })
 
+	prevRate := runtime.MemProfileRate
+	t.Cleanup(func() { runtime.MemProfileRate = prevRate })
+	runtime.MemProfileRate = 4096
 	Runtime{}.Apply() // nil fields touch nothing
 	var got goRuntimeInfo
 	readLine(t, &got)
-	if got.GCPercent != 100 {
-		t.Errorf("after an empty Apply: gc_percent %d, want 100", got.GCPercent)
+	if got.GCPercent != 100 || got.MemProfileRate != 4096 {
+		t.Errorf("after an empty Apply: gc_percent %d mem_profile_rate %d, want 100 and 4096", got.GCPercent, got.MemProfileRate)
 	}
-	Runtime{GCPercent: ptr(-1), MemoryLimitBytes: ptr(int64(1 << 30))}.Apply()
+	Runtime{GCPercent: ptr(-1), MemoryLimitBytes: ptr(int64(1 << 30)), MemProfileRate: ptr(0)}.Apply()
 	readLine(t, &got)
-	if got.GCPercent != -1 || got.MemoryLimitBytes != 1<<30 {
-		t.Errorf("got gc_percent %d memory_limit_bytes %d, want -1 and %d", got.GCPercent, got.MemoryLimitBytes, 1<<30)
+	if got.GCPercent != -1 || got.MemoryLimitBytes != 1<<30 || got.MemProfileRate != 0 {
+		t.Errorf("got gc_percent %d memory_limit_bytes %d mem_profile_rate %d, want -1, %d, 0", got.GCPercent, got.MemoryLimitBytes, got.MemProfileRate, 1<<30)
 	}
 	if got.GOMAXPROCS != runtime.GOMAXPROCS(0) || got.Threads == 0 || got.Goroutines == 0 {
 		t.Errorf("runtime line: %+v", got)
