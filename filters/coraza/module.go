@@ -8,7 +8,6 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/cgo"
 	"strconv"
 	"time"
@@ -21,12 +20,6 @@ import (
 // buildName is the mode name of this build (preamble contract 3), set with
 // -ldflags=-X main.buildName=coraza@re2; "coraza" is the default build.
 var buildName = "coraza"
-
-// The module serves no heap profile, and each heap-profile sample (Go's
-// default: one per 512 KiB allocated) unwinds the stack through the cgo
-// callback: sampling is off unless filter_config's go_mem_profile_rate
-// turns it on (docs/findings/module-cost.md).
-func init() { runtime.MemProfileRate = 0 }
 
 // Counter indexes and names: the contract's counters, shared with the
 // proxy-wasm filter (package stream).

@@ -17,13 +17,13 @@ import (
 )
 
 // TestCorazaGoRuntimeOptions starts Envoy with the Coraza module, the Go
-// runtime keys in its filter_config (go_gc_percent, go_memory_limit_bytes;
-// go_mem_profile_rate left at the module's 0)
+// runtime keys in its filter_config (go_gc_percent, go_memory_limit_bytes,
+// go_mem_profile_rate)
 // and the Go runtime counters on (WAFBENCH_GO_STATS=1): the module must
 // report the settings in force, still pass a benign request and block an
 // attack, and its go_* counters must move with the requests.
 func TestCorazaGoRuntimeOptions(t *testing.T) {
-	const gcPercent, memLimit, n = 400, 1 << 30, 10
+	const gcPercent, memLimit, memProfileRate, n = 400, 1 << 30, 64 << 10, 10
 	if fx.setupE != nil {
 		t.Fatalf("e2e fixture: %v", fx.setupE)
 	}
@@ -46,7 +46,7 @@ func TestCorazaGoRuntimeOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := fmt.Sprintf(`{"go_gc_percent":%d,"go_memory_limit_bytes":%d,"rules_file":`, gcPercent, memLimit)
+	keys := fmt.Sprintf(`{"go_gc_percent":%d,"go_memory_limit_bytes":%d,"go_mem_profile_rate":%d,"rules_file":`, gcPercent, memLimit, memProfileRate)
 	if c := bytes.Count(y, []byte(`{"rules_file":`)); c != 1 {
 		t.Fatalf("%s: want one filter_config with rules_file first, found %d", path, c)
 	}
@@ -85,10 +85,8 @@ func TestCorazaGoRuntimeOptions(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &rt); err != nil {
 		t.Fatalf("wafbench-go-runtime line %q: %v", js, err)
 	}
-	// Heap-profile sampling is off in the module unless go_mem_profile_rate
-	// turns it on.
-	if rt.GCPercent != gcPercent || rt.MemoryLimitBytes != memLimit || rt.GOMAXPROCS < 1 || rt.MemProfileRate == nil || *rt.MemProfileRate != 0 {
-		t.Errorf("runtime line %s: want gc_percent %d, memory_limit_bytes %d, mem_profile_rate 0", js, gcPercent, memLimit)
+	if rt.GCPercent != gcPercent || rt.MemoryLimitBytes != memLimit || rt.GOMAXPROCS < 1 || rt.MemProfileRate == nil || *rt.MemProfileRate != memProfileRate {
+		t.Errorf("runtime line %s: want gc_percent %d, memory_limit_bytes %d, mem_profile_rate %d", js, gcPercent, memLimit, memProfileRate)
 	}
 
 	all := processStats(t, p)
