@@ -25,8 +25,9 @@
 #   runs/modcost-<UTC>: serve's log directory and this script's summary.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: scripts/modcost.sh MODE benign|sqli [MODULE_DIR]}
-kind=${2:?usage: scripts/modcost.sh MODE benign|sqli [MODULE_DIR]}
+[ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: scripts/modcost.sh MODE benign|sqli [MODULE_DIR]" >&2; exit 2; }
+mode=$1
+kind=$2
 moddir=${3:-}
 n=${MODCOST_REQUESTS:-200}
 out=${MODCOST_OUT:-runs/modcost-$(date -u +%Y%m%dT%H%M%SZ)}
