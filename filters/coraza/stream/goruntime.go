@@ -27,9 +27,9 @@ type Runtime struct {
 	// bytes: the runtime collects as often as needed to stay under it.
 	MemoryLimitBytes *int64 `json:"go_memory_limit_bytes,omitempty"`
 	// MemProfileRate is runtime.MemProfileRate: bytes allocated per
-	// heap-profile sample, 0 = no sampling (Go's default: 512 KiB). Turning
-	// it off measured no difference in the hooks' instructions
-	// (docs/findings/module-cost.md).
+	// heap-profile sample, 0 = no sampling. The native module starts with
+	// 0 (Go's linker turns heap profiling off when nothing reads the
+	// profiles); a rate turns sampling on.
 	MemProfileRate *int `json:"go_mem_profile_rate,omitempty"`
 }
 
