@@ -34,6 +34,10 @@ var counterNames = stream.CounterNames
 type filterConfig struct {
 	stream.Filter
 	counters [numCounters]C.size_t
+	// goStats is nil unless WAFBENCH_GO_STATS=1; then goCounters are the
+	// Go runtime counters' ids.
+	goStats    *stream.GoStats
+	goCounters [stream.NumGoStats]C.size_t
 }
 
 type envoyFilter = C.envoy_dynamic_module_type_http_filter_envoy_ptr
@@ -100,10 +104,11 @@ func envoy_dynamic_module_on_http_filter_config_new(envoyCfg C.envoy_dynamic_mod
 }
 
 func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_envoy_ptr, name string, raw []byte) (*filterConfig, error) {
-	ec, err := stream.ParseConfig(raw)
+	ec, rt, err := stream.ParseModuleConfig(raw)
 	if err != nil {
 		return nil, err
 	}
+	rt.Apply()
 	start := time.Now()
 	// match_log lines go to Envoy's log at info, as the C++ module's.
 	w, err := engine.NewLogged(ec, nil, func(line string) {
@@ -117,24 +122,40 @@ func newFilterConfig(envoyCfg C.envoy_dynamic_module_type_http_filter_config_env
 		if !fc.Defined(c) {
 			continue
 		}
-		cname := C.CString(counterNames[c])
-		var id C.size_t
-		res := C.envoy_dynamic_module_callback_http_filter_config_define_counter(envoyCfg,
-			C.envoy_dynamic_module_type_module_buffer{ptr: cname, length: C.size_t(len(counterNames[c]))}, nil, 0, &id)
-		C.free(unsafe.Pointer(cname))
-		if res != C.envoy_dynamic_module_type_metrics_result_Success {
-			return nil, fmt.Errorf("define counter %s: result %d", counterNames[c], int(res))
+		if fc.counters[c], err = defineCounter(envoyCfg, counterNames[c]); err != nil {
+			return nil, err
 		}
-		fc.counters[c] = id
+	}
+	if os.Getenv(stream.GoStatsEnv) == "1" {
+		for c, cname := range stream.GoStatNames {
+			if fc.goCounters[c], err = defineCounter(envoyCfg, cname); err != nil {
+				return nil, err
+			}
+		}
+		fc.goStats = stream.NewGoStats()
 	}
 	line, err := stream.InfoLine(buildName, w)
 	if err != nil {
 		return nil, err
 	}
 	logf(C.envoy_dynamic_module_type_log_level_Info, "%s", line)
+	logf(C.envoy_dynamic_module_type_log_level_Info, "%s", stream.GoRuntimeLine())
 	logf(C.envoy_dynamic_module_type_log_level_Info, "wafbench_coraza filter %q: loaded %s in %v (inspect_response=%v max_body_bytes=%d stage_timers=%v match_log=%v)",
 		name, ec.RulesFile, time.Since(start).Round(time.Millisecond), ec.InspectResponse, w.Config().MaxBodyBytes, fc.Timers, ec.MatchLog)
 	return fc, nil
+}
+
+// defineCounter defines the Envoy counter name in the filter config.
+func defineCounter(envoyCfg C.envoy_dynamic_module_type_http_filter_config_envoy_ptr, name string) (C.size_t, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var id C.size_t
+	res := C.envoy_dynamic_module_callback_http_filter_config_define_counter(envoyCfg,
+		C.envoy_dynamic_module_type_module_buffer{ptr: cname, length: C.size_t(len(name))}, nil, 0, &id)
+	if res != C.envoy_dynamic_module_type_metrics_result_Success {
+		return 0, fmt.Errorf("define counter %s: result %d", name, int(res))
+	}
+	return id, nil
 }
 
 //export envoy_dynamic_module_on_http_filter_config_destroy
@@ -230,10 +251,7 @@ func (f *filter) onRequestHeaders(endOfStream bool) headersStatus {
 		}
 		hs := f.headers[:n]
 		if C.envoy_dynamic_module_callback_http_get_headers(f.ef, C.envoy_dynamic_module_type_http_header_type_RequestHeader, &hs[0]) {
-			raw = make([][2]string, 0, n)
-			for _, h := range hs {
-				raw = append(raw, [2]string{goString(h.key_ptr, h.key_length), goString(h.value_ptr, h.value_length)})
-			}
+			raw = copyHeaders(hs)
 		}
 	}
 	if testPanicHeader != "" {
@@ -262,6 +280,31 @@ func (f *filter) onRequestHeaders(endOfStream bool) headersStatus {
 		C.envoy_dynamic_module_callback_http_set_buffer_limit(f.ef, C.uint64_t(want))
 	}
 	return stop
+}
+
+// copyHeaders copies headers out of Envoy's memory in two allocations,
+// whatever their number: one for every key and value byte (the strings
+// share it and keep it alive as long as the engine holds any of them), one
+// for the pairs.
+func copyHeaders(hs []C.envoy_dynamic_module_type_envoy_http_header) [][2]string {
+	size := 0
+	for _, h := range hs {
+		size += int(h.key_length) + int(h.value_length)
+	}
+	buf := make([]byte, 0, size)
+	str := func(p C.envoy_dynamic_module_type_buffer_envoy_ptr, n C.size_t) string {
+		if p == nil || n == 0 {
+			return ""
+		}
+		at := len(buf)
+		buf = append(buf, unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))...)
+		return unsafe.String(&buf[at], int(n))
+	}
+	raw := make([][2]string, 0, len(hs))
+	for _, h := range hs {
+		raw = append(raw, [2]string{str(h.key_ptr, h.key_length), str(h.value_ptr, h.value_length)})
+	}
+	return raw
 }
 
 // chunks returns views of a body (received or buffered) in Envoy's memory,
@@ -483,6 +526,19 @@ func envoy_dynamic_module_on_http_filter_stream_complete(ef envoyFilter,
 		panic("wafbench_coraza: test panic in logging")
 	}
 	f.s.Log()
+	if f.cfg.goStats != nil {
+		f.countGoStats()
+	}
+}
+
+// countGoStats adds the Go runtime's counters' increase since the last
+// stream that counted them (WAFBENCH_GO_STATS=1 only). The increments are
+// Go→C calls themselves: go_to_c_calls includes these NumGoStats per
+// request.
+func (f *filter) countGoStats() {
+	for c, d := range f.cfg.goStats.Deltas() {
+		C.envoy_dynamic_module_callback_http_filter_increment_counter(f.ef, f.cfg.goCounters[c], nil, 0, C.uint64_t(d))
+	}
 }
 
 // testPanicAt is the value of the test panic header in hs, or "".
