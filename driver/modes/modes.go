@@ -12,6 +12,11 @@
 // as a proxy-wasm filter in Envoy's V8 instead of as a dynamic module; it has
 // no builds of its own.
 //
+// A WAF mode may carry a configuration qualifier, `+<configuration>`
+// (`coraza+pl2`, `modsecurity@3.0.14-pgo+crs4.22.0`): the same engine build
+// loading another rule configuration (driver/wafconfig); reports pair such
+// modes like any others.
+//
 // The name-only functions (Parse, Engine, IsWAF, Rank, Palette, ExpectKeys)
 // need no build file, so reports can be rebuilt anywhere from raw records;
 // Registry adds what needs filters/builds.yaml: which builds exist and where
@@ -67,19 +72,44 @@ type Name struct {
 	Build  string // "" for the default build (or no engine)
 	Engine string // "" when the mode runs no WAF
 	Host   Host
+	// Config is the rule configuration qualifier ("" = the run's default
+	// rules, --crs-dir).
+	Config string
 }
 
 // String is the canonical mode name.
 func (n Name) String() string {
-	if n.Build == "" {
-		return n.Base
+	s := n.Base
+	if n.Build != "" {
+		s += "@" + n.Build
 	}
-	return n.Base + "@" + n.Build
+	if n.Config != "" {
+		s += "+" + n.Config
+	}
+	return s
 }
+
+// WithConfig is n loading configuration c.
+func (n Name) WithConfig(c string) Name { n.Config = c; return n }
 
 // Parse splits a mode name into its parts. It checks the syntax and the base
 // name only; whether a build exists is Registry's question.
 func Parse(s string) (Name, error) {
+	rest, config, hasConfig := strings.Cut(s, "+")
+	if hasConfig {
+		if config == "" || strings.ContainsAny(config, "@/ \t,+") {
+			return Name{}, fmt.Errorf("mode %q: configuration after '+' must be a name without '@', '/', ',', '+' or spaces", s)
+		}
+		n, err := Parse(rest)
+		if err != nil {
+			return Name{}, err
+		}
+		if n.Engine == "" {
+			return Name{}, fmt.Errorf("mode %q: %s runs no engine, so it has no configurations", s, n.Base)
+		}
+		n.Config = config
+		return n, nil
+	}
 	base, build, hasBuild := strings.Cut(s, "@")
 	if hasBuild && build == "" {
 		return Name{}, fmt.Errorf("mode %q: empty build after '@'", s)
@@ -143,6 +173,9 @@ func (n Name) IsWasm() bool { return n.Base == CorazaWasm }
 // any mode that runs an engine, then "default".
 func (n Name) expectKeys() []string {
 	keys := []string{n.String()}
+	if n.Config != "" {
+		keys = append(keys, n.WithConfig("").String())
+	}
 	if n.Build != "" {
 		keys = append(keys, n.Base)
 	}
@@ -229,6 +262,9 @@ func less(a, b string) bool {
 	if ba, bb := buildOf(a) == "", buildOf(b) == ""; ba != bb {
 		return ba
 	}
+	if ca, cb := must(a).Config == "", must(b).Config == ""; ca != cb {
+		return ca
+	}
 	return a < b
 }
 
@@ -272,7 +308,7 @@ func Palette(ms []string) map[string]color.RGBA {
 			continue
 		}
 		i := 0
-		if n.Build != "" {
+		if n.Build != "" || n.Config != "" {
 			used[n.Base]++
 			i = used[n.Base]
 		}

@@ -62,6 +62,9 @@ func Execute(ctx context.Context, p Plan, out IO) (outcome, error) {
 		return outcome{}, err
 	}
 	defer lock.Release()
+	if err := p.preflightConfigs(ctx, m, out.Stderr); err != nil {
+		return outcome{}, err
+	}
 
 	// Everything below writes; everything above only checked.
 	meta, err := p.newMeta(m, out.Stderr)
@@ -108,6 +111,9 @@ func (p *Plan) check() (*machine, error) {
 		if m.corpus, err = matrix.Load(p.Matrix, p.RepoDir); err != nil {
 			return nil, usage.Errorf("--matrix: %v", err)
 		}
+	}
+	if err := p.prepareConfigs(); err != nil {
+		return nil, err
 	}
 	if m.stack, err = p.Stack.Check(p.CPUs, p.modeSpecs); err != nil {
 		return nil, err
@@ -159,6 +165,7 @@ func (p *Plan) newMeta(m *machine, stderr io.Writer) (*result.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.recordConfigs(meta)
 	if p.SharedNote != "" {
 		meta.Notes = append(meta.Notes, p.SharedNote)
 	}

@@ -20,6 +20,7 @@ import (
 	"wafbench/driver/profile"
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
+	"wafbench/driver/wafconfig"
 )
 
 // Resolve checks req against the workload and suite files (profiles), the
@@ -69,12 +70,17 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if err != nil {
 		return Plan{}, usage.Errorf("--modes: %v", err)
 	}
+	configs, err := wafconfig.Parse(flaglist.Split(req.Configs), req.WafConfigs)
+	if err != nil {
+		return Plan{}, usage.Errorf("--configs: %v", err)
+	}
+	ms = expandConfigs(ms, configs)
 	p := Plan{Command: req.Command, RepoDir: req.RepoDir, Suite: req.Suite, Name: req.Name,
 		Warmup: req.Warmup, Duration: req.Duration, TrialWarmup: req.TrialWarmup,
 		MaxRequests: req.MaxRequests, Rate: req.Rate, Timeout: req.Timeout, ConnMode: req.ConnMode,
 		Stack: req.Stack, PerfHz: req.PerfHz, CRSTest: req.CRSTest, ResultsDir: req.ResultsDir,
 		NoReport: req.NoReport, Progress: req.Progress,
-		set: profiles, cases: cases, modeSpecs: ms}
+		set: profiles, cases: cases, modeSpecs: ms, configs: configs}
 	p.Matrix = matrix.ForSuite(req.Matrix, req.Suite)
 	repeats := req.Repeats
 	if repeats == 0 {

@@ -22,6 +22,7 @@ import (
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
 	"wafbench/driver/upstream"
+	"wafbench/driver/wafconfig"
 )
 
 // Request is what a run asks for, as 'wafbench run' takes it. Zero values
@@ -31,8 +32,12 @@ type Request struct {
 	Flags   map[string]string // every flag's value, recorded in meta.json
 	RepoDir string            // the checkout: git revision, default CRS directory, crs-test runs
 
-	Suite      string
-	Modes      string // comma-separated modes
+	Suite string
+	Modes string // comma-separated modes
+	// Configs (comma-separated) and WafConfigs (directories) are the
+	// configuration axis (driver/wafconfig); both empty: no axis.
+	Configs    string
+	WafConfigs []string
 	ModesGiven bool   // false: the suite's own modes, if it lists any, replace Modes
 	Workloads  string // comma-separated workload@conns; "" = the suite's
 
@@ -137,5 +142,7 @@ type Plan struct {
 	set            *profile.Set
 	cases          []profile.Case
 	modeSpecs      []modes.Mode
-	callgrindStack *hosts.Callgrind // how Envoy starts under --callgrind
+	configs        []wafconfig.Config    // the configuration axis; nil when off
+	prepared       []*wafconfig.Prepared // configs, exported and hashed by check
+	callgrindStack *hosts.Callgrind      // how Envoy starts under --callgrind
 }

@@ -82,6 +82,11 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.StringVar(&r.Shard, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&r.Suite, "suite", "seed", "suite from the profiles (quick, seed, …)")
 	fs.StringVar(&r.Modes, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare: passthrough, an engine (its default build) or <engine>@<build> from --builds, or 'all' (passthrough and every build) (e.g. modsecurity@3.0.14-pgo, coraza@re2; 'wafbench build --list' lists them); reference hosts: ref-direct (client to upstream, no proxy), ref-nginx-modsecurity[@<build>] (nginx + ModSecurity connector, same CRS, on Debian's or that build's libmodsecurity); when not given, the suite's own modes if it lists any (lab does)")
+	fs.StringVar(&r.Configs, "configs", "", "comma-separated rule configurations: every WAF mode runs once under each, named <mode>+<configuration> (e.g. coraza+pl2), passthrough once; built-in: pl1, pl2, pl3, pl4 (CRS 4.25.0, blocking = detection paranoia level, anomaly thresholds inbound 5 / outbound 4), crs4.22.0 (CRS 4.22.0 at paranoia level 1), or a --waf-config directory's name; each engine loads each configuration in a preflight before any trial; empty = no axis (every WAF mode loads --crs-dir)")
+	fs.Func("waf-config", "DIR: a configuration of your own, a main.conf and the files it includes (hashed into meta.json), named after DIR's last element and added to --configs; repeatable", func(s string) error {
+		r.WafConfigs = append(r.WafConfigs, s)
+		return nil
+	})
 	fs.StringVar(&r.Workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists)")
 	fs.StringVar(&r.profiles, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
 	fs.StringVar(&r.ResultsDir, "results", inRepo("runs"), "parent directory of run directories (runs/ is git-ignored; commit a run with 'wafbench keep DIR')")
