@@ -107,7 +107,7 @@ func (p *Plan) preflightConfigs(ctx context.Context, m *machine, stderr io.Write
 		}
 		h, err := s.Start(ctx, md.String(), "configs")
 		if err != nil {
-			if line := engineError(tmp, md.RulesFile); line != "" {
+			if line := engineError(tmp); line != "" {
 				return usage.Errorf("configuration %s: %s refuses it: %s", md.Config, md.WithConfig(""), line)
 			}
 			return usage.Errorf("configuration %s: %v", md.Config, err)
@@ -118,12 +118,15 @@ func (p *Plan) preflightConfigs(ctx context.Context, m *machine, stderr io.Write
 	return nil
 }
 
-// fileLineRE finds a "file:line" position naming a configuration file.
-var fileLineRE = regexp.MustCompile(`(/[^\s"'\[\]():]+\.(?:conf|data)):?\s*(?:line\s*)?:?\s*\d+|\.conf:\d+|line \d+`)
+// engineLineRE finds the modules' own error about their rules in an Envoy
+// log line ("[error][dynamic_modules] [:] wafbench_modsecurity: cannot load
+// rules: …", "… wafbench_coraza filter …: engine: load rules …") or in a
+// reference host's log; group 1 is the message without Envoy's prefix.
+var engineLineRE = regexp.MustCompile(`\[(?:error|critical|emerg)\].*?((?:wafbench_\w+|ModSecurity|modsecurity|coraza)\b.*\brules\b.*)$`)
 
-// engineError is the first line of a log under dir that names a position
-// in a configuration file (the engine's own parse error), or "".
-func engineError(dir, rulesFile string) string {
+// engineError is the engine's own message about the rules, from the first
+// log under dir that has one, or "".
+func engineError(dir string) string {
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
 	for _, l := range append(logs, more...) {
@@ -134,9 +137,9 @@ func engineError(dir, rulesFile string) string {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			if t := sc.Text(); fileLineRE.MatchString(t) {
+			if m := engineLineRE.FindStringSubmatch(sc.Text()); m != nil {
 				f.Close()
-				return strings.TrimSpace(t)
+				return strings.TrimSpace(m[1])
 			}
 		}
 		f.Close()
