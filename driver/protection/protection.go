@@ -22,9 +22,14 @@ package protection
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -129,15 +134,15 @@ func Legitimate(name string, values []string) []Probe {
 	for i, v := range values {
 		id := fmt.Sprintf("%s#%d", name, i)
 		q := "/search?q=" + queryEscape(v)
-		out = append(out, Probe{ID: id + "/" + PlaceQuery, Class: PlaceQuery,
+		out = append(out, Probe{ID: id + "/" + PlaceQuery, Class: name + " " + PlaceQuery,
 			Raw: http1.AppendRequest(nil, "GET", q, benignHeaders(), nil)})
 		form := []byte("comment=" + queryEscape(v))
-		out = append(out, Probe{ID: id + "/" + PlaceForm, Class: PlaceForm,
+		out = append(out, Probe{ID: id + "/" + PlaceForm, Class: name + " " + PlaceForm,
 			Raw: http1.AppendRequest(nil, "POST", "/comments", append(benignHeaders(), [2]string{"Content-Type", "application/x-www-form-urlencoded"}), form)})
 		js := []byte(`{"comment":` + jsonString(v) + `}`)
-		out = append(out, Probe{ID: id + "/" + PlaceJSON, Class: PlaceJSON,
+		out = append(out, Probe{ID: id + "/" + PlaceJSON, Class: name + " " + PlaceJSON,
 			Raw: http1.AppendRequest(nil, "POST", "/api/comments", append(benignHeaders(), [2]string{"Content-Type", "application/json"}), js)})
-		out = append(out, Probe{ID: id + "/" + PlaceCookie, Class: PlaceCookie,
+		out = append(out, Probe{ID: id + "/" + PlaceCookie, Class: name + " " + PlaceCookie,
 			Raw: http1.AppendRequest(nil, "GET", "/", append(benignHeaders(), [2]string{"Cookie", "pref=" + queryEscape(v)}), nil)})
 	}
 	return out
@@ -366,4 +371,31 @@ func TopRules(lines []string, n int) []RuleCount {
 		return out[i].ID < out[j].ID
 	})
 	return out[:min(n, len(out))]
+}
+
+// Report is protection-deployed.json.
+type Report struct {
+	Method  string    `json:"method"`
+	Suite   string    `json:"suite"`
+	Corpora []*Corpus `json:"corpora"`
+	// Selection accounts for the suite's stages, per mode.
+	Selection map[string]Selection `json:"selection"`
+	Modes     []ModeResult         `json:"modes"`
+}
+
+// Read reads dir's protection-deployed.json; nil and no error when there
+// is none.
+func Read(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, File))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", File, err)
+	}
+	return &r, nil
 }

@@ -17,6 +17,7 @@ var sections = []section{
 	writeTitle,
 	writeHeadline,
 	writeProtection,
+	writeDeployed,
 	writeShards,
 	writeBlocks,
 	writeMethod,

@@ -21,15 +21,6 @@ import (
 // protectionTimeout bounds one protection exchange.
 const protectionTimeout = 10 * time.Second
 
-// protectionReport is protection-deployed.json.
-type protectionReport struct {
-	Method    string                  `json:"method"`
-	Suite     string                  `json:"suite"`
-	Corpora   []*protection.Corpus    `json:"corpora"`
-	Selection map[string]any          `json:"selection"` // per mode: the suite's stages accounted for
-	Modes     []protection.ModeResult `json:"modes"`
-}
-
 // measureProtection sends every configuration-qualified WAF mode, in
 // blocking mode under its configuration, the CRS suite's attacks and the
 // legitimate corpora (driver/protection) and writes protection-deployed.json
@@ -44,7 +35,11 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 	if err != nil {
 		return err
 	}
-	legit := protection.Legitimate(blns.Name, blns.Values)
+	faker, err := protection.LoadFaker(p.RepoDir)
+	if err != nil {
+		return err
+	}
+	legit := append(protection.Legitimate(blns.Name, blns.Values), protection.Legitimate(faker.Name, faker.Values)...)
 	meta, _ := result.ReadMeta(cfg.Dir) // engine versions narrow the overrides; none known narrows nothing
 	tmp, err := os.MkdirTemp("", "wafbench-protection-")
 	if err != nil {
@@ -59,7 +54,7 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 		return err
 	}
 	defer s.Close()
-	rep := &protectionReport{Suite: crssuite.Source, Corpora: []*protection.Corpus{blns}, Selection: map[string]any{},
+	rep := &protection.Report{Suite: crssuite.Source, Corpora: []*protection.Corpus{blns, faker}, Selection: map[string]protection.Selection{},
 		Method: "blocking mode under each configuration; 403 = refused. Attacks: CRS regression-suite stages with expect_ids, without RESPONSE-* files and without the tests overrides.yaml expects to fail for the mode; legitimate: every corpus value as a query value, a form field, a JSON value and a cookie. Rates with Wilson 95% intervals."}
 	for _, md := range p.modeSpecs {
 		if md.Config == "" || md.Engine == "" {
