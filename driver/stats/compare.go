@@ -135,10 +135,13 @@ const (
 	FamilyEngines  Family = "engine vs engine"        // modsecurity ÷ coraza: which engine costs less
 	FamilyBuilds   Family = "build vs default build"  // each engine build ÷ its engine's default build
 	familyHosts    Family = "same engine, other host" // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
+	// FamilyConfigs: each configuration of a mode ÷ the same mode under the
+	// run's first configuration (run --configs; coraza+pl4 ÷ coraza+pl1).
+	FamilyConfigs Family = "configuration vs first configuration"
 )
 
 // Families lists the families in report order.
-var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, familyHosts}
+var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, FamilyConfigs, familyHosts}
 
 // N is the number of paired repeats.
 func (c *Comparison) N() int { return len(c.Ratios) }
@@ -188,6 +191,7 @@ func pairSpecs(ms []string) []pairSpec {
 			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []metric{MetricReqPerS, MetricCPU}})
 		}
 	}
+	specs = append(specs, configPairs(ms, has)...)
 	// The same engine (default build) in another host or runtime against
 	// its Envoy dynamic module: Caddy, nginx, Envoy's V8.
 	for _, m := range ms {
@@ -197,6 +201,38 @@ func pairSpecs(ms []string) []pairSpec {
 		}
 		if modes.IsReference(m) || modes.IsWasm(m) {
 			specs = append(specs, pairSpec{m, n.Engine, familyHosts, []metric{MetricReqPerS, MetricCPU, metricP99}})
+		}
+	}
+	return specs
+}
+
+// configPairs are the comparisons of the configuration axis (modes named
+// <mode>+<configuration>): each configuration of a mode against the same
+// mode under the first configuration ms lists for it, and modsecurity
+// against coraza under each configuration both run.
+func configPairs(ms []string, has map[string]bool) []pairSpec {
+	var specs []pairSpec
+	first := map[string]string{} // mode without configuration -> its first configured mode
+	for _, m := range ms {
+		n, err := modes.Parse(m)
+		if err != nil || n.Config == "" {
+			continue
+		}
+		base := n.WithConfig("").String()
+		ref, ok := first[base]
+		if !ok {
+			first[base] = m
+			continue
+		}
+		specs = append(specs, pairSpec{m, ref, FamilyConfigs, []metric{MetricReqPerS, MetricCPU}})
+	}
+	for _, m := range ms {
+		n, err := modes.Parse(m)
+		if err != nil || n.Config == "" || n.Base != modes.ModSecurity || n.Build != "" {
+			continue
+		}
+		if c := modes.Coraza + "+" + n.Config; has[c] {
+			specs = append(specs, pairSpec{m, c, FamilyEngines, []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	return specs
