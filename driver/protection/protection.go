@@ -268,7 +268,9 @@ type ModeResult struct {
 	RefusedByClass []ClassRate `json:"legitimate_refused_by_placement"`
 	LegitOther     int         `json:"legitimate_other_status"`
 	TopRules       []RuleCount `json:"top_refusing_rules"`
-	Error          string      `json:"error,omitempty"`
+	// TopRulesNote says why TopRules is empty although requests were refused.
+	TopRulesNote string `json:"top_refusing_rules_note,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // Score fills the rates of r from the probes and their outcomes.

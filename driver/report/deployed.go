@@ -194,7 +194,11 @@ func writeDeployed(m *md, fig *figures) {
 		for _, t := range r.TopRules {
 			rules = append(rules, fmt.Sprintf("%d (%d)", t.ID, t.Requests))
 		}
-		m.row("`"+r.Mode+"`", strings.Join(pl, ", "), strings.Join(rules, ", "))
+		top := strings.Join(rules, ", ")
+		if top == "" {
+			top = r.TopRulesNote
+		}
+		m.row("`"+r.Mode+"`", strings.Join(pl, ", "), top)
 	}
 	m.nl()
 	for _, c := range d.Charts {

@@ -88,6 +88,12 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 		}
 		protection.Score(attacks, ao, legit, lo, &r)
 		r.TopRules = protection.TopRules(lines, 10)
+		if len(r.TopRules) == 0 && r.Refused.K > 0 {
+			// Seen with the libmodsecurity module in blocking mode (its
+			// match lines appear in crs-test's DetectionOnly runs); the
+			// cause is not established.
+			r.TopRulesNote = "the host logged no rule match of a denied request"
+		}
 		rep.Modes = append(rep.Modes, r)
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"wafbench/driver/protection"
 	"wafbench/driver/result"
 	"wafbench/driver/wafconfig"
 )
@@ -127,5 +128,69 @@ func TestWafConfigRefused(t *testing.T) {
 				t.Errorf("a refused run created %s", results)
 			}
 		})
+	}
+}
+
+// TestProtectionDeployed runs coraza under pl1 and pl2 and checks what the
+// protection measurement wrote: every selected attack and legitimate
+// request answered and counted, intervals around their rates, a WAF that
+// stops SQL injection, paranoia level 2 stopping at least what level 1
+// stops, and the report's section with one frontier chart.
+func TestProtectionDeployed(t *testing.T) {
+	t.Setenv("WAFBENCH_AS_MAIN", "1")
+	results := filepath.Join(t.TempDir(), "results")
+	var stdout, stderr, msg bytes.Buffer
+	err := run(context.Background(), []string{"run", "--suite", "quick", "--modes", "passthrough,coraza",
+		"--configs", "pl1,pl2", "--workloads", "headers@1", "--repeats", "1", "--duration", "500ms", "--warmup", "0s",
+		"--trial-warmup", "0s", "--matrix", "none", "--crs-test", "none", "--progress", "never",
+		"--results", results}, &stdout, &stderr)
+	if got := exitCode(err, &msg); got != 0 {
+		t.Fatalf("exit status: got %d, want 0: %s\n%s", got, msg.String(), stderr.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(results, "*"))
+	if len(runs) != 1 {
+		t.Fatalf("want one run directory, got %v", runs)
+	}
+	rep, err := protection.Read(runs[0])
+	if err != nil || rep == nil {
+		t.Fatalf("protection-deployed.json: %v (report %v)\n%s", err, rep, stderr.String())
+	}
+	if len(rep.Modes) != 2 || rep.Modes[0].Mode != "coraza+pl1" || rep.Modes[1].Mode != "coraza+pl2" {
+		t.Fatalf("modes: got %+v, want coraza+pl1 and coraza+pl2", rep.Modes)
+	}
+	for _, mr := range rep.Modes {
+		sel := rep.Selection[mr.Mode]
+		if mr.Error != "" || mr.Stopped.N != sel.Sent || sel.Sent == 0 || mr.Refused.N == 0 {
+			t.Errorf("%s: error %q, attacks %d of %d selected, legitimate %d", mr.Mode, mr.Error, mr.Stopped.N, sel.Sent, mr.Refused.N)
+		}
+		for _, r := range []protection.Rate{mr.Stopped, mr.Refused} {
+			if !(r.Lo <= r.Rate && r.Rate <= r.Hi) || r.Lo < 0 || r.Hi > 1 {
+				t.Errorf("%s: interval [%g, %g] does not hold %g", mr.Mode, r.Lo, r.Hi, r.Rate)
+			}
+		}
+		sqli := false
+		for _, c := range mr.StoppedByClass {
+			if c.Class == "SQLi" && c.K > 0 {
+				sqli = true
+			}
+		}
+		if !sqli {
+			t.Errorf("%s: no SQL injection stopped: %+v", mr.Mode, mr.StoppedByClass)
+		}
+	}
+	if p1, p2 := rep.Modes[0].Stopped.K, rep.Modes[1].Stopped.K; p2 < p1 {
+		t.Errorf("paranoia level 2 stopped %d attacks, fewer than level 1's %d", p2, p1)
+	}
+	md, err := os.ReadFile(filepath.Join(runs[0], "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Protection as deployed", "charts/frontier-coraza.svg"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runs[0], "charts", "frontier-coraza.svg")); err != nil {
+		t.Error(err)
 	}
 }
