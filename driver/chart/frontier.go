@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -32,7 +33,8 @@ var (
 // Frontier draws one engine's cost–protection frontier: for each
 // configuration, CPU µs per request (x) against the percentage of attacks
 // stopped and of legitimate requests refused (y), each point with its
-// Wilson 95% interval and labelled with its configuration.
+// Wilson 95% interval and labelled with its configuration; a dashed line
+// joins each series' points in order of CPU.
 func Frontier(w io.Writer, title string, pts []FrontierPoint) error {
 	if len(pts) == 0 {
 		return fmt.Errorf("frontier chart %q: %w", title, ErrNothingToDraw)
@@ -64,10 +66,13 @@ func Frontier(w io.Writer, title string, pts []FrontierPoint) error {
 		if len(xys) == 0 {
 			return fmt.Errorf("frontier chart %q: %w", title, ErrNothingToDraw)
 		}
-		sc, err := plotter.NewScatter(xys)
+		line := append(plotter.XYs(nil), xys...)
+		sort.Slice(line, func(i, j int) bool { return line[i].X < line[j].X })
+		l, sc, err := plotter.NewLinePoints(line)
 		if err != nil {
 			return fmt.Errorf("frontier chart %q: %w", title, err)
 		}
+		l.Color, l.Dashes = s.c, []vg.Length{vg.Points(3), vg.Points(2)}
 		sc.Color, sc.Shape, sc.Radius = s.c, draw.CircleGlyph{}, vg.Points(3)
 		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
 		if err != nil {
@@ -78,7 +83,7 @@ func Frontier(w io.Writer, title string, pts []FrontierPoint) error {
 			lb.TextStyle[i].Font.Size = vg.Points(8)
 		}
 		lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-		p.Add(sc, whiskers{pts: wk, color: s.c}, lb)
+		p.Add(l, sc, whiskers{pts: wk, color: s.c}, lb)
 		p.Legend.Add(s.name, sc)
 	}
 	pad := math.Max((xhi-xlo)*0.15, xhi*0.05)
