@@ -217,7 +217,7 @@ func (p *Plan) afterTrials(ctx context.Context, cfg *runner.Config, m *machine, 
 		fmt.Fprintf(stderr, "wafbench: exported %d .hgrm and %d fortio JSON files (%s)\n", len(files.HGRM), len(files.Fortio), filepath.Join(cfg.Dir, export.Dir))
 	}
 	report.Table(stdout, recs)
-	if len(p.configs) > 0 && ctx.Err() == nil {
+	if len(p.configs) > 0 && !p.NoProtection && ctx.Err() == nil {
 		if err := p.measureProtection(ctx, cfg, stderr); err != nil {
 			fmt.Fprintf(stderr, "wafbench: protection: %v\n", err)
 		}

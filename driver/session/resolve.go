@@ -79,7 +79,7 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		Warmup: req.Warmup, Duration: req.Duration, TrialWarmup: req.TrialWarmup,
 		MaxRequests: req.MaxRequests, Rate: req.Rate, Timeout: req.Timeout, ConnMode: req.ConnMode,
 		Stack: req.Stack, PerfHz: req.PerfHz, CRSTest: req.CRSTest, ResultsDir: req.ResultsDir,
-		NoReport: req.NoReport, Progress: req.Progress,
+		NoReport: req.NoReport, NoProtection: req.NoProtection, Progress: req.Progress,
 		set: profiles, cases: cases, modeSpecs: ms, configs: configs}
 	p.Matrix = matrix.ForSuite(req.Matrix, req.Suite)
 	repeats := req.Repeats

@@ -78,7 +78,9 @@ type Request struct {
 	Name       string // "" = the suite's name
 	ResultsDir string
 	NoReport   bool
-	Progress   bool // draw the progress line on stderr
+	// NoProtection skips the protection measurement of --configs.
+	NoProtection bool
+	Progress     bool // draw the progress line on stderr
 }
 
 // MaxRateRequest is run's --max-rate-* flags.
@@ -131,13 +133,14 @@ type Plan struct {
 	SharedNote  string        `json:"shared_note,omitempty"`  // Envoy's CPUs overlap the others' (allowed)
 	WorkersNote string        `json:"workers_note,omitempty"` // more workers than Envoy CPUs
 
-	PerfHz     int           `json:"perf_hz,omitempty"`
-	Upstream   upstream.Kind `json:"upstream"`
-	Matrix     string        `json:"matrix"` // corpus name or "none"
-	CRSTest    string        `json:"crs_test"`
-	ResultsDir string        `json:"results_dir"`
-	NoReport   bool          `json:"no_report,omitempty"`
-	Progress   bool          `json:"progress,omitempty"`
+	PerfHz       int           `json:"perf_hz,omitempty"`
+	Upstream     upstream.Kind `json:"upstream"`
+	Matrix       string        `json:"matrix"` // corpus name or "none"
+	CRSTest      string        `json:"crs_test"`
+	ResultsDir   string        `json:"results_dir"`
+	NoReport     bool          `json:"no_report,omitempty"`
+	NoProtection bool          `json:"no_protection,omitempty"`
+	Progress     bool          `json:"progress,omitempty"`
 
 	set            *profile.Set
 	cases          []profile.Case

