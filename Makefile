@@ -37,6 +37,7 @@ modules: build $(CADDY) $(HTTPBIN)
 	$(MAKE) -C filters/meter
 	$(MAKE) -C filters/coraza build
 	$(MAKE) -C filters/coraza wasm
+	$(MAKE) -C filters/extproc
 	$(WAFBENCH) build modsecurity coraza
 
 # ref-caddy-coraza: Caddy with our coraza/v3 handler, a Go module of its own

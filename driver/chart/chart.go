@@ -55,6 +55,10 @@ const (
 	seriesFile     = "per_second.svg"
 )
 
+// CPUFile is the chart of proxy CPU per request that WriteAll draws; the
+// report opens with it.
+const CPUFile = cpuFile
+
 // ErrNothingToDraw reports a chart without a single drawable value.
 var ErrNothingToDraw = errors.New("nothing to draw")
 

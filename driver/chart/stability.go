@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -61,12 +60,7 @@ func medianSeries(ts []trialSeries) plotter.XYs {
 		if len(col) == 0 {
 			return out
 		}
-		slices.Sort(col)
-		m := col[len(col)/2]
-		if len(col)%2 == 0 {
-			m = (col[len(col)/2-1] + m) / 2
-		}
-		out = append(out, plotter.XY{X: float64(i + 1), Y: m})
+		out = append(out, plotter.XY{X: float64(i + 1), Y: stats.MedianOf(col)})
 	}
 }
 

@@ -137,12 +137,14 @@ func TestLoadOverrides(t *testing.T) {
 		t.Fatalf("the committed overrides.yaml: %v", err)
 	}
 	tests := []struct{ name, yaml, want string }{
-		{"unknown test", "overrides: [{name: a, tests: [920100-999], cause: engine, reason: r}]", `unknown test "920100-999"`},
+		{"unknown test", "overrides: [{name: a, tests: [920100-999], cause: engine, status: 400, reason: r}]", `unknown test "920100-999"`},
 		{"no reason", "overrides: [{name: a, tests: [920100-1], cause: engine}]", "reason missing"},
+		{"no pin", "overrides: [{name: a, tests: [920100-1], cause: engine, reason: r}]", "pin the failure it explains"},
+		{"two kinds", "overrides: [{name: a, tests: [920100-1], cause: engine, fails: {missing: [920100], no_answer: true}, reason: r}]", "want exactly one of"},
 		{"bad cause", "overrides: [{name: a, tests: [920100-1], cause: luck, reason: r}]", "cause: want"},
 		{"unknown field", "overrides: [{name: a, tests: [920100-1], cause: engine, reason: r, ignore: true}]", "unknown field"},
-		{"unknown host", "overrides: [{name: a, tests: [920100-1], hosts: [apache], cause: host, reason: r}]", `unknown host "apache"`},
-		{"bad version", "overrides: [{name: a, tests: [920100-1], engine_versions: [latest], cause: engine, reason: r}]", `"latest" is not a version`},
+		{"unknown host", "overrides: [{name: a, tests: [920100-1], hosts: [apache], cause: host, status: 400, reason: r}]", `unknown host "apache"`},
+		{"bad version", "overrides: [{name: a, tests: [920100-1], engine_versions: [latest], cause: engine, fails: {no_answer: true}, reason: r}]", `"latest" is not a version`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,14 +176,53 @@ func TestApplyOverrides(t *testing.T) {
 	}
 }
 
+// TestOverridePins: an entry explains a failure only as it pins it — the
+// rule IDs missing or logged among its own, no answer, a log regex — and
+// leaves a test it covers that fails otherwise unexplained, saying what it
+// predicted.
+func TestOverridePins(t *testing.T) {
+	ms := modes.Mode{Name: modes.Name{Base: "modsecurity", Engine: "modsecurity", Host: modes.Envoy}}
+	tests := []struct {
+		name  string
+		fails failure
+		why   string
+		want  string
+	}{
+		{"missing among", failure{Missing: []uint{920100, 949110}}, "expected ids [920100] not logged (logged [])", overridden},
+		{"missing other", failure{Missing: []uint{920100}}, "expected ids [920100 920280] not logged (logged [])", Failed},
+		{"missing, got logged", failure{Missing: []uint{922110}}, "ids [922110] logged, want none of them", Failed},
+		{"logged", failure{Logged: []uint{944100, 944120}}, "ids [944120] logged, want none of them", overridden},
+		{"logged, got status", failure{Logged: []uint{944120}}, "status 400, want 200", Failed},
+		{"no answer", failure{NoAnswer: true}, "no response: host idle: no answer within 10s", overridden},
+		{"no answer, got regex", failure{NoAnswer: true}, `log does not match "x"`, Failed},
+		{"log regex", failure{LogRegex: true}, `log does not match "Multipart parsing error"`, overridden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ov := &overrides{Entries: []override{{Name: "e", Tests: []string{"a"}, Cause: causeEngine, Fails: &tt.fails, Reason: "r"}}}
+			mr := modeResult{Tests: []testResult{{ID: "a", Outcome: Failed, Why: "stage 1: " + tt.why,
+				Stages: []stageResult{{Status: 200, Pass: true}, {Status: 200, Why: tt.why}}}}}
+			ov.apply(&mr, ms)
+			got := mr.Tests[0]
+			if got.Outcome != tt.want {
+				t.Fatalf("outcome %s (%s), want %s", got.Outcome, got.Why, tt.want)
+			}
+			if tt.want == Failed && !strings.Contains(got.Why, "(override e predicts "+tt.fails.String()+")") {
+				t.Errorf("why %q does not say what the override predicted", got.Why)
+			}
+		})
+	}
+}
+
 // TestOverrideEngineVersions: an entry narrowed to a release applies to
 // that release only (a leading "v" ignored on either side), and a test it
 // names that passes in another release is not stale there.
 func TestOverrideEngineVersions(t *testing.T) {
 	ov := &overrides{Entries: []override{{Name: "fixed-later", Tests: []string{"a"}, Engines: []string{"modsecurity"},
-		EngineVersions: []string{"3.0.9"}, Cause: causeEngine, Reason: "r"}}}
+		EngineVersions: []string{"3.0.9"}, Cause: causeEngine, Fails: &failure{Missing: []uint{920100}}, Reason: "r"}}}
 	ms := modes.Mode{Name: modes.Name{Base: "modsecurity", Engine: "modsecurity", Host: modes.Envoy}}
-	old := modeResult{EngineVersion: "v3.0.9", Tests: []testResult{{ID: "a", Outcome: Failed}}}
+	stage := []stageResult{{Status: 200, Why: "expected ids [920100] not logged (logged [])"}}
+	old := modeResult{EngineVersion: "v3.0.9", Tests: []testResult{{ID: "a", Outcome: Failed, Stages: stage}}}
 	ov.apply(&old, ms)
 	if old.Tests[0].Outcome != overridden {
 		t.Errorf("3.0.9: %+v, want overridden", old.Tests[0])
@@ -192,7 +233,7 @@ func TestOverrideEngineVersions(t *testing.T) {
 		if len(mr.Stale) != 0 {
 			t.Errorf("version %q: stale %v, want none (the entry is for 3.0.9)", v, mr.Stale)
 		}
-		failed := modeResult{EngineVersion: v, Tests: []testResult{{ID: "a", Outcome: Failed}}}
+		failed := modeResult{EngineVersion: v, Tests: []testResult{{ID: "a", Outcome: Failed, Stages: stage}}}
 		ov.apply(&failed, ms)
 		if failed.Tests[0].Outcome != Failed {
 			t.Errorf("version %q: %+v, want the failure unexplained", v, failed.Tests[0])

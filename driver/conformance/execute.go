@@ -207,8 +207,9 @@ func failures(res []modeResult) error {
 	return nil
 }
 
-// testRefHosts are the hosts --modes all adds to the engine builds.
-var testRefHosts = []string{modes.CorazaWasm, modes.RefNginxModSecurity, modes.RefCaddyCoraza}
+// testRefHosts are the other integrations and hosts --modes all adds to
+// the engine builds.
+var testRefHosts = []string{modes.CorazaWasm, modes.CorazaExtProc, modes.ModSecurityExtProc, modes.CorazaExtAuthz, modes.RefNginxModSecurity, modes.RefCaddyCoraza}
 
 // ResolveModes resolves crs-test's --modes against reg: WAF modes only;
 // all expands to every built WAF build and the reference hosts (builds not

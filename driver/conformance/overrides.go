@@ -41,8 +41,12 @@ type override struct {
 	// Status, when set, is the status the failing stage gets (a host
 	// answering 400 before the WAF); an observed status that differs leaves
 	// the test failed.
-	Status int    `json:"status,omitempty"`
-	Reason string `json:"reason"`
+	Status int `json:"status,omitempty"`
+	// Fails, when set, is how the failing stage fails. Every entry pins
+	// its failure with Status, Fails or both, so that a test it covers
+	// failing some other way stays unexplained.
+	Fails  *failure `json:"fails,omitempty"`
+	Reason string   `json:"reason"`
 	// Upstream names the engine's or host's issue, when one is known.
 	Upstream string `json:"upstream,omitempty"`
 }
@@ -92,6 +96,13 @@ func loadOverrides(path string, s *suite) (*overrides, error) {
 			return nil, fmt.Errorf("%s: reason missing", where)
 		case e.Cause != causeEngine && e.Cause != causeEnvoy && e.Cause != causeHost:
 			return nil, fmt.Errorf("%s: cause: want %s, %s or %s, got %q", where, causeEngine, causeEnvoy, causeHost, e.Cause)
+		case e.Status == 0 && e.Fails == nil:
+			return nil, fmt.Errorf("%s: pin the failure it explains: status, or fails {missing | logged: [rule IDs], no_answer | log_regex: true}", where)
+		}
+		if e.Fails != nil {
+			if err := e.Fails.validate(); err != nil {
+				return nil, fmt.Errorf("%s: fails: %v", where, err)
+			}
 		}
 		names[e.Name] = true
 		for _, id := range e.Tests {
@@ -176,8 +187,8 @@ func (ov *overrides) apply(mr *modeResult, m modes.Mode) {
 			case passed:
 				mr.Stale = append(mr.Stale, e.Name+": "+id)
 			case Failed:
-				if e.Status != 0 && !failedWithStatus(r, e.Status) {
-					r.Why += fmt.Sprintf(" (override %s predicts status %d)", e.Name, e.Status)
+				if why := e.mismatch(r); why != "" {
+					r.Why += fmt.Sprintf(" (override %s predicts %s)", e.Name, why)
 					continue
 				}
 				r.Outcome, r.Override = overridden, e.Name
@@ -186,13 +197,21 @@ func (ov *overrides) apply(mr *modeResult, m modes.Mode) {
 	}
 }
 
-func failedWithStatus(r *testResult, status int) bool {
-	for _, s := range r.Stages {
-		if !s.Pass {
-			return s.Status == status
-		}
+// mismatch says what e predicts of failed test r's first failing stage
+// that the stage did not do ("" when the stage failed as e says).
+func (e *override) mismatch(r *testResult) string {
+	i := slices.IndexFunc(r.Stages, func(s stageResult) bool { return !s.Pass })
+	if i < 0 {
+		return "a failing stage"
 	}
-	return false
+	st := r.Stages[i]
+	if e.Status != 0 && st.Status != e.Status {
+		return fmt.Sprintf("status %d", e.Status)
+	}
+	if e.Fails != nil && !e.Fails.matches(st.Why) {
+		return e.Fails.String()
+	}
+	return ""
 }
 
 // entry returns the entry called name.

@@ -24,10 +24,15 @@ type Partition struct {
 }
 
 // Plan decides the partition. Defaults: Envoy gets the first Concurrency
-// online CPUs (leaving at least one free when there are two or more), the
-// client every online CPU Envoy does not use (all of them on a one-CPU
-// machine), the upstream the client's. An error names the flag whose list
-// is malformed or not usable here.
+// online CPUs (leaving at least one free when there are two or more). When
+// two or more CPUs are left and neither the client's nor the upstream's
+// list is given, the client gets the first half of them (rounded up) and
+// the upstream the rest, so that the client has CPUs of its own: an
+// open-loop client that shares its CPU with the upstream waits for it, and
+// that wait is in its send delay. Otherwise the client gets every online
+// CPU Envoy does not use (all of them on a one-CPU machine) and the
+// upstream the client's: on two CPUs, client and upstream share one. An
+// error names the flag whose list is malformed or not usable here.
 func Plan(r PartitionRequest) (Partition, error) {
 	pick := func(flagName, v string, def []int) ([]int, error) {
 		if v == "" {
@@ -48,6 +53,11 @@ func Plan(r PartitionRequest) (Partition, error) {
 	rest := without(r.Online, p.Envoy)
 	if len(rest) == 0 {
 		rest = r.Online // one CPU: nothing to partition; recorded as observed
+	}
+	if r.Client == "" && r.Upstream == "" && len(rest) >= 2 {
+		h := (len(rest) + 1) / 2
+		p.Client, p.Upstream = rest[:h:h], rest[h:]
+		return p, nil
 	}
 	if p.Client, err = pick("client-cpus", r.Client, rest); err != nil {
 		return Partition{}, err

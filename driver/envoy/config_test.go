@@ -40,6 +40,9 @@ func testConfig(t *testing.T, m Mode) Config {
 	if m.IsWAF() {
 		c.RulesFile, c.ModuleSearchPath, c.MaxBodyBytes = rules, dir, 1<<20
 	}
+	if m.IsExternal() {
+		c.ModuleSearchPath, c.Sidecar = "", &Sidecar{Listen: UDS.ListenAddr(filepath.Join(dir, "s.sock"), "")}
+	}
 	return c
 }
 
@@ -64,7 +67,7 @@ func TestParseMode(t *testing.T) {
 		}
 	}
 	_, err := parseMode("x")
-	want := `unknown mode "x" (want passthrough, modsecurity, coraza, coraza-wasm)`
+	want := `unknown mode "x" (want passthrough, modsecurity, coraza, coraza-wasm, ext_proc, ext_authz)`
 	if err == nil || err.Error() != want {
 		t.Errorf("ParseMode(x) error = %v, want %s", err, want)
 	}
@@ -386,8 +389,9 @@ func TestWriteYAML(t *testing.T) {
 					t.Errorf("YAML lacks %q", want)
 				}
 			}
-			if got := strings.Contains(s, "DynamicModuleFilter"); got != (m.IsWAF() && m != CorazaWasm) {
-				t.Errorf("YAML mentions DynamicModuleFilter: %v, want %v", got, m.IsWAF() && m != CorazaWasm)
+			module := m.IsWAF() && m != CorazaWasm && !m.IsExternal()
+			if got := strings.Contains(s, "DynamicModuleFilter"); got != module {
+				t.Errorf("YAML mentions DynamicModuleFilter: %v, want %v", got, module)
 			}
 		})
 	}

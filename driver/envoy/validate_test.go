@@ -41,12 +41,22 @@ func TestEnvoyValidate(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			dir := t.TempDir()
 			c := Config{Mode: m, UpstreamAddr: "127.0.0.1:18080", RouteTimeout: 3 * time.Minute}
-			if m.IsWAF() {
+			switch {
+			case m.IsExternal():
+				// Validation does not connect: the server need not run.
+				// ext_proc reaches it by Unix socket, ext_authz by TCP.
+				c.Sidecar = &Sidecar{Listen: UDS.ListenAddr(filepath.Join(dir, "extproc.sock"), "")}
+				if m == ExtAuthz {
+					c.Sidecar.Listen = TCP.ListenAddr("", "127.0.0.1:18081")
+				}
+			case m.IsWAF():
 				c.ModuleSearchPath = modulesDir(t)
 				mod := filepath.Join(c.ModuleSearchPath, m.ModuleFile())
 				if _, err := os.Stat(mod); err != nil {
 					t.Fatalf("%s: %v: `make modules` builds it (run only passthrough with -run 'TestEnvoyValidate/passthrough')", m, err)
 				}
+			}
+			if m.IsWAF() {
 				c.RulesFile = filepath.Join(dir, "rules.conf")
 				c.MaxBodyBytes = 1 << 20
 				if err := os.WriteFile(c.RulesFile, []byte(minimalRules), 0o644); err != nil {

@@ -64,6 +64,10 @@ type Stack struct {
 	Binary      string // the Envoy executable
 	Concurrency int    // Envoy's --concurrency; Caddy's GOMAXPROCS (0 means 1)
 	CPUs        []int  // where the host's process runs
+	// Releases are the Envoy binaries by release: "" is Binary's, the
+	// others those of the modes that name an Envoy release
+	// (`passthrough~1.39.3`, run --envoy-versions).
+	Releases map[string]Release
 	// ModuleDir is --module-dir: every Envoy WAF mode loads its module from
 	// here instead of its build's directory.
 	ModuleDir string
@@ -87,6 +91,65 @@ type Stack struct {
 	// callgrind and a native WAF module behind the meter module found in
 	// it (filters/meter). Other hosts refuse it (Check).
 	Callgrind *Callgrind
+	// Sidecar is how the external modes (ext_proc, ext_authz) run the
+	// wafbench-extproc server beside Envoy; other modes ignore it.
+	Sidecar SidecarSpec
+}
+
+// SidecarSpec is how the wafbench-extproc server of the external modes
+// runs. The zero value is the default: on Envoy's CPUs, reached over a
+// Unix socket, failing closed.
+type SidecarSpec struct {
+	// CPUs is where the server runs; nil means Envoy's CPUs (a sidecar
+	// sharing Envoy's cores).
+	CPUs []int
+	// Placement names CPUs as records show it: "envoy" (the default),
+	// "own" (CPUs Envoy does not use) or the CPU list given.
+	Placement string
+	// Transport is "uds" (the default) or "tcp" (loopback).
+	Transport string
+	// FailureModeAllow lets requests through uninspected when the server
+	// fails (the Envoy filters' failure_mode_allow); false fails closed.
+	FailureModeAllow bool
+	// StartTimeout bounds the server's start to its ready line; 0 means
+	// DefaultSidecarStartTimeout.
+	StartTimeout time.Duration
+}
+
+// DefaultSidecarStartTimeout bounds the wafbench-extproc server's start: it
+// loads CRS (about a second idle) before it prints its ready line.
+const DefaultSidecarStartTimeout = time.Minute
+
+// Sidecar is a running wafbench-extproc server beside a host's process.
+type Sidecar struct {
+	Name      string // the process name in messages, "wafbench-extproc"
+	PID       int
+	Admin     string // its admin endpoint, host:port
+	Listen    string // its --listen address (unix:PATH or tcp:HOST:PORT)
+	LogPath   string // its stderr and stdout: the module self-report line
+	CPUs      []int  // where it was pinned
+	Placement string // SidecarSpec.Placement as applied
+	Transport string
+	// FailureModeAllow is the Envoy filters' setting in this trial.
+	FailureModeAllow bool
+	ReadyMs          float64         // spawn to its ready line, ms
+	Done             <-chan struct{} // closed when the server has exited
+	ExitErr          func() error    // its exit status, once Done
+}
+
+// Release is one Envoy binary of a run.
+type Release struct {
+	Binary  string `json:"binary"`  // its executable
+	Version string `json:"version"` // as `envoy --version` describes it
+	SHA256  string `json:"sha256"`  // of Binary
+}
+
+// BinaryOf is the Envoy executable mode m runs: its release's, else Binary.
+func (st Stack) BinaryOf(m modes.Name) string {
+	if r, ok := st.Releases[m.Envoy]; ok && m.Envoy != "" {
+		return r.Binary
+	}
+	return st.Binary
 }
 
 // Callgrind is how run --callgrind starts Envoy.
@@ -158,6 +221,9 @@ type Process struct {
 	// module's meter (Stack.Callgrind; Meter nil in passthrough).
 	Callgrind *callgrind.Process
 	Meter     *callgrind.Meter
+	// Sidecar is the wafbench-extproc server of an external mode, started
+	// before the host and stopped after it; nil in other modes.
+	Sidecar *Sidecar
 
 	stop func()
 }
@@ -173,6 +239,18 @@ type Timeout struct {
 
 // NewProcess is a Process whose Stop calls stop (nil: nothing to stop).
 func NewProcess(stop func()) *Process { return &Process{stop: stop} }
+
+// StopAlso makes Stop call after once the host's own process is stopped
+// (a second process the host started, such as a sidecar).
+func (p *Process) StopAlso(after func()) {
+	prev := p.stop
+	p.stop = func() {
+		if prev != nil {
+			prev()
+		}
+		after()
+	}
+}
 
 // Stop ends the host's process and reaps it.
 func (p *Process) Stop() {

@@ -255,7 +255,8 @@ type h2stream struct {
 	id      uint32 // 0: the slot is free
 	class   int
 	start   time.Duration // latency counts from here: when queued (closed loop) or intended (open loop)
-	sent    time.Duration // when the request was queued, for the timeout
+	sent    time.Duration // when the request was queued, for the timeout (open loop: its actual send)
+	own     time.Duration // open loop: the client's own part of sent − start (send.go)
 	status  int           // the final response's status once its headers arrived
 	body    []byte        // request body not yet sent (flow control)
 	sendWin int64         // the server's window for this stream
@@ -400,8 +401,8 @@ func (h *h2conn) readFrame() (http2.Frame, error) {
 
 // openStream queues, at offset now, the HEADERS (and as much of the body
 // as the windows allow) of a new stream sending class ci whose latency
-// counts from start.
-func (h *h2conn) openStream(r *h2req, ci int, start, now time.Duration) {
+// counts from start, and returns its slot.
+func (h *h2conn) openStream(r *h2req, ci int, start, now time.Duration) *h2stream {
 	id := h.nextID
 	h.nextID += 2
 	if h.nextID > h2MaxStreamID {
@@ -424,6 +425,7 @@ func (h *h2conn) openStream(r *h2req, ci int, start, now time.Duration) {
 		h.pending++
 		h.sendBody(s)
 	}
+	return s
 }
 
 // block is the header block to send for class ci's request r: its indexed
@@ -725,7 +727,7 @@ func (w *worker) handleFrame(f http2.Frame) kind {
 func (w *worker) finish(s *h2stream) kind {
 	h := w.h2
 	end := w.t.since()
-	ci, status, start := s.class, s.status, s.start
+	ci, status, st := s.class, s.status, stamp{start: s.start, sent: s.sent, own: s.own}
 	if len(s.body) > 0 {
 		// The server answered before the whole body was sent (a WAF
 		// denying early): stop sending it.
@@ -736,7 +738,7 @@ func (w *worker) finish(s *h2stream) kind {
 		w.count(ci, kindParse, end) // END_STREAM before response headers
 		return kindOK
 	}
-	if !w.complete(ci, status, end, end-start) {
+	if !w.complete(ci, status, end, st) {
 		return kindStop
 	}
 	return kindOK

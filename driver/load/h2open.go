@@ -14,9 +14,10 @@ import (
 // until one frees, and its latency counts from its intended time: an
 // HTTP/1.1 arrival waits for its busy connection the same way (HTTP/1.1
 // is the case of one stream), so a stall shows up in the histogram
-// instead of being hidden. Result.Late counts sends more than 1 ms behind
-// their intended time; Result.Lagged those more than 1 ms behind the later
-// of their intended time and the moment a stream (or the connection) was
+// instead of being hidden. Result.Late counts sends more than the lag
+// threshold (send.go: LagFraction of the inter-arrival time) behind their
+// intended time; Result.Lagged those that far behind the later of their
+// intended time and the moment a stream (or the connection) was
 // seen free again after an arrival found none: what the client itself
 // added, not the wait for the server.
 //
@@ -56,15 +57,11 @@ func (w *worker) runH2Open() {
 			w.freeAt, w.busy = now, false // a stream is free again
 		}
 		for next < t.wEnd && next <= now && !h.goAway && h.open < h.maxStreams {
-			if now-next > lateThreshold && next >= t.wStart {
-				w.late++
-				if now-max(next, w.freeAt) > lateThreshold {
-					w.lagged++
-				}
-			}
+			own := max(now-max(next, w.freeAt), 0)
+			w.lateness(next, now, own)
 			ci := int(t.seq[w.pos%len(t.seq)])
 			w.pos++
-			h.openStream(&t.classes[ci].h2, ci, next, now)
+			h.openStream(&t.classes[ci].h2, ci, next, now).own = own
 			next = w.sched.next()
 		}
 		if h.goAway || h.open >= h.maxStreams {

@@ -22,10 +22,13 @@
 //     being hidden (coordinated omission). HTTP/1.1 without pipelining
 //     carries one request per connection at a time, so an open-loop run needs
 //     enough connections: at least Rate × (expected worst latency) of them,
-//     or sends fall behind. Result.Late counts sends more than 1 ms behind
-//     their intended time, waits for a busy connection included;
-//     Result.Lagged only those the client itself held back (Result.FellBehind
-//     judges a window by these and by Result.Due).
+//     or sends fall behind. Result.Late counts sends more than half the mean
+//     inter-arrival time (LagFraction) behind their intended time, waits for
+//     a busy connection included; Result.Lagged only those the client itself
+//     held back (Result.FellBehind judges a window by these and by
+//     Result.Due). Result.Send keeps the send delay apart (send.go): the
+//     latency from the actual write, and how much of the corrected latency
+//     the client's own delay accounts for.
 //     The intended times are uniform (every 1/Rate) or, with Options.Arrival
 //     "poisson", a seeded Poisson process of the same mean rate (arrival.go).
 //     Over HTTP/2 each intended time opens a new stream on its connection,
@@ -231,11 +234,22 @@ type Result struct {
 	Arrival       Arrival // open loop: the arrival process; "" for closed loop
 	Seed          int64   // open loop, Poisson: the schedule's seed
 	RateAchieved  float64 // responses of any status per second of the window
-	Late          int64   // open loop: sends more than 1 ms behind their intended time (waits for a busy connection included)
-	// Lagged counts open-loop sends more than 1 ms behind the later of
-	// their intended time and their connection (HTTP/2: a stream of it)
-	// becoming free: the client's own lag, not a wait for the server.
+	// Late counts open-loop sends written more than Send.LagThreshold
+	// (LagFraction of the mean inter-arrival time) after their intended
+	// time, waits for a busy connection included.
+	Late int64
+	// Lagged counts open-loop sends more than Send.LagThreshold behind the
+	// later of their intended time and their connection (HTTP/2: a stream
+	// of it) becoming free: the client's own lag, not a wait for the
+	// server.
 	Lagged int64
+	// Send holds an open-loop window's send delay (send.go); nil for
+	// closed loop.
+	Send *SendStats
+	// ClientCPU is this process's CPU time (every thread, user and
+	// system) over the measured window: the client's cost, whatever else
+	// shares its CPUs.
+	ClientCPU time.Duration
 	// Due counts the arrivals the schedule made due in the measured window
 	// (intended times in [Warmup, Warmup+Elapsed)), sent or not: the
 	// requested count of the window. Rate × Elapsed for uniform; for

@@ -2,7 +2,9 @@ package load
 
 import (
 	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,11 +16,27 @@ import (
 // up to a millisecond, and open-loop latency (measured from the intended
 // send time) would include that overshoot. A timerfd wakes the netpoller
 // when it expires, with hrtimer precision, without spinning.
+//
+// A wait costs one system call. The timer is armed from inside
+// syscall.RawConn.Read's callback, after Read has reset the descriptor's
+// read readiness, and the goroutine then parks in the netpoller until the
+// expiry's edge (the netpoller is edge-triggered): no read of the expiry
+// count is needed, since timerfd_settime resets it and the next expiry
+// signals again. Both the arming and (on the rare early wake) the clock
+// check avoid syscall.Syscall, whose entersyscall wakes the runtime's
+// sysmon thread when the process was idle (the reason for sockIO too). An
+// earlier pacer armed with unix.TimerfdSettime and read the expiry through
+// os.File.Read, three system calls per wait (settime, a read that found
+// nothing, the read after the wake), two of them through entersyscall.
 type pacer struct {
-	f    *os.File // the timerfd, registered with the netpoller
-	fd   int
-	spec unix.ItimerSpec
-	buf  [8]byte
+	f       *os.File // the timerfd, registered with the netpoller
+	rc      syscall.RawConn
+	spec    unix.ItimerSpec
+	due     time.Time // when the current wait ends
+	armed   bool      // the current wait's timer is set
+	err     syscall.Errno
+	waitFn  func(fd uintptr) bool // method values made once, so waits do not allocate
+	nudgeFn func(fd uintptr)
 }
 
 // minWait is the shortest wait worth a timer; shorter ones are not waited.
@@ -27,9 +45,15 @@ const minWait = 5 * time.Microsecond
 func newPacer() *pacer {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
-		return &pacer{fd: -1} // fall back to time.Sleep
+		return &pacer{} // fall back to time.Sleep
 	}
-	return &pacer{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd}
+	p := &pacer{f: os.NewFile(uintptr(fd), "timerfd")}
+	if p.rc, err = p.f.SyscallConn(); err != nil {
+		p.f.Close()
+		return &pacer{}
+	}
+	p.waitFn, p.nudgeFn = p.doWait, p.arm
+	return p
 }
 
 // wait blocks for d and reports false if interrupted.
@@ -41,13 +65,37 @@ func (p *pacer) wait(d time.Duration) bool {
 		time.Sleep(d)
 		return true
 	}
+	p.due, p.armed, p.err = time.Now().Add(d), false, 0
 	p.spec.Value = unix.NsecToTimespec(int64(d))
-	if err := unix.TimerfdSettime(p.fd, 0, &p.spec, nil); err != nil {
-		time.Sleep(d)
-		return true
+	if err := p.rc.Read(p.waitFn); err != nil {
+		return false // interrupted: the read deadline is in the past
 	}
-	_, err := p.f.Read(p.buf[:])
-	return err == nil
+	if p.err != 0 {
+		time.Sleep(time.Until(p.due))
+	}
+	return true
+}
+
+// doWait is the RawConn.Read callback of wait: the first call arms the
+// timer and parks; a later call ends the wait once it is due. A wake before
+// then (an expiry of an earlier nudge, signalled while this wait was being
+// set up) arms the timer again for the rest.
+func (p *pacer) doWait(fd uintptr) bool {
+	if p.armed {
+		left := time.Until(p.due)
+		if left < minWait {
+			return true
+		}
+		p.spec.Value = unix.NsecToTimespec(int64(left))
+	}
+	p.armed = true
+	p.arm(fd)
+	return p.err != 0
+}
+
+// arm sets the timer to p.spec, keeping the error in p.err.
+func (p *pacer) arm(fd uintptr) {
+	_, _, p.err = syscall.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&p.spec)), 0, 0, 0)
 }
 
 // nudge arms the timer to expire in d without waiting for it. Its expiry
@@ -58,7 +106,7 @@ func (p *pacer) wait(d time.Duration) bool {
 func (p *pacer) nudge(d time.Duration) {
 	if p.f != nil && d >= minWait {
 		p.spec.Value = unix.NsecToTimespec(int64(d))
-		unix.TimerfdSettime(p.fd, 0, &p.spec, nil)
+		p.rc.Control(p.nudgeFn)
 	}
 }
 
@@ -73,4 +121,14 @@ func (p *pacer) close() {
 	if p.f != nil {
 		p.f.Close()
 	}
+}
+
+// processCPU is this process's CPU time so far, every thread (live or
+// exited), user and system: the kernel's process CPU-time clock.
+func processCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }

@@ -16,9 +16,8 @@ import (
 )
 
 const (
-	readBufSize   = 32 << 10         // per connection; also the longest response head
-	lateThreshold = time.Millisecond // open loop: a send this far behind is late
-	retryDelay    = 10 * time.Millisecond
+	readBufSize = 32 << 10 // per connection; also the longest response head
+	retryDelay  = 10 * time.Millisecond
 )
 
 // trial is the state shared by the connections of one Run. Its fields are
@@ -33,7 +32,8 @@ type trial struct {
 	base    time.Time     // trial start; all offsets below are from here
 	wStart  time.Duration // measured window [wStart, wEnd)
 	wEnd    time.Duration
-	every   float64 // open loop: ns between intended sends; 0 = closed loop
+	every   float64       // open loop: ns between intended sends; 0 = closed loop
+	lag     time.Duration // open loop: lag threshold, LagFraction of every (send.go)
 	dialer  net.Dialer
 	ctx     context.Context // canceled when the trial stops
 	tls     *tls.Config     // TLS protocols: the client configuration
@@ -109,6 +109,10 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		opts.OnWarmupEnd()
 		opened = true
 	}
+	var cpu0 time.Duration // this process's CPU time when the window opened
+	if opts.Warmup == 0 {
+		cpu0 = processCPU()
+	}
 	t.base = time.Now()
 	t.wStart = opts.Warmup
 	t.wEnd = opts.Warmup + opts.Duration
@@ -133,6 +137,9 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	select {
 	case <-timer.C:
 		res.Warmup = time.Since(t.base)
+		if opts.Warmup > 0 {
+			cpu0 = processCPU()
+		}
 		if opts.OnWarmupEnd != nil && !opened {
 			opts.OnWarmupEnd()
 		}
@@ -146,6 +153,7 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 			res.Elapsed = time.Since(t.base) - t.wStart
 			res.Interrupted = true
 		}
+		res.ClientCPU = processCPU() - cpu0
 		if !res.Interrupted && opts.OnMeasureEnd != nil {
 			opts.OnMeasureEnd()
 		}
@@ -201,6 +209,7 @@ func newTrial(ctx context.Context, opts Options, classes []Class) (*trial, error
 	t.dialer.Timeout = t.timeout
 	if opts.Rate > 0 {
 		t.every = 1e9 / opts.Rate
+		t.lag = lagThreshold(t.every)
 	}
 	return t, nil
 }
@@ -287,6 +296,7 @@ func collect(res *Result, t *trial, workers []*worker) {
 		}
 	}
 	res.Hist = Merge(hists...)
+	res.Send = collectSend(t, workers)
 	collectSlots(res, t, workers)
 	if res.Elapsed > 0 {
 		res.RateAchieved = float64(responses) / res.Elapsed.Seconds()

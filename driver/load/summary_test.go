@@ -49,7 +49,7 @@ func TestSummaryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"target":"","conns":0,"load":"","duration_s":0,"requests":0,"req_per_s":0,"rate_requested_per_s":0,"rate_achieved_per_s":0,"late":0,"client_lagged":0,"due":0,"behind_rate":false,"warmup_errors":0,"errors":{"timeout":1},"statuses":{"200":2},"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0,"max_us":0,"per_second":[2]}`
+	want := `{"target":"","conns":0,"load":"","duration_s":0,"requests":0,"req_per_s":0,"rate_requested_per_s":0,"rate_achieved_per_s":0,"late":0,"client_lagged":0,"due":0,"behind_rate":false,"warmup_errors":0,"errors":{"timeout":1},"statuses":{"200":2},"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0,"max_us":0,"per_second":[2],"client_cpu_us_per_request":0}`
 	if got := string(b); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

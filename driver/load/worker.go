@@ -32,6 +32,8 @@ type worker struct {
 	slots        []*hdrhistogram.Histogram // Options.SlotEvery: allocated as each slot is first used
 	late         int64
 	lagged       int64         // sends held back by the client itself (Result.Lagged)
+	send         *sendHists    // open loop only: send delay (send.go)
+	freeAt1      time.Duration // HTTP/1.1 open loop: when the last response ended (the connection fell free)
 	freeAt       time.Duration // HTTP/2 open loop: when a stream was last seen free after all were busy
 	busy         bool          // HTTP/2 open loop: at the last look every stream (or the connection) was unavailable
 	warmupErrors int64
@@ -71,6 +73,7 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock connIO) *worker {
 	if t.every > 0 {
 		w.pacer = newPacer()
 		w.sched = newSchedule(t.opts.Arrival, t.opts.Seed, id, t.opts.Conns, t.every)
+		w.send = newSendHists()
 	}
 	return w
 }
@@ -90,9 +93,10 @@ func (w *worker) run() {
 		if now >= t.wEnd {
 			return
 		}
-		start := now // per-request mode: latency includes the connect
+		st := stamp{start: now} // per-request mode: latency includes the connect
+		intended := time.Duration(-1)
 		if t.every > 0 {
-			intended := w.sched.next()
+			intended = w.sched.next()
 			if intended >= t.wEnd {
 				return
 			}
@@ -101,21 +105,16 @@ func (w *worker) run() {
 					return // interrupted
 				}
 				now = t.since()
-				// The connection was free before the arrival was due:
-				// any lateness is the client's (its pacer, its CPU).
-				if now-intended > lateThreshold && intended >= t.wStart {
-					w.lagged++
-				}
 			}
-			// Late counts a wait for the busy connection too: the
-			// previous response came after this arrival was due.
-			if now-intended > lateThreshold && intended >= t.wStart {
-				w.late++
-			}
-			start = intended
+			st.start = intended
 		}
-		if w.conn == nil && !w.connect() {
-			continue
+		var dialed time.Duration // this iteration's connect, not the client's own delay
+		if w.conn == nil {
+			c0 := t.since()
+			if !w.connect() {
+				continue
+			}
+			dialed = t.since() - c0
 		}
 		ci := int(t.seq[w.pos%len(t.seq)])
 		cr := &t.classes[ci]
@@ -129,6 +128,9 @@ func (w *worker) run() {
 			if t.stop.Load() {
 				return // interrupt may have run before the line above
 			}
+		}
+		if intended >= 0 {
+			w.sent(&st, t.since(), dialed)
 		}
 		if w.rr.r == w.rr.w {
 			w.sock.Send(cr.raw) // written by the read below
@@ -144,7 +146,8 @@ func (w *worker) run() {
 			w.fail(ci, k)
 			continue
 		}
-		if !w.complete(ci, status, end, end-start) {
+		w.freeAt1 = end
+		if !w.complete(ci, status, end, st) {
 			return
 		}
 		switch {
@@ -157,9 +160,38 @@ func (w *worker) run() {
 	}
 }
 
-// complete accounts for one response that ended at offset at. It reports
-// false when the worker must stop (window over or cap reached).
-func (w *worker) complete(ci, status int, at, latency time.Duration) bool {
+// sent stamps an HTTP/1.1 open-loop request written at offset now, after
+// a connect that took dialed (0: none): its own delay runs from the later
+// of its intended time and its connection falling free (the previous
+// response's end, or its failure), less the connect (in the latency from
+// the intended time, but the server's as much as the client's), and it is
+// late or lagged past the trial's lag threshold (LagFraction of the
+// inter-arrival time).
+func (w *worker) sent(st *stamp, now, dialed time.Duration) {
+	st.sent, st.own = now, max(now-max(st.start, w.freeAt1)-dialed, 0)
+	w.lateness(st.start, now, st.own)
+}
+
+// lateness counts an open-loop send due at intended and written at now,
+// own of which the client itself added, in Late and Lagged when its
+// arrival fell in the window.
+func (w *worker) lateness(intended, now, own time.Duration) {
+	if intended < w.t.wStart {
+		return
+	}
+	if now-intended > w.t.lag {
+		w.late++ // waits for a busy connection included
+		if own > w.t.lag {
+			w.lagged++
+		}
+	}
+}
+
+// complete accounts for one response that ended at offset at, sent as st
+// says. It reports false when the worker must stop (window over or cap
+// reached).
+func (w *worker) complete(ci, status int, at time.Duration, st stamp) bool {
+	latency := at - st.start
 	t := w.t
 	c := &w.cls[ci]
 	if at < t.wStart {
@@ -193,6 +225,9 @@ func (w *worker) complete(ci, status int, at, latency time.Duration) bool {
 		if w.slots != nil {
 			w.recordSlot(at-t.wStart, us)
 		}
+		if w.send != nil {
+			w.send.record(st, at)
+		}
 	}
 	return !last
 }
@@ -212,6 +247,7 @@ func (w *worker) recordSlot(offset time.Duration, us int64) {
 // are not errors.
 func (w *worker) fail(ci int, k kind) {
 	now := w.t.since()
+	w.freeAt1 = now // the next request's connection is free from here
 	if !w.t.stop.Load() {
 		w.count(ci, k, now)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"wafbench/driver/modes"
+	"wafbench/driver/stats"
 )
 
 // mdWriter writes Markdown lines and tables to w.
@@ -235,17 +236,17 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
+// medianInt is the median of v truncated to an integer (v holds sizes and
+// counts, none negative).
 func medianInt(v []int64) string {
 	if len(v) == 0 {
 		return "–"
 	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return strconv.FormatInt(s[n/2], 10)
+	f := make([]float64, len(v))
+	for i, x := range v {
+		f[i] = float64(x)
 	}
-	return strconv.FormatInt((s[n/2-1]+s[n/2])/2, 10)
+	return strconv.FormatInt(int64(stats.MedianOf(f)), 10)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -50,8 +50,8 @@ func Fit(steps []Step) (Estimate, bool) {
 	rates := map[float64]bool{}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range steps {
-		if !(s.Rate > 0) {
-			continue
+		if !(s.Rate > 0) || s.ClientBound && !s.Pass && s.Errors == 0 {
+			continue // a client-bound window is no verdict on the proxy
 		}
 		x := math.Log(s.Rate)
 		xs, ys = append(xs, x), append(ys, s.Pass)

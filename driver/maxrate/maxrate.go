@@ -16,6 +16,13 @@
 // window then decides by chance — one slow stretch of the machine failed a
 // rate a fifth of the capacity the next windows held. Sweep probes a fixed
 // grid with the same verdicts, for comparison.
+//
+// A window that would fail but whose client was the bottleneck
+// (Window.ClientBound: the generator's own send delay made up more than a
+// stated share of its latency tail) is not counted as the proxy's failure:
+// its rate gets the verdict "client-bound", the method raises the rate no
+// further (Result.ClientBound: the limit lies beyond what this client can
+// measure), and Fit leaves such windows out.
 package maxrate
 
 import (
@@ -66,6 +73,12 @@ type Window struct {
 	LatencyUs float64 `json:"latency_us"`         // the objective's percentile, µs
 	Errors    int64   `json:"errors,omitempty"`   // errors of any kind (a window without a valid response counts one)
 	Behind    bool    `json:"behind,omitempty"`   // did not hold the requested rate
+	// ClientBound marks a window whose client's own send delay p99
+	// (OwnP99Us) was more than the stated share of its latency p99
+	// (result.ClientBoundShare): the generator, not the proxy, set its
+	// tail.
+	ClientBound bool    `json:"client_bound,omitempty"`
+	OwnP99Us    float64 `json:"own_p99_us,omitempty"`
 }
 
 // Step is one probed window and its verdict.
@@ -76,7 +89,9 @@ type Step struct {
 	Reason string `json:"reason,omitempty"` // why it failed
 	// Vote is the window's place among its rate's votes (1, 2, …; 0 in
 	// runs before votes); Verdict, on the window that decided its rate,
-	// is that rate's: "pass" or "fail".
+	// is that rate's: "pass", "fail" or "client-bound" (a window that
+	// would have failed was client-bound: Pass is false, but it is no
+	// failure of the proxy).
 	Vote    int    `json:"vote,omitempty"`
 	Verdict string `json:"verdict,omitempty"`
 }
@@ -109,6 +124,10 @@ type Result struct {
 	// Capacity is the closed-loop throughput a search started from (at
 	// half of it) when it was given no start, req/s; 0 otherwise.
 	Capacity float64 `json:"capacity_per_s,omitempty"`
+	// ClientBound is the lowest rate whose verdict was "client-bound":
+	// the method raised the rate no further, the proxy's limit not being
+	// measurable there with this client; 0 when no rate was.
+	ClientBound float64 `json:"client_bound_per_s,omitempty"`
 }
 
 // Validate reports the first bad option.
@@ -139,8 +158,29 @@ func WindowFor(rate float64, minRequests int64, least, most time.Duration) time.
 	return min(max(w, least), max(most, least))
 }
 
-// judge gives a window's verdict against obj.
-func judge(obj objective, w Window) (bool, string) {
+// Verdicts of a rate.
+const (
+	verdictPass        = "pass"
+	verdictFail        = "fail"
+	VerdictClientBound = "client-bound"
+)
+
+// judge gives a window's verdict against obj: pass, or fail with the
+// reason; a failing window that was client-bound (and had no errors) has
+// verdict VerdictClientBound instead.
+func judge(obj objective, w Window) (string, string) {
+	pass, why := judgeProxy(obj, w)
+	switch {
+	case pass:
+		return verdictPass, ""
+	case w.ClientBound && w.Errors == 0:
+		return VerdictClientBound, fmt.Sprintf("client-bound: its own send delay p99 %.0f µs (%s)", w.OwnP99Us, why)
+	}
+	return verdictFail, why
+}
+
+// judgeProxy judges the window as if the client were perfect.
+func judgeProxy(obj objective, w Window) (bool, string) {
 	switch {
 	case w.Errors > 0:
 		return false, fmt.Sprintf("%d errors", w.Errors)
@@ -165,10 +205,12 @@ type searcher struct {
 }
 
 // try judges rate by the majority of s.votes windows, stopping once one
-// side holds it (a tie of an even count fails).
-func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, error) {
+// side holds it (a tie of an even count fails); a client-bound window
+// decides at once (VerdictClientBound), since the proxy's verdict cannot be
+// measured there.
+func (s *searcher) try(ctx context.Context, phase string, rate float64) (string, error) {
 	if s.max > 0 && s.rates >= s.max {
-		return false, fmt.Errorf("max-rate: gave up after %d rates", s.max)
+		return "", fmt.Errorf("max-rate: gave up after %d rates", s.max)
 	}
 	s.rates++
 	need := s.votes/2 + 1
@@ -176,24 +218,30 @@ func (s *searcher) try(ctx context.Context, phase string, rate float64) (bool, e
 	for vote := 1; ; vote++ {
 		w, err := s.probe(ctx, rate)
 		if err != nil {
-			return false, err
+			return "", err
 		}
-		pass, why := judge(s.obj, w)
-		if pass {
+		v, why := judge(s.obj, w)
+		switch v {
+		case verdictPass:
 			passes++
-		} else {
+		case verdictFail:
 			fails++
 		}
-		st := Step{Phase: phase, Window: w, Pass: pass, Reason: why, Vote: vote}
+		st := Step{Phase: phase, Window: w, Pass: v == verdictPass, Reason: why, Vote: vote}
 		switch {
+		case v == VerdictClientBound:
+			st.Verdict = v
+			if s.res.ClientBound == 0 || rate < s.res.ClientBound {
+				s.res.ClientBound = rate
+			}
 		case passes >= need:
-			st.Verdict = "pass"
+			st.Verdict = verdictPass
 		case fails > s.votes-need:
-			st.Verdict = "fail"
+			st.Verdict = verdictFail
 		}
 		s.res.Steps = append(s.res.Steps, st)
 		if st.Verdict != "" {
-			return st.Verdict == "pass", nil
+			return st.Verdict, nil
 		}
 	}
 }
@@ -215,17 +263,21 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
 	// A failing start halves the rate down to Start/64 before giving up:
 	// a start above the capacity need not end it.
+	// A client-bound start halves the rate too, to one this client can
+	// measure, without taking it for the proxy's failure.
 	below, above := 0.0, 0.0
 	for r := opts.Start; r >= opts.Start/64; r /= 2 {
-		pass, err := s.try(ctx, "exponential", r)
+		v, err := s.try(ctx, "exponential", r)
 		if err != nil {
 			return res, err
 		}
-		if pass {
+		if v == verdictPass {
 			below = r
 			break
 		}
-		above = r
+		if v == verdictFail {
+			above = r
+		}
 	}
 	if below == 0 {
 		res.Above = above
@@ -236,11 +288,15 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 			res.AtLimit = true
 			break
 		}
-		pass, err := s.try(ctx, "exponential", r)
+		v, err := s.try(ctx, "exponential", r)
 		if err != nil {
 			return res, err
 		}
-		if !pass {
+		if v == VerdictClientBound {
+			res.Rate = below // no higher rate is measurable with this client
+			return res, nil
+		}
+		if v == verdictFail {
 			above = r
 			break
 		}
@@ -248,17 +304,23 @@ func Search(ctx context.Context, opts Options, probe probe) (*Result, error) {
 	}
 	for above > 0 && (above-below)/below > opts.Tolerance {
 		mid := (below + above) / 2
-		pass, err := s.try(ctx, "bisect", mid)
+		v, err := s.try(ctx, "bisect", mid)
 		if err != nil {
 			return res, err
 		}
-		if pass {
+		if v == VerdictClientBound {
+			break // the bracket stays [below, above): the client cannot narrow it
+		}
+		if v == verdictPass {
 			below = mid
 		} else {
 			above = mid
 		}
 	}
 	res.Rate, res.Above = below, above
+	if res.ClientBound > 0 {
+		return res, nil // the anchor, above the bracket, would be client-bound too
+	}
 	return res, s.anchor(ctx, above, opts.Limit)
 }
 
@@ -297,11 +359,14 @@ func Sweep(ctx context.Context, opts Options, step float64, probe probe) (*Resul
 	defer func() { res.WallS = time.Since(t0).Seconds() }()
 	failed := 0
 	for r := step; r <= opts.Limit*(1+1e-9); r += step {
-		pass, err := s.try(ctx, "sweep", r)
+		v, err := s.try(ctx, "sweep", r)
 		if err != nil {
 			return res, err
 		}
-		if pass {
+		if v == VerdictClientBound {
+			return res, nil // no higher rate is measurable with this client
+		}
+		if v == verdictPass {
 			if failed == 0 {
 				res.Rate = r
 			}

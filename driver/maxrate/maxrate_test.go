@@ -237,3 +237,89 @@ func TestSearchFitNoisy(t *testing.T) {
 		t.Errorf("the interval held 1000 req/s in %d of 20 searches, want ≥ 18", held)
 	}
 }
+
+// clientModel is model with a client that cannot keep its schedule at
+// rates in [clientAt, clientTo) (clientTo 0: no end): there its windows
+// fail the objective with a client-bound tail (its own send delay most of
+// the latency), whatever the proxy does.
+type clientModel struct {
+	model
+	clientAt, clientTo float64
+}
+
+func (m *clientModel) probe(ctx context.Context, rate float64) (Window, error) {
+	w, err := m.model.probe(ctx, rate)
+	if rate >= m.clientAt && (m.clientTo == 0 || rate < m.clientTo) {
+		w.LatencyUs, w.OwnP99Us, w.ClientBound = 40000, 30000, true
+	}
+	return w, err
+}
+
+// TestClientBound: a client-bound window that would fail is not the
+// proxy's failure. The search and the sweep stop raising the rate there,
+// report the rate as ClientBound and the last pass as Rate, with no failing
+// rate (Above) unless the proxy itself failed below it; Fit leaves the
+// client-bound windows out. A client-bound window that passes still passes.
+func TestClientBound(t *testing.T) {
+	opts := Options{Objective: obj, Start: 100, Limit: 100000, Tolerance: 0.05, Votes: 3}
+	t.Run("search, client below capacity", func(t *testing.T) {
+		m := &clientModel{model: model{capacity: 1000}, clientAt: 700}
+		res, err := Search(context.Background(), opts, m.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 100, 200, 400 pass; 800 is client-bound.
+		if res.Rate != 400 || res.Above != 0 || res.ClientBound != 800 || res.AtLimit {
+			t.Errorf("rate %v, above %v, client-bound %v, at limit %v; want 400, 0, 800, false", res.Rate, res.Above, res.ClientBound, res.AtLimit)
+		}
+		last := res.Steps[len(res.Steps)-1]
+		if last.Verdict != VerdictClientBound || last.Pass || last.Rate != 800 {
+			t.Errorf("last step %+v: want 800 req/s decided client-bound by one window", last)
+		}
+		if _, ok := Fit(res.Steps); ok {
+			t.Error("Fit gave an estimate from windows that never failed on the proxy")
+		}
+	})
+	t.Run("search, client-bound while bisecting", func(t *testing.T) {
+		// 800 passes, 1600 fails on the proxy, 1200 is client-bound: the
+		// bracket stays [800, 1600), and no anchor is probed above it.
+		m := &clientModel{model: model{capacity: 1000}, clientAt: 1100, clientTo: 1400}
+		res, err := Search(context.Background(), opts, m.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rate != 800 || res.Above != 1600 || res.ClientBound != 1200 {
+			t.Errorf("rate %v, above %v, client-bound %v; want 800, 1600, 1200", res.Rate, res.Above, res.ClientBound)
+		}
+		if last := res.Steps[len(res.Steps)-1]; last.Phase != "bisect" || last.Verdict != VerdictClientBound {
+			t.Errorf("last step %+v: want the client-bound bisection", last)
+		}
+	})
+	t.Run("sweep", func(t *testing.T) {
+		m := &clientModel{model: model{capacity: 1000}, clientAt: 650}
+		res, err := Sweep(context.Background(), Options{Objective: obj, Limit: 2000, Tolerance: 0.05, Votes: 1}, 200, m.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rate != 600 || res.Above != 0 || res.ClientBound != 800 || res.AtLimit {
+			t.Errorf("rate %v, above %v, client-bound %v, at limit %v; want 600, 0, 800, false", res.Rate, res.Above, res.ClientBound, res.AtLimit)
+		}
+	})
+	t.Run("judge", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			w    Window
+			want string
+		}{
+			{"client-bound but meets the objective", Window{LatencyUs: 900, OwnP99Us: 800, ClientBound: true}, verdictPass},
+			{"client-bound tail", Window{LatencyUs: 20000, OwnP99Us: 15000, ClientBound: true}, VerdictClientBound},
+			{"client-bound, behind", Window{LatencyUs: 900, Behind: true, ClientBound: true}, VerdictClientBound},
+			{"client-bound with errors", Window{LatencyUs: 20000, Errors: 3, ClientBound: true}, verdictFail},
+			{"the proxy's tail", Window{LatencyUs: 20000, OwnP99Us: 20}, verdictFail},
+		} {
+			if got, why := judge(obj, tc.w); got != tc.want {
+				t.Errorf("%s: got %s (%s), want %s", tc.name, got, why, tc.want)
+			}
+		}
+	})
+}

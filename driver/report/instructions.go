@@ -67,7 +67,7 @@ func writeInstructions(m *md, fig *figures) {
 			}
 			hooks := instrMedian(in, (*result.Instructions).HooksPerRequest)
 			outside := instrMedian(in, (*result.Instructions).OutsidePerRequest)
-			over := "–"
+			over := noValue
 			if pass.N > 0 {
 				over = irCell(outside.Median - pass.Median)
 			}
@@ -94,7 +94,7 @@ func instrMedian(in []*result.Instructions, per func(*result.Instructions) float
 // irCell is an instruction count with thin-space thousands separators.
 func irCell(v float64) string {
 	if math.IsNaN(v) {
-		return "–"
+		return noValue
 	}
 	n := int64(math.Round(v))
 	sign := ""
@@ -111,7 +111,7 @@ func irCell(v float64) string {
 // spreadCell is (max − min) / median of e in per cent, "–" for one value.
 func spreadCell(e stats.Estimate) string {
 	if e.N < 2 || e.Median == 0 {
-		return "–"
+		return noValue
 	}
 	return f(100*(e.Hi-e.Lo)/math.Abs(e.Median), 2) + "%"
 }

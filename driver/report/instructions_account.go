@@ -10,7 +10,7 @@ import (
 	"wafbench/driver/stats"
 )
 
-// glueLimit is the project's target for the integration: our glue (our module's code, cgo's
+// glueLimit is the cost account's target: our glue (our module's code, cgo's
 // crossings and Envoy's ABI callbacks) at most this share of the
 // instructions a WAF mode adds to passthrough.
 const glueLimit = 0.05

@@ -22,7 +22,7 @@ const labSuite = "lab"
 // labReference names the external study the lab suite reproduces. Its
 // figures below are that study's published reference values, quoted, not
 // data of this repository: no file of it is committed here.
-const labReference = "seed A, the Docker lab comparison of NGINX + ModSecurity 3.0.16 and Caddy 2.11.2 + Coraza 3.7.0 over CRS 4.25"
+const labReference = "the WAFWiki Docker lab, a comparison of NGINX + ModSecurity 3.0.16 and Caddy 2.11.2 + Coraza 3.7.0 over CRS 4.25"
 
 // labFigure is what the earlier Docker lab comparison (labReference, an
 // external published reference) published for one of its hosts: median and
@@ -157,9 +157,9 @@ func writeLab(m *md, fig *figures) {
 				continue
 			}
 			e50, e95 := labEstimate(p50), labEstimate(p95)
-			cpuCell := "–"
+			cpuCell := noValue
 			if len(cpu) > 0 {
-				cpuCell = f(labMedian(cpu), 0)
+				cpuCell = f(stats.MedianOf(cpu), 0)
 			}
 			name := "`" + h + "`"
 			if isPool(path) {
@@ -306,21 +306,7 @@ func labEstimate(v []float64) labEst {
 	if len(v) < 2 {
 		lo, hi = math.Inf(-1), math.Inf(1)
 	}
-	return labEst{labMedian(v), lo, hi}
-}
-
-// labMedian is the median of v (NaN when empty); v is not modified.
-func labMedian(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return labEst{stats.MedianOf(v), lo, hi}
 }
 
 // writeLabBeside puts the lab's published figures beside this run's, as
@@ -338,18 +324,18 @@ func writeLabBeside(m *md, trials map[string][]*labTrial, labPool string) {
 		ours50, ours95 := "not run", "not run"
 		if len(p50) > 0 {
 			e50, e95 := labEstimate(p50), labEstimate(p95)
-			ours50 = f(e50.mid, 3) + " " + ci(e50.lo, e50.hi, 3)
-			ours95 = f(e95.mid, 3) + " " + ci(e95.lo, e95.hi, 3)
+			ours50 = withCI(e50.mid, e50.lo, e50.hi, 3)
+			ours95 = withCI(e95.mid, e95.lo, e95.hi, 3)
 		}
 		labRatio, ourRatio, ourCI, labAdded, ourAdded := "1", "1", "", "0", "0"
 		if lf.mode != modes.RefDirect {
 			labRatio, labAdded = f(lf.p50Ms/labDirect, 2), f(lf.p50Ms-labDirect, 3)
 			c := labCompare(trials, "", lf.mode, modes.RefDirect, labPool, "median latency")
-			ourRatio, ourCI, ourAdded = "–", "–", "–"
+			ourRatio, ourCI, ourAdded = noValue, noValue, "–"
 			if len(c.ratios) > 0 {
-				ourRatio, ourCI = f(c.geo, 2), ciNaN(c.lo, c.hi, 2)
+				ourRatio, ourCI = f(c.geo, 2), ci(c.lo, c.hi, 2)
 				e := labEstimate(c.diffs)
-				ourAdded = f(e.mid, 3) + " " + ci(e.lo, e.hi, 3)
+				ourAdded = withCI(e.mid, e.lo, e.hi, 3)
 			}
 		}
 		m.row("`"+lf.mode+"` ("+lf.host+")", f(lf.p50Ms, 3), f(lf.p95Ms, 3), ours50, ours95, labAdded, ourAdded, labRatio, ourRatio, ourCI)
@@ -367,9 +353,9 @@ func writeLabMemory(m *md, trials map[string][]*labTrial, hosts []string) {
 	m.head("host", "trials", "after warmup", "end", "peak", "lab snapshot")
 	mib := func(v []float64) string {
 		if len(v) == 0 {
-			return "–"
+			return noValue
 		}
-		return f(labMedian(v)/1024, 1) + " [" + f(slices.Min(v)/1024, 1) + ", " + f(slices.Max(v)/1024, 1) + "]"
+		return f(stats.MedianOf(v)/1024, 1) + " [" + f(slices.Min(v)/1024, 1) + ", " + f(slices.Max(v)/1024, 1) + "]"
 	}
 	for _, h := range hosts {
 		var aw, end, peak []float64
@@ -388,7 +374,7 @@ func writeLabMemory(m *md, trials map[string][]*labTrial, hosts []string) {
 		if len(peak) == 0 {
 			continue
 		}
-		lab := "–"
+		lab := noValue
 		for _, lf := range labFigures {
 			if lf.mode == h && lf.memMiB > 0 {
 				lab = f(lf.memMiB, 2)
@@ -520,7 +506,7 @@ func writeLabQuestions(m *md, trials map[string][]*labTrial, hosts, paths, pools
 			pair = "`" + c.num + "`"
 		}
 		m.row(c.question, pair, c.metric, path, itoa(len(c.ratios)), f(c.geo, 3),
-			ciNaN(c.lo, c.hi, 3), ciNaN(c.bootLo, c.bootHi, 3), p(c.pHolm), labVerdict(c))
+			ci(c.lo, c.hi, 3), ci(c.bootLo, c.bootHi, 3), p(c.pHolm), labVerdict(c))
 	}
 	m.nl()
 }

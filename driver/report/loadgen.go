@@ -31,6 +31,9 @@ type loadgenHeader struct {
 	// and "wrk", or "h2load"; ReferenceVersion its version when not wrk.
 	Reference        string `json:"reference,omitempty"`
 	ReferenceVersion string `json:"reference_version,omitempty"`
+	// OpenRatePerS is the open-loop rate of a comparison that runs both
+	// load models (scripts/vs-fortio.sh); 0 otherwise.
+	OpenRatePerS float64 `json:"open_rate_per_s,omitempty"`
 	// Downstream is the protocol both tools spoke (h1-tls, h2-tls, h2c;
 	// "" is plain HTTP/1.1) and Streams the HTTP/2 streams per connection.
 	Downstream string `json:"downstream,omitempty"`
@@ -63,6 +66,20 @@ type loadgenWindow struct {
 	P50Us           *float64 `json:"p50_us"`
 	P90Us           *float64 `json:"p90_us"`
 	P99Us           *float64 `json:"p99_us"`
+	// Load is "closed" or "open" (scripts/vs-fortio.sh; "" is closed) and
+	// RatePerS the open loop's requested rate. Open loop, wafbench's
+	// percentiles above run from the intended send time; FromSend* from
+	// the actual write, Own* its own send delay; WindowCPUUsPerReq is its
+	// own account of its CPU over the window (wafbench load --json).
+	Load              string   `json:"load,omitempty"`
+	RatePerS          float64  `json:"rate_per_s,omitempty"`
+	FromSendP50Us     *float64 `json:"from_send_p50_us,omitempty"`
+	FromSendP90Us     *float64 `json:"from_send_p90_us,omitempty"`
+	FromSendP99Us     *float64 `json:"from_send_p99_us,omitempty"`
+	OwnP50Us          *float64 `json:"own_p50_us,omitempty"`
+	OwnP90Us          *float64 `json:"own_p90_us,omitempty"`
+	OwnP99Us          *float64 `json:"own_p99_us,omitempty"`
+	WindowCPUUsPerReq *float64 `json:"window_cpu_us_per_req,omitempty"`
 }
 
 // cpuPerReq is client CPU µs per request, start-up included.
@@ -159,6 +176,10 @@ func writeLoadgenSection(m *md, fig *figures) {
 	}
 	h, ws := fig.Loadgen.header, fig.Loadgen.windows
 	ref := h.reference()
+	if ref == "fortio" {
+		writeVsFortio(m, h, ws)
+		return
+	}
 	version, latency, request := h.Wrk, "(wrk's from its --latency distribution)", "GET "+h.Path
 	if ref != "wrk" {
 		version, latency = h.ReferenceVersion, "("+ref+" reports no percentiles: its columns are empty)"
@@ -252,7 +273,7 @@ func writeLoadgenPairs(m *md, ws []loadgenWindow, ref string, c int) {
 func latPair(x *loadgenWindow) string {
 	ms := func(v *float64) string {
 		if v == nil {
-			return "–"
+			return noValue
 		}
 		return f(*v/1000, 2)
 	}
@@ -266,10 +287,7 @@ func medianOf64(v []float64) float64 {
 			ok = append(ok, x)
 		}
 	}
-	if len(ok) == 0 {
-		return math.NaN()
-	}
-	return stats.Median(ok).Median
+	return stats.MedianOf(ok)
 }
 
 // geoCI is the geometric mean of positive ratios with its paired-t 95%
@@ -282,8 +300,8 @@ func geoCI(v []float64) string {
 		}
 	}
 	if len(ok) == 0 {
-		return "–"
+		return noValue
 	}
 	g, lo, hi, _ := stats.PairedLogT(ok, stats.Confidence)
-	return f(g, 3) + " " + ciNaN(lo, hi, 3)
+	return withCI(g, lo, hi, 3)
 }

@@ -16,11 +16,11 @@ import (
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// f formats v with d decimals; NaN is "–" and an infinite value "∞".
+// f formats v with d decimals; NaN is noValue and an infinite value "∞".
 func f(v float64, d int) string {
 	switch {
 	case math.IsNaN(v):
-		return "–"
+		return noValue
 	case math.IsInf(v, 1):
 		return "∞"
 	case math.IsInf(v, -1):
@@ -49,16 +49,32 @@ func pct(e stats.Estimate) string {
 	return "±" + f(h, 1) + "%"
 }
 
+// noValue is the one way a report says there is no value: a figure not
+// measured, an interval too few repeats cannot give, an empty field.
+const noValue = "–"
+
+// ci formats an interval "[lo, hi]" to d decimals; noValue when an end is
+// missing (NaN) or unbounded.
 func ci(lo, hi float64, d int) string {
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return "n/a"
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return noValue
 	}
 	return "[" + f(lo, d) + ", " + f(hi, d) + "]"
 }
 
+// withCI is the one form of a value with its interval: "1.234 [1.100,
+// 1.380]", "1.234 [–]" when the interval is missing.
+func withCI(v, lo, hi float64, d int) string {
+	iv := ci(lo, hi, d)
+	if iv == noValue {
+		iv = "[" + noValue + "]"
+	}
+	return f(v, d) + " " + iv
+}
+
 func orNone(s string) string {
 	if s == "" {
-		return "—"
+		return noValue
 	}
 	return s
 }
@@ -142,7 +158,7 @@ func keys(m map[string]bool) string {
 	var k []string
 	for x := range m {
 		if x == "" {
-			x = "—"
+			x = noValue
 		}
 		k = append(k, x)
 	}
@@ -152,7 +168,7 @@ func keys(m map[string]bool) string {
 
 func cpus(v []int) string {
 	if len(v) == 0 {
-		return "—"
+		return noValue
 	}
 	return ints(v)
 }
@@ -360,7 +376,7 @@ func writePrecision(m *md, fig *figures) {
 		boot := ratioHalfWidth(c.MedianRatio, c.BootLo, c.BootHi)
 		verdict := "not met"
 		if c.N() < 2 {
-			verdict = "n/a"
+			verdict = noValue
 		} else if c.HalfWidthPct() <= stats.PrecisionTargetPct {
 			verdict = "met"
 		}
@@ -424,9 +440,14 @@ func writeSteady(m *md, fig *figures) {
 	m.nl()
 }
 
+// headlineSplit is the most modes the headline shows in one table, req/s
+// and CPU side by side; with more, each metric gets a table of its own so
+// that neither is wider than a page.
+const headlineSplit = 4
+
 // writeHeadline is one row per workload: median req/s and Envoy CPU µs per
-// request of every mode side by side, and the modsecurity ÷ coraza CPU
-// ratio (ratioCell).
+// request of every mode, in one table or, with more than headlineSplit
+// modes, one per metric.
 func writeHeadline(m *md, fig *figures) {
 	s := fig.Summary
 	if len(s.Groups) == 0 {
@@ -434,54 +455,43 @@ func writeHeadline(m *md, fig *figures) {
 	}
 	m.p("## Headline")
 	m.nl()
-	m.p("Medians over repeats: throughput (req/s) and Envoy CPU per request (µs, all Envoy threads, schedstat). The ratio column is the geometric mean of the per-repeat paired ratios with its paired-t 95%% interval, the figure every ratio column of this report shows. Intervals, tests and verdicts are in the sections below.")
+	m.p("Medians over repeats: throughput (req/s) and Envoy CPU per request (µs, all Envoy threads, schedstat). Intervals, tests and verdicts are in the sections below.")
 	m.nl()
-	cells := []string{"workload"}
-	for _, mode := range s.Modes {
-		cells = append(cells, mode+" req/s")
+	type metric struct {
+		unit string
+		cell func(*stats.Group) string
 	}
-	for _, mode := range s.Modes {
-		cells = append(cells, mode+" CPU µs/req")
+	metrics := []metric{
+		{"req/s", func(g *stats.Group) string { return f(g.ReqPerS.Median, 0) }},
+		{"CPU µs/req", func(g *stats.Group) string { return cpuCell(g.CPUUsPerReq.Median) }},
 	}
-	cpuRatio := func(w stats.WorkloadKey) string {
-		for i := range s.Comparisons {
-			c := &s.Comparisons[i]
-			if c.WorkloadKey == w && c.Num == modes.ModSecurity && c.Den == modes.Coraza && c.Metric == stats.MetricCPU && c.N() > 0 {
-				return ratioCell(c)
+	tables := [][]metric{metrics}
+	if len(s.Modes) > headlineSplit {
+		tables = [][]metric{metrics[:1], metrics[1:]}
+	}
+	for _, t := range tables {
+		cells := []string{"workload"}
+		for _, mt := range t {
+			for _, mode := range s.Modes {
+				cells = append(cells, mode+" "+mt.unit)
 			}
 		}
-		return ""
-	}
-	withRatio := false
-	for _, w := range s.Workloads {
-		if cpuRatio(w) != "" {
-			withRatio = true
-		}
-	}
-	if withRatio {
-		cells = append(cells, "modsecurity/coraza CPU, "+ratioHead)
-	}
-	m.head(cells...)
-	for _, w := range s.Workloads {
-		row := []string{w.String()}
-		for _, metric := range []func(*stats.Group) string{
-			func(g *stats.Group) string { return f(g.ReqPerS.Median, 0) },
-			func(g *stats.Group) string { return cpuCell(g.CPUUsPerReq.Median) },
-		} {
-			for _, mode := range s.Modes {
-				if g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns}); g != nil {
-					row = append(row, metric(g))
-				} else {
-					row = append(row, "")
+		m.head(cells...)
+		for _, w := range s.Workloads {
+			row := []string{w.String()}
+			for _, mt := range t {
+				for _, mode := range s.Modes {
+					if g := s.Group(stats.Key{Mode: mode, Workload: w.Workload, Conns: w.Conns}); g != nil {
+						row = append(row, mt.cell(g))
+					} else {
+						row = append(row, noValue)
+					}
 				}
 			}
+			m.row(row...)
 		}
-		if withRatio {
-			row = append(row, cpuRatio(w))
-		}
-		m.row(row...)
+		m.nl()
 	}
-	m.nl()
 	writeHeadlineProtection(m, fig)
 }
 
@@ -550,7 +560,7 @@ func writeBehind(m *md, fig *figures) {
 	if old {
 		m.p("These windows fell behind their requested rate by the rule in force when they were recorded (achieved below 95%% of it, or more than 1%% of sends over 1 ms late; runs recorded since judge by the arrivals their schedule made due and by the client's own lag); they stay in the statistics above, but their figures are not at the rate asked:")
 	} else {
-		m.p("These windows fell behind their requested rate (fewer responses than %.0f%% of the arrivals their schedule made due in the window, less one, or more than %.0f%% of sends, plus one, held back over 1 ms by the client itself, past the later of their intended time and their connection falling free; sends that waited for a busy connection are late but not behind); they stay in the statistics above, but their figures are not at the rate asked:",
+		m.p("These windows fell behind their requested rate (fewer responses than %.0f%% of the arrivals their schedule made due in the window, less one, or more than %.0f%% of sends, plus one, held back by the client itself past the lag threshold — half the mean inter-arrival time; 1 ms in windows recorded before it — beyond the later of their intended time and their connection falling free; sends that waited for a busy connection are late but not behind); they stay in the statistics above, but their figures are not at the rate asked:",
 			100*result.BehindRatio, 100*result.BehindLateShare)
 	}
 	m.nl()

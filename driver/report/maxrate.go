@@ -123,7 +123,7 @@ func bracket(x *maxrate.Result) string {
 // openEnd is an interval end, "–" when open (0).
 func openEnd(v float64) string {
 	if v == 0 {
-		return "–"
+		return noValue
 	}
 	return f(v, 0)
 }
@@ -237,14 +237,14 @@ func fewest(steps []maxrate.Step) string {
 	n := int64(-1)
 	for _, s := range steps {
 		if s.Requests == 0 && s.Errors == 0 {
-			return "–"
+			return noValue
 		}
 		if n < 0 || s.Requests < n {
 			n = s.Requests
 		}
 	}
 	if n < 0 {
-		return "–"
+		return noValue
 	}
 	return itoa(int(n))
 }

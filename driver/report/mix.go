@@ -66,7 +66,7 @@ func writeMix(m *md, fig *figures) {
 				continue
 			}
 			cpu := medianOf(rs, func(r *result.Record) float64 { return r.CPU.UsPerRequest })
-			ratio := "–"
+			ratio := noValue
 			if base > 0 && mode != modes.Passthrough {
 				ratio = f(cpu/base, 2) + "×"
 			}
@@ -114,7 +114,7 @@ func writeMix(m *md, fig *figures) {
 				for _, oc := range rs[0].Classes {
 					wsum += int64(oc.Weight)
 				}
-				share := "–"
+				share := noValue
 				if all > 0 {
 					share = f(100*float64(responses)/float64(all), 1) + "%"
 				}

@@ -228,7 +228,7 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 	var out []engineBench
 	for k, v := range ns {
 		out = append(out, engineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, Caches: k.caches, NsPerOp: stats.Median(v),
-			BPerOp: medianOrNaN(bs[k]), Allocs: medianOrNaN(allocs[k])})
+			BPerOp: stats.MedianOf(bs[k]), Allocs: stats.MedianOf(allocs[k])})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -247,13 +247,6 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 		return a.Caches < b.Caches
 	})
 	return out, cfg, nil
-}
-
-func medianOrNaN(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	return stats.Median(v).Median
 }
 
 // overheadRows pairs every WAF mode × workload × conns group of s that has

@@ -193,7 +193,7 @@ func writeOverheadParts(m *md, rows []*causeRow) {
 func partCell(e *engineBench, p account.Part) string {
 	switch {
 	case e.Parts == nil:
-		return "–"
+		return noValue
 	case p < 0:
 		return f(sum(e.Parts), 0)
 	}
@@ -227,7 +227,7 @@ func scaled(v []float64, k float64) []float64 {
 
 func orDash(s string) string {
 	if s == "" {
-		return "–"
+		return noValue
 	}
 	return s
 }
@@ -237,7 +237,7 @@ func ratioMeanCell(v []float64) string {
 	mean, half := meanT(v)
 	switch {
 	case math.IsNaN(mean):
-		return "–"
+		return noValue
 	case math.IsNaN(half):
 		return f(mean, 2)
 	}

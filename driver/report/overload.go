@@ -67,7 +67,7 @@ func writeOverload(m *md, fig *figures) {
 			seen[r.Mode] = true
 			order = append(order, r.Mode)
 		}
-		growth := "–"
+		growth := noValue
 		if r.Memory.RSSEndKiB > 0 {
 			growth = f(float64(r.Memory.RSSEndKiB-r.Memory.RSSAfterWarmupKiB)/1024, 1)
 		}

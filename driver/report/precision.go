@@ -59,7 +59,7 @@ func writePrecisionTargets(m *md, fig *figures) {
 		if st.Met {
 			ok, need = "**yes**", "–"
 		}
-		m.row(st.Target.String(), itoa(c.N()), f(c.GeoRatio, 3), ciNaN(c.TLo, c.THi, 3), halfWidth(c.HalfWidthPct()), ok, need)
+		m.row(st.Target.String(), itoa(c.N()), f(c.GeoRatio, 3), ci(c.TLo, c.THi, 3), halfWidth(c.HalfWidthPct()), ok, need)
 	}
 	m.nl()
 	if met < len(sts) && needMax > 0 {

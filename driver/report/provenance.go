@@ -224,7 +224,7 @@ func processorRows(p *result.Processor) [][2]string {
 func cacheSize(kib int) string {
 	switch {
 	case kib <= 0:
-		return "—"
+		return noValue
 	case kib >= 1024 && kib%1024 == 0:
 		return fmt.Sprintf("%d MiB", kib/1024)
 	}

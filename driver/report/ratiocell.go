@@ -18,17 +18,17 @@ const (
 )
 
 // ratioCell is a comparison's ratio in the one form: "1.234 [1.100, 1.380]"
-// ("n/a" for the interval below 2 pairs); "" for no comparison.
+// ("1.234 [–]" below 2 pairs, withCI); "" for no comparison.
 func ratioCell(c *stats.Comparison) string {
 	if c == nil || c.N() == 0 || math.IsNaN(c.GeoRatio) {
 		return ""
 	}
-	return f(c.GeoRatio, ratioDigits) + " " + ciNaN(c.TLo, c.THi, ratioDigits)
+	return withCI(c.GeoRatio, c.TLo, c.THi, ratioDigits)
 }
 
 // geoCell is ratioCell for per-repeat ratios that are not one of the run's
 // comparisons (memory, start-up).
 func geoCell(ratios []float64) string {
 	geo, lo, hi, _ := stats.PairedLogT(ratios, stats.Confidence)
-	return f(geo, ratioDigits) + " " + ciNaN(lo, hi, ratioDigits)
+	return withCI(geo, lo, hi, ratioDigits)
 }

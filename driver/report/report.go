@@ -95,11 +95,11 @@ func Build(dir string, warn io.Writer) error {
 	return nil
 }
 
-// cpuCell prints CPU µs per request; "–" where no proxy process was measured
-// (ref-direct has none, so its CPU is not sampled).
+// cpuCell prints CPU µs per request; noValue where no proxy process was
+// measured (ref-direct has none, so its CPU is not sampled).
 func cpuCell(v float64) string {
 	if v == 0 {
-		return "–"
+		return noValue
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"wafbench/driver/chart"
@@ -15,6 +16,7 @@ type section func(m *md, fig *figures)
 // sections are the parts of report.md, in order.
 var sections = []section{
 	writeTitle,
+	writeBrief,
 	writeHeadline,
 	writeProtection,
 	writeDeployed,
@@ -31,6 +33,7 @@ var sections = []section{
 	writeVerdicts,
 	writeBuilds,
 	writeStartup,
+	writeIntegrations,
 	writeLab,
 	writeGrowth,
 	writeAdversarial,
@@ -40,6 +43,7 @@ var sections = []section{
 	writeSlow,
 	writeMix,
 	writeMaxRate,
+	writeSendDelay,
 	writeBaseline,
 	writeOverhead,
 	writePrecision,
@@ -80,15 +84,29 @@ func writeTitle(m *md, fig *figures) {
 	m.nl()
 }
 
-// writeCharts links the charts drawn into charts/.
+// writeCPUChart shows the CPU chart, when the run drew one.
+func writeCPUChart(m *md, fig *figures) {
+	if slices.Contains(fig.Charts, chart.CPUFile) {
+		writeChart(m, chart.CPUFile)
+		m.nl()
+	}
+}
+
+func writeChart(m *md, c string) {
+	m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
+}
+
+// writeCharts links the charts drawn into charts/ but the CPU chart.
 func writeCharts(m *md, fig *figures) {
-	if len(fig.Charts) == 0 {
+	if len(fig.Charts) == 0 || slices.Equal(fig.Charts, []string{chart.CPUFile}) {
 		return
 	}
 	m.p("## Charts")
 	m.nl()
 	for _, c := range fig.Charts {
-		m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
+		if c != chart.CPUFile {
+			writeChart(m, c)
+		}
 	}
 	m.nl()
 	if n := len(fig.Summary.Workloads) * len(fig.Summary.Modes); n > chart.MaxStabilityPanels {

@@ -128,25 +128,25 @@ func endedBy(s *result.Slow) string {
 		parts = append(parts, fmt.Sprintf("client bound (%s s) ×%d", f(s.MaxWaitS, 0), n))
 	}
 	if len(parts) == 0 {
-		return "–"
+		return noValue
 	}
 	return strings.Join(parts, ", ")
 }
 
 func elapsedCell(ms []float64) string {
 	if len(ms) == 0 {
-		return "–"
+		return noValue
 	}
 	v := slices.Clone(ms)
 	slices.Sort(v)
-	return fmt.Sprintf("%s [%s, %s]", f(medianOf64(v)/1e3, 1), f(v[0]/1e3, 1), f(v[len(v)-1]/1e3, 1))
+	return withCI(medianOf64(v)/1e3, v[0]/1e3, v[len(v)-1]/1e3, 1)
 }
 
 // heldCell is the RSS grown while the plan's connections were held, per
 // connection.
 func heldCell(s *result.Slow, conns int) string {
 	if s.RSSHeldKiB == 0 || s.RSSBeforeKiB == 0 || conns == 0 {
-		return "–"
+		return noValue
 	}
 	return f(float64(s.RSSHeldKiB-s.RSSBeforeKiB)/float64(conns), 0)
 }

@@ -75,8 +75,8 @@ func writeSoak(m *md, fig *figures) {
 		s := stats.LinearSlope(y, 1.0/60) // one sample a second: x in minutes
 		late := stats.LinearSlope(y[len(y)/2:], 1.0/60)
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat), fmt.Sprintf("%.1f", float64(len(y)-1)/60),
-			fmt.Sprintf("%.1f → %.1f", y[0], y[len(y)-1]), fmt.Sprintf("%.3f [%.3f, %.3f]", s.PerX, s.Lo, s.Hi),
-			fmt.Sprintf("%.3f", s.Rho), fmt.Sprintf("%.0f", s.NEff), fmt.Sprintf("%.3f [%.3f, %.3f]", late.PerX, late.Lo, late.Hi),
+			fmt.Sprintf("%.1f → %.1f", y[0], y[len(y)-1]), withCI(s.PerX, s.Lo, s.Hi, 3),
+			fmt.Sprintf("%.3f", s.Rho), fmt.Sprintf("%.0f", s.NEff), withCI(late.PerX, late.Lo, late.Hi, 3),
 			countsCell(r.Errors), attacksCell(r), soakVerdict(s, late))
 	}
 	m.nl()
@@ -102,7 +102,7 @@ func countsCell(c map[string]int64) string {
 // attacksCell is the attack stream's answers, with a WAF's 200s called out.
 func attacksCell(r *result.Record) string {
 	if r.AttackWorkload == "" {
-		return "–"
+		return noValue
 	}
 	s := countsCell(r.Attacks)
 	if modes.IsWAF(r.Mode) && r.Attacks["200"] > 0 {
@@ -201,7 +201,7 @@ func writeDrift(m *md, rows []*result.Record) {
 func geoPair(a, b []float64, scale float64, digits int) string {
 	g := func(v []float64) string {
 		if len(v) == 0 {
-			return "–"
+			return noValue
 		}
 		var s float64
 		for _, x := range v {
@@ -214,12 +214,9 @@ func geoPair(a, b []float64, scale float64, digits int) string {
 
 func driftCell(q stats.Ratio) string {
 	if math.IsNaN(q.Geo) {
-		return "–"
+		return noValue
 	}
-	if math.IsNaN(q.Lo) {
-		return fmt.Sprintf("%.3f", q.Geo)
-	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f]", q.Geo, q.Lo, q.Hi)
+	return withCI(q.Geo, q.Lo, q.Hi, 3)
 }
 
 // cpuSlotS is the slot of the soak's CPU drift, as the latency slots':

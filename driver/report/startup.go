@@ -29,7 +29,7 @@ func writeStartup(m *md, fig *figures) {
 	}
 	m.p("## Start-up and memory")
 	m.nl()
-	m.p("Start-up is the time from launching a fresh proxy to its listener accepting connections (Envoy: admin /ready LIVE and the listener bound), once per trial. coraza-wasm's includes V8 compiling the whole Wasm module; its first request waits for it. RSS is the proxy's resident memory after the warm-up and at the end of each measured window. Medians with their 95%% order-statistic intervals (n/a below 6 values).")
+	m.p("Start-up is the time from launching a fresh proxy to its listener accepting connections (Envoy: admin /ready LIVE and the listener bound), once per trial. coraza-wasm's includes V8 compiling the whole Wasm module; its first request waits for it. RSS is the proxy's resident memory after the warm-up and at the end of each measured window. Medians with their 95%% order-statistic intervals (– below 6 values).")
 	m.nl()
 	m.head("mode", "trials", "start-up s", "95% CI", "RSS after warm-up MiB", "RSS at end MiB", "peak MiB")
 	for _, mode := range s.Modes {
@@ -80,7 +80,7 @@ func writeWasmRatios(m *md, recs []result.Record, s *stats.Summary) {
 	}
 	m.p("### %s / %s", modes.CorazaWasm, modes.Coraza)
 	m.nl()
-	m.p("The same Coraza engine, rules and request logic as a proxy-wasm plugin in V8 against the native dynamic module, paired within repeats: geometric mean of the per-repeat ratios with its paired-t 95%% interval (n/a below 2 pairs). Above 1 costs more.")
+	m.p("The same Coraza engine, rules and request logic as a proxy-wasm plugin in V8 against the native dynamic module, paired within repeats: geometric mean of the per-repeat ratios with its paired-t 95%% interval ([–] below 2 pairs). Above 1 costs more.")
 	m.nl()
 	m.head("metric", "workload", "n", "coraza-wasm/coraza, "+ratioHead)
 	for _, w := range s.Workloads {

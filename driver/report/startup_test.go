@@ -39,7 +39,7 @@ func TestWriteStartupWasm(t *testing.T) {
 	out := m.b.String()
 	for _, want := range []string{
 		"## Start-up and memory",
-		"| `coraza-wasm` | 3 | 30.30 | n/a | 500 | 505 | 500 |",
+		"| `coraza-wasm` | 3 | 30.30 | – | 500 | 505 | 500 |",
 		"### coraza-wasm / coraza",
 		"| CPU µs/req | headers/c16 | 3 | 2.000 [2.000, 2.000] |",
 		"| RSS at end | headers/c16 | 3 | 5.000 [5.000, 5.000] |",

@@ -12,7 +12,7 @@ import (
 // cvCell formats a coefficient of variation as a percentage.
 func cvCell(v float64) string {
 	if math.IsNaN(v) {
-		return "–"
+		return noValue
 	}
 	return f(100*v, 1) + "%"
 }
@@ -71,11 +71,11 @@ func writeVariance(m *md, fig *figures) {
 	m.nl()
 	m.head("workload", "mode", "n", "window s", "req/s", "within-window CV (per s)", "between-repeat CV", "between-process CV", "process share", "CPU µs/req between-repeat CV")
 	for _, c := range s.Components {
-		share := "–"
+		share := noValue
 		if !math.IsNaN(c.ProcessShare) {
 			share = f(100*c.ProcessShare, 0) + "%"
 		}
-		win := "–"
+		win := noValue
 		if c.WindowS > 0 {
 			win = f(c.WindowS, 0)
 		}

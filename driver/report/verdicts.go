@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"wafbench/driver/modes"
 	"wafbench/driver/stats"
 )
 
@@ -18,7 +17,7 @@ const nearLo, nearHi = 0.9, 1.1
 // minutes formats seconds as "8 min 20 s" (or "45 s").
 func minutes(sec float64) string {
 	if math.IsNaN(sec) || math.IsInf(sec, 0) {
-		return "–"
+		return noValue
 	}
 	d := time.Duration(sec * float64(time.Second)).Round(time.Second)
 	if d < time.Minute {
@@ -32,7 +31,7 @@ func minutes(sec float64) string {
 func repeatsCell(n int, block float64) string {
 	switch {
 	case n == 0:
-		return "–"
+		return noValue
 	case n > stats.MaxRepeats:
 		return fmt.Sprintf("> %d", stats.MaxRepeats)
 	case block <= 0:
@@ -55,9 +54,9 @@ func verdictCell(c *stats.Comparison) string {
 }
 
 // writeVerdicts states what the run established, question by question
-// (Holm family): the engine comparison on Envoy CPU per workload, every
-// comparison outside [0.9, 1.1] that is not established with the repeats
-// it would need, and the assumption checks that failed.
+// (Holm family; the CPU ratios one by one open the report, writeBrief):
+// every comparison outside [0.9, 1.1] that is not established with the
+// repeats it would need, and the assumption checks that failed.
 func writeVerdicts(m *md, fig *figures) {
 	meta, recs, s := fig.Meta, fig.Records, fig.Summary
 	if len(s.Comparisons) == 0 {
@@ -91,27 +90,6 @@ func writeVerdicts(m *md, fig *figures) {
 		stats.Alpha, strings.Join(parts, "; "), stats.MinSamples, stats.Alpha, minutes(block))
 	m.nl()
 
-	var engine []*stats.Comparison
-	for i := range s.Comparisons {
-		if c := &s.Comparisons[i]; c.Num == modes.ModSecurity && c.Den == modes.Coraza && c.Metric == stats.MetricCPU {
-			engine = append(engine, c)
-		}
-	}
-	if len(engine) > 0 {
-		m.p("### %s ÷ %s, Envoy CPU per request", modes.ModSecurity, modes.Coraza)
-		m.nl()
-		m.head("workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "±", "Holm p", "signed-rank p", "verdict", "repeats for a verdict")
-		for _, c := range engine {
-			need := "–"
-			if c.Verdict == stats.NotEstablished {
-				need = repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block)
-			}
-			m.row(c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3), ciNaN(c.TLo, c.THi, 3), halfWidth(c.HalfWidthPct()),
-				p(c.PHolm), p(c.PSignedRank), verdictCell(c), need)
-		}
-		m.nl()
-	}
-
 	var far []*stats.Comparison
 	near := 0
 	for i := range s.Comparisons {
@@ -133,7 +111,7 @@ func writeVerdicts(m *md, fig *figures) {
 		m.head("question", "ratio", "metric", "workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "why", "repeats for a verdict")
 		for _, c := range far {
 			m.row(string(c.Family), c.Name(), c.Metric.Label(), c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3),
-				ciNaN(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block))
+				ci(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block))
 		}
 	}
 	m.nl()
@@ -152,14 +130,14 @@ func writeVerdicts(m *md, fig *figures) {
 		checked++
 		if fl := c.Assumptions.String(); fl != "" {
 			flagged++
-			rows = append(rows, []string{c.Name(), c.Metric.Label(), c.WorkloadKey.String(), floats(c.Ratios, 3), fl, c.Assumptions.Describe()})
+			rows = append(rows, []string{c.Name(), c.Metric.Label(), c.WorkloadKey.String(), fl, c.Assumptions.Describe()})
 		}
 	}
 	m.p("Assumption checks of the paired t (per-repeat log-ratios independent and roughly normal; run with n ≥ %d): %d of %d comparisons checked, %d flagged — skewed (|skewness| > 2 SE), drift (log-ratio correlated with the repeat number, p < %g), order (correlated with the modes' positions in the block, p < %g), or signed-rank disagrees (the paired t establishes a direction the exact Wilcoxon signed-rank test does not, p ≥ %g). Flags are diagnostics, not tests, and do not change a verdict: a few percent of sound comparisons flag by chance (the skewness check alone about 5%%).",
 		stats.CheckMinN, checked, len(s.Comparisons), flagged, stats.CheckLevel, stats.CheckLevel, stats.Alpha)
 	m.nl()
 	if len(rows) > 0 {
-		m.head("ratio", "metric", "workload", "per-repeat ratios", "flags", "checks")
+		m.head("ratio", "metric", "workload", "flags", "checks (per-repeat ratios: Paired ratios)")
 		for _, r := range rows {
 			m.row(r...)
 		}

@@ -37,13 +37,11 @@ func TestWriteVerdicts(t *testing.T) {
 	}{
 		{"n=3 not established, repeats named", 3, []string{
 			"engine vs engine: **0 of 3** established",
-			"| headers/c16 | 3 | 1.500 |",
-			"not established (n=3 < 4 paired repeats) | 4 (≈",
+			"| engine vs engine | modsecurity/coraza | CPU µs/req | headers/c16 | 3 | 1.500 | [1.427, 1.576] | n=3 < 4 paired repeats | 4 (≈",
 			"Not established although the ratio lies outside [0.9, 1.1]",
 		}, nil},
 		{"n=6 established", 6, []string{
 			"engine vs engine: **3 of 3** established",
-			"**higher**",
 			"Every comparison whose ratio lies outside [0.9, 1.1] is established.",
 		}, []string{"Not established although"}},
 	}
@@ -61,6 +59,52 @@ func TestWriteVerdicts(t *testing.T) {
 			for _, a := range tt.avoid {
 				if strings.Contains(got, a) {
 					t.Errorf("verdicts section has %q:\n%s", a, got)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteBrief: the report opens with every CPU ratio in words and in a
+// narrow table, verdicts and the repeats a verdict would need included,
+// then the CPU chart; a run of one repeat gets the words only.
+func TestWriteBrief(t *testing.T) {
+	meta := &result.Meta{Modes: []string{"passthrough", "modsecurity", "coraza"}, Workloads: []string{"headers@16"}}
+	tests := []struct {
+		name  string
+		n     int
+		want  []string
+		avoid []string
+	}{
+		{"one repeat", 1, []string{
+			briefHeading,
+			"`modsecurity` uses 1.500 (headers/c16) times the CPU per request of `coraza`; one repeat: no interval, no verdict.",
+		}, []string{"| workload |"}},
+		{"n=3 not established", 3, []string{
+			"`modsecurity` uses 1.500 (headers/c16) times the CPU per request of `coraza` — not established on any of 1 workload.",
+			"| workload | modsecurity ÷ coraza | verdict |\n| --- | --- | --- |\n| headers/c16 | 1.500 [1.427, 1.576] | not established (≈ 4 repeats) |\n",
+		}, []string{"**higher**"}},
+		{"n=6 established", 6, []string{
+			"`modsecurity` uses 19.997 [19.625, 20.376] times the CPU per request of `passthrough` on headers/c16 — established.",
+			"| headers/c16 | 1.500 [1.472, 1.528] | **higher** |",
+			"| workload | coraza ÷ passthrough | verdict |",
+		}, []string{"not established"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := verdictRecs(tt.n, 1.5)
+			s := stats.Summarize(recs)
+			m := &md{}
+			writeBrief(m, &figures{Meta: meta, Records: recs, Summary: s, Brief: analyseBrief(s), Charts: []string{"throughput.svg", "cpu.svg"}})
+			got := m.b.String()
+			for _, w := range append(tt.want, "![cpu](charts/cpu.svg)") {
+				if !strings.Contains(got, w) {
+					t.Errorf("brief lacks %q:\n%s", w, got)
+				}
+			}
+			for _, a := range append(tt.avoid, "throughput.svg") {
+				if strings.Contains(got, a) {
+					t.Errorf("brief has %q:\n%s", a, got)
 				}
 			}
 		})

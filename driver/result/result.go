@@ -95,22 +95,33 @@ type Record struct {
 	// capacity_from or capacity); both 0 for other workloads.
 	LoadFraction float64 `json:"load_fraction,omitempty"`
 	CapacityPerS float64 `json:"capacity_per_s,omitempty"`
+	// EnvoyVersion and EnvoySHA256 name the Envoy binary the trial ran
+	// (`envoy --version`'s description and the file's hash); empty for
+	// hosts other than Envoy and in records written before they were
+	// recorded (meta.json's then holds for every trial).
+	EnvoyVersion string `json:"envoy_version,omitempty"`
+	EnvoySHA256  string `json:"envoy_sha256,omitempty"`
 	// EnvoyConcurrency is Envoy's worker threads (--concurrency) in this
 	// trial; 0 in records written before it was recorded (see meta.json).
 	EnvoyConcurrency int `json:"envoy_concurrency,omitempty"`
-	// Late counts open-loop sends more than 1 ms behind their intended time
-	// (waits for a busy connection included); Lagged those the client itself
-	// held back (load.Result.Lagged); Due the arrivals the schedule made due
+	// Late counts open-loop sends more than the lag threshold behind their
+	// intended time (Send.LagThresholdUs: half the mean inter-arrival time;
+	// 1 ms in records without Send), waits for a busy connection included;
+	// Lagged those the client itself held back (load.Result.Lagged); Due the arrivals the schedule made due
 	// in the window (load.Result.Due; 0 in records written before it was
 	// recorded); BehindRate flags a window that did not hold its requested
 	// rate (see FellBehind). All are zero for closed loop.
-	Late        int64   `json:"late,omitempty"`
-	Lagged      int64   `json:"client_lagged,omitempty"`
-	Due         int64   `json:"due,omitempty"`
-	BehindRate  bool    `json:"behind_rate,omitempty"`
-	WarmupS     float64 `json:"warmup_s"`
-	DurationS   float64 `json:"duration_s"` // measured window actually elapsed
-	Interrupted bool    `json:"interrupted,omitempty"`
+	Late       int64 `json:"late,omitempty"`
+	Lagged     int64 `json:"client_lagged,omitempty"`
+	Due        int64 `json:"due,omitempty"`
+	BehindRate bool  `json:"behind_rate,omitempty"`
+	// Send is an open-loop window's send delay kept apart from its latency
+	// (load.SendStats); nil for closed loop and in records written before
+	// it was recorded.
+	Send        *SendDelay `json:"send,omitempty"`
+	WarmupS     float64    `json:"warmup_s"`
+	DurationS   float64    `json:"duration_s"` // measured window actually elapsed
+	Interrupted bool       `json:"interrupted,omitempty"`
 
 	ExpectStatus int `json:"expect_status"`
 	// Attacks counts the answers to a concurrent attack stream (profile
@@ -173,6 +184,10 @@ type Record struct {
 	// valgrind's); nil otherwise.
 	Instructions *Instructions `json:"instructions,omitempty"`
 
+	// Sidecar is the wafbench-extproc server's settings and cost in the
+	// external modes (ext_proc, ext_authz); nil in every other mode.
+	Sidecar *Sidecar `json:"sidecar,omitempty"`
+
 	CPU       CPU              `json:"envoy_cpu"`
 	Memory    Memory           `json:"envoy_memory"`
 	Startup   *Startup         `json:"envoy_startup,omitempty"` // set on the first workload of a trial
@@ -182,6 +197,43 @@ type Record struct {
 	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
 	Error     string           `json:"error,omitempty"`      // why the trial failed, if it did
 	Shard     string           `json:"shard,omitempty"`      // "i/N" (0-based i) of a run --shard; "" when not sharded
+}
+
+// SendDelay is what an open-loop window's client added to its latency.
+// Latency (Record.Latency) runs from each request's intended send time; the
+// send delay is the part of it before the request's actual write, Own the
+// part of that the client itself added (from the later of the intended time
+// and the connection falling free: its pacer, its wait for a CPU; the rest
+// is a wait for a busy connection, the server's), and FromSend the latency
+// from the actual write, what a generator that does not correct for
+// coordinated omission reports. All over the window's valid responses, µs.
+type SendDelay struct {
+	LagThresholdUs float64 `json:"lag_threshold_us"` // how late a send counted in Late and Lagged was
+	Delay          Latency `json:"delay"`
+	Own            Latency `json:"own"`
+	FromSend       Latency `json:"from_send"`
+	// OwnHistBase64 and FromSendHistBase64 are Own's and FromSend's
+	// histograms, encoded as Record.HistBase64.
+	OwnHistBase64      string `json:"own_hist_b64,omitempty"`
+	FromSendHistBase64 string `json:"from_send_hist_b64,omitempty"`
+}
+
+// ClientBoundShare is the share of a window's latency p99 above which its
+// client's own send delay p99 makes the window client-bound: the client,
+// not the server, decided its tail.
+const ClientBoundShare = 0.25
+
+// ClientBound reports whether the client's own send-delay p99 is more than
+// ClientBoundShare of latencyP99Us, the window's latency p99 from the
+// intended time. False for nil (closed loop, older records).
+func (s *SendDelay) ClientBound(latencyP99Us float64) bool {
+	return s != nil && IsClientBound(s.Own.P99Us, latencyP99Us)
+}
+
+// IsClientBound reports whether a client's own send-delay p99 ownP99Us is
+// more than ClientBoundShare of the latency p99 latencyP99Us.
+func IsClientBound(ownP99Us, latencyP99Us float64) bool {
+	return latencyP99Us > 0 && ownP99Us > ClientBoundShare*latencyP99Us
 }
 
 // Class is one class of a mix record: the workload it sends, its weight,
@@ -251,6 +303,35 @@ func perRequest(n, reqs int64) float64 {
 		return 0
 	}
 	return float64(n) / float64(reqs)
+}
+
+// Sidecar is what a record of an external mode holds of the
+// wafbench-extproc server beside Envoy: how it ran, and its CPU and memory
+// over the same measured window as Envoy's (Record.CPU, Record.Memory).
+type Sidecar struct {
+	Integration string `json:"integration"` // "ext_proc" or "ext_authz"
+	Process     string `json:"process"`     // "wafbench-extproc"
+	Transport   string `json:"transport"`   // "uds" or "tcp" (loopback)
+	// Placement is where it was pinned: "envoy" (Envoy's CPUs, the
+	// default), "own" (CPUs Envoy does not use) or the list given; CPUs is
+	// that set.
+	Placement string `json:"placement"`
+	CPUs      []int  `json:"cpus"`
+	// FailureModeAllow is the Envoy filter's failure_mode_allow: true lets
+	// requests through uninspected when the server fails (fail open).
+	FailureModeAllow bool    `json:"failure_mode_allow"`
+	CPU              CPU     `json:"cpu"`
+	Memory           Memory  `json:"memory"`
+	ReadyMs          float64 `json:"ready_ms,omitempty"` // spawn to its ready line (first workload of a trial)
+}
+
+// TotalCPUUsPerRequest is the CPU per request of Envoy and, in an
+// external mode, its wafbench-extproc server together.
+func (r *Record) TotalCPUUsPerRequest() float64 {
+	if r.Sidecar == nil {
+		return r.CPU.UsPerRequest
+	}
+	return r.CPU.UsPerRequest + r.Sidecar.CPU.UsPerRequest
 }
 
 // Latency holds client-side latency percentiles in microseconds.
@@ -544,9 +625,10 @@ const (
 // FellBehind reports whether an open-loop window did not hold its requested
 // rate. due is the number of arrivals its schedule made due in the window
 // (load.Result.Due), responses those answered in it (any status), lagged
-// the sends the client itself held back more than 1 ms (load.Result.Lagged:
-// behind the later of their intended time and their connection becoming
-// free). It fell behind when
+// the sends the client itself held back past the lag threshold — half the
+// mean inter-arrival time since records carry Send, 1 ms before —
+// (load.Result.Lagged: behind the later of their intended time and their
+// connection becoming free). It fell behind when
 //
 //   - responses < BehindRatio × due − 1: the requests were not served at the
 //     rate asked (one request's worth of slack for the window's edges cutting

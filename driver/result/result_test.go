@@ -69,3 +69,25 @@ func TestMetaRoundTrip(t *testing.T) {
 		t.Errorf("temporary meta file left behind")
 	}
 }
+
+func TestClientBound(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		own, p99 float64
+		want     bool
+	}{
+		{name: "own delay a tenth of the tail", own: 100, p99: 1000, want: false},
+		{name: "exactly the share", own: 250, p99: 1000, want: false},
+		{name: "over the share", own: 551, p99: 1200, want: true},
+		{name: "no latency", own: 10, p99: 0, want: false},
+	} {
+		s := &SendDelay{Own: Latency{P99Us: tc.own}}
+		if got := s.ClientBound(tc.p99); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	var closed *SendDelay
+	if closed.ClientBound(1000) {
+		t.Error("a closed-loop record (no send delay) is client-bound")
+	}
+}

@@ -68,6 +68,9 @@ func deathDuring(p *proxy, up *Upstream, name, workload string, hadErrors bool) 
 	if up != nil && exited(up.proc.Done(), grace) {
 		return fmt.Sprintf("upstream (pid %d) exited (%s) during %s", up.pid(), exitStatus(up.proc.ExitErr()), workload)
 	}
+	if sc := p.Sidecar; sc != nil && exited(sc.Done, grace) {
+		return fmt.Sprintf("%s server (pid %d) beside %s exited (%s) during %s", sc.Name, sc.PID, name, exitStatus(sc.ExitErr()), workload)
+	}
 	if p.Done != nil && exited(p.Done, grace) {
 		return fmt.Sprintf("%s exited (%s) during %s", name, exitStatus(p.ExitErr()), workload)
 	}

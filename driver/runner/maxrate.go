@@ -8,6 +8,7 @@ import (
 	"wafbench/driver/load"
 	"wafbench/driver/maxrate"
 	"wafbench/driver/profile"
+	"wafbench/driver/result"
 )
 
 // MaxRate configures run --max-rate-at: instead of one window at a given
@@ -60,6 +61,13 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		// lateness is in the objective.
 		w := maxrate.Window{Rate: rate, Achieved: res.RateAchieved, LatencyUs: res.Percentile(pct), Due: res.Due,
 			Requests: res.Requests, WindowS: win.Seconds(), Behind: !res.HeldRate()}
+		// Client-bound: the client's own send delay p99 is more than
+		// result.ClientBoundShare of the latency p99. Such a window, if it
+		// fails, is no failure of the proxy (maxrate.judge).
+		if s := res.Send; s != nil && s.Own.TotalCount() > 0 {
+			w.OwnP99Us = float64(s.Own.ValueAtQuantile(99))
+			w.ClientBound = result.IsClientBound(w.OwnP99Us, res.Percentile(99))
+		}
 		for _, n := range res.Errors {
 			w.Errors += n
 		}

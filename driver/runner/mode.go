@@ -83,12 +83,22 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*host, error) {
 		removeIfEmpty(p.LogPath)
 		return nil, err
 	}
-	return &host{Mode: mode, Addr: p.Addr, PID: p.PID, LogPath: p.LogPath, Preflight: pf.Record(), p: p}, nil
+	logPath := p.LogPath
+	if p.Sidecar != nil {
+		logPath = p.Sidecar.LogPath // the engine, and its match lines, are in the server
+	}
+	return &host{Mode: mode, Addr: p.Addr, PID: p.PID, LogPath: logPath, Preflight: pf.Record(), p: p}, nil
 }
 
-// Exited reports whether the host's process has ended (Envoy; false for
-// hosts whose end the session does not watch).
-func (h *host) Exited() bool { return h.p.Done != nil && exited(h.p.Done, 0) }
+// Exited reports whether the host's process, or the wafbench-extproc
+// server beside it, has ended (false for hosts whose end the session does
+// not watch).
+func (h *host) Exited() bool {
+	if sc := h.p.Sidecar; sc != nil && exited(sc.Done, 0) {
+		return true
+	}
+	return h.p.Done != nil && exited(h.p.Done, 0)
+}
 
 // Stop ends the mode's process (nothing for ref-direct).
 func (h *host) Stop() {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"wafbench/driver/cpu"
 	"wafbench/driver/downstream"
 	"wafbench/driver/hosts"
@@ -204,6 +206,9 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 		noteCapacity(cfg, tr, c, &rec)
 		rec.StatsFile = statsRel
 		if i == 0 {
+			if rec.Sidecar != nil {
+				rec.Sidecar.ReadyMs = p.Sidecar.ReadyMs
+			}
 			rec.Startup = p.Startup
 			if pf != nil {
 				rec.Preflight = pf.Record()
@@ -265,6 +270,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := newRecord(cfg, tr, c, rate, capacity)
+	rec.Sidecar = sidecarRecord(cfg.Modes[tr.Mode], p.Sidecar)
 	if c.Workload.Slow != nil {
 		measureSlow(ctx, cfg, tr, c, p, up, &rec)
 		return rec
@@ -324,6 +330,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 	w.check("end")
 	w.judge(res, err)
 	fillCPU(&rec, w.before, w.after)
+	fillSidecar(&rec, w.sidecarBefore, w.sidecarAfter)
 	return rec
 }
 
@@ -338,6 +345,10 @@ func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float6
 		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
 	}
 	cfg.recordDownstream(&rec)
+	if modes.HostOf(tr.Mode) == modes.Envoy {
+		r := cfg.Envoy.Releases[modes.EnvoyOf(tr.Mode)]
+		rec.EnvoyVersion, rec.EnvoySHA256 = r.Version, r.SHA256
+	}
 	return rec
 }
 
@@ -391,11 +402,14 @@ type measuredWindow struct {
 	up            *Upstream
 	rec           *result.Record
 	before, after procstat.Snapshot
-	sampleErr     error
-	perf          *perf.Recording
-	perfData      string
-	atk           *verdict.Stream
-	rss           *rssSampler
+	// sidecarBefore and sidecarAfter sample the wafbench-extproc server
+	// of an external mode at the same edges.
+	sidecarBefore, sidecarAfter procstat.Snapshot
+	sampleErr                   error
+	perf                        *perf.Recording
+	perfData                    string
+	atk                         *verdict.Stream
+	rss                         *rssSampler
 	// window and timeout are the measured window and the per-request
 	// timeout: the run's, the workload's max_window, or stretched for an
 	// input that costs seconds (profile.Case.Stretched).
@@ -414,6 +428,15 @@ func (w *measuredWindow) check(when string) {
 	threads, err := verifyAffinity(w.cfg, w.cfg.processName(w.tr.Mode), w.p.PID, w.up.pid(), when)
 	w.rec.Affinity = append(w.rec.Affinity, threads...)
 	w.fail(err)
+	if sc := w.p.Sidecar; sc != nil {
+		threads, err := cpu.Verify(sc.PID, sc.CPUs)
+		for _, t := range threads {
+			w.rec.Affinity = append(w.rec.Affinity, result.ThreadAffinity{Process: sc.Name, TID: t.TID, Name: t.Name, CPUs: t.CPUs, When: when})
+		}
+		if err != nil {
+			w.fail(fmt.Errorf("%s: %w", sc.Name, err))
+		}
+	}
 }
 
 // options are the load options of the window, sampling at its edges.
@@ -445,6 +468,11 @@ func (w *measuredWindow) start() {
 	if p.PID != 0 {
 		var err error
 		w.before, err = procstat.Sample(p.PID)
+		w.fail(err)
+	}
+	if p.Sidecar != nil {
+		var err error
+		w.sidecarBefore, err = procstat.Sample(p.Sidecar.PID)
 		w.fail(err)
 	}
 	w.check("after_warmup")
@@ -498,6 +526,10 @@ func (w *measuredWindow) end() {
 	var err error
 	w.after, err = procstat.Sample(w.p.PID)
 	w.fail(err)
+	if w.p.Sidecar != nil {
+		w.sidecarAfter, err = procstat.Sample(w.p.Sidecar.PID)
+		w.fail(err)
+	}
 }
 
 // drive sends the case's load with opts: its mix, or req.
@@ -563,6 +595,28 @@ func fillCPU(rec *result.Record, before, after procstat.Snapshot) {
 	rec.Memory = result.Memory{RSSAfterWarmupKiB: before.RSSKiB, RSSEndKiB: after.RSSKiB, PeakKiB: after.HWMKiB}
 }
 
+// sidecarRecord is what a record of mode m says of its wafbench-extproc
+// server before anything is measured; nil when m runs none.
+func sidecarRecord(m modes.Mode, sc *hosts.Sidecar) *result.Sidecar {
+	if sc == nil {
+		return nil
+	}
+	return &result.Sidecar{Integration: string(m.Integration()), Process: sc.Name, Transport: sc.Transport,
+		Placement: sc.Placement, CPUs: sc.CPUs, FailureModeAllow: sc.FailureModeAllow}
+}
+
+// fillSidecar records the wafbench-extproc server's CPU and memory over
+// the window, as fillCPU does Envoy's, when both samples were taken.
+func fillSidecar(rec *result.Record, before, after procstat.Snapshot) {
+	if rec.Sidecar == nil {
+		return
+	}
+	var proxy result.Record
+	proxy.Requests = rec.Requests
+	fillCPU(&proxy, before, after)
+	rec.Sidecar.CPU, rec.Sidecar.Memory = proxy.CPU, proxy.Memory
+}
+
 func fillLoad(rec *result.Record, res *load.Result) {
 	rec.Requests = res.Requests
 	rec.DurationS = res.Elapsed.Seconds()
@@ -587,16 +641,12 @@ func fillLoad(rec *result.Record, res *load.Result) {
 		}
 	}
 	if res.Hist != nil && res.Hist.TotalCount() > 0 {
-		h := res.Hist
-		rec.Latency = result.Latency{
-			P50Us: float64(h.ValueAtQuantile(50)), P90Us: float64(h.ValueAtQuantile(90)),
-			P95Us: float64(h.ValueAtQuantile(95)), P99Us: float64(h.ValueAtQuantile(99)),
-			P999Us: float64(h.ValueAtQuantile(99.9)), MaxUs: float64(h.Max()), MeanUs: h.Mean(),
-		}
+		rec.Latency = latencyOf(res.Hist)
 		if s, err := res.EncodeHist(); err == nil {
 			rec.HistBase64 = s
 		}
 	}
+	rec.Send = sendDelay(res.Send)
 	if res.SlotEvery > 0 {
 		ls := &result.LatencySlots{EveryS: res.SlotEvery.Seconds()}
 		for _, h := range res.Slots {
@@ -607,6 +657,31 @@ func fillLoad(rec *result.Record, res *load.Result) {
 			ls.HistBase64 = append(ls.HistBase64, s)
 		}
 		rec.LatencySlots = ls
+	}
+}
+
+// sendDelay is an open-loop window's send delay as a record keeps it; nil
+// for closed loop.
+func sendDelay(s *load.SendStats) *result.SendDelay {
+	if s == nil {
+		return nil
+	}
+	d := &result.SendDelay{LagThresholdUs: float64(s.LagThreshold) / 1e3,
+		Delay: latencyOf(s.Delay), Own: latencyOf(s.Own), FromSend: latencyOf(s.FromSend)}
+	d.OwnHistBase64, _ = load.EncodeHistogram(s.Own)
+	d.FromSendHistBase64, _ = load.EncodeHistogram(s.FromSend)
+	return d
+}
+
+// latencyOf is h's percentiles; zero for an empty histogram.
+func latencyOf(h *hdrhistogram.Histogram) result.Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return result.Latency{}
+	}
+	return result.Latency{
+		P50Us: float64(h.ValueAtQuantile(50)), P90Us: float64(h.ValueAtQuantile(90)),
+		P95Us: float64(h.ValueAtQuantile(95)), P99Us: float64(h.ValueAtQuantile(99)),
+		P999Us: float64(h.ValueAtQuantile(99.9)), MaxUs: float64(h.Max()), MeanUs: h.Mean(),
 	}
 }
 
@@ -703,6 +778,9 @@ func logLine(r *result.Record) string {
 		r.Trial, r.Mode, r.Workload, r.Conns, r.ReqPerS, cpu, r.Latency.P99Us)
 	if sl := r.Slow; sl != nil {
 		s = fmt.Sprintf("trial %d %-22s %-16s c=%-3d slow client: answers %v, longest %.1f s", r.Trial, r.Mode, r.Workload, r.Conns, sl.Answers, slices.Max(append([]float64{0}, sl.ElapsedMs...))/1e3)
+	}
+	if sc := r.Sidecar; sc != nil && sc.CPU.UsPerRequest > 0 {
+		s += fmt.Sprintf("  + %s %.1f µs-cpu/req", sc.Process, sc.CPU.UsPerRequest)
 	}
 	if r.Error != "" {
 		s += "  ERROR " + r.Error

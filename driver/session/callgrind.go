@@ -30,8 +30,8 @@ const (
 
 // resolveCallgrind applies --callgrind: Envoy modes only, no timed or paced
 // load, the cases with one connection, no warm-up time (the warm-up is
-// counted in requests), no request matrix, and a per-request timeout of
-// minutes unless --timeout says otherwise.
+// counted in requests) and no request matrix; Normalize gave it a
+// per-request timeout of minutes unless --timeout says otherwise.
 func (p *Plan) resolveCallgrind(req Request) error {
 	c := req.Callgrind
 	if c.Requests == 0 {
@@ -57,9 +57,6 @@ func (p *Plan) resolveCallgrind(req Request) error {
 	p.cases, p.Workloads = one, caseKeys(one)
 	p.Design.Cases = len(one)
 	p.Warmup, p.TrialWarmup, p.Duration = 0, 0, c.Bound
-	if p.Timeout == 0 {
-		p.Timeout = defaultCallgrindTimeout
-	}
 	p.Matrix = "none"
 	p.Callgrind = &runner.Callgrind{Warmup: c.Warmup, Requests: c.Requests, Bound: c.Bound}
 	p.callgrindStack = &hosts.Callgrind{MeterDir: filepath.Join(p.RepoDir, meterDir), StartTimeout: c.StartTimeout}

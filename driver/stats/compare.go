@@ -131,17 +131,18 @@ type Family string
 
 // Comparison families.
 const (
-	familyOverhead Family = "WAF vs passthrough"      // what each WAF mode costs over the router alone
-	FamilyEngines  Family = "engine vs engine"        // modsecurity ÷ coraza: which engine costs less
-	FamilyBuilds   Family = "build vs default build"  // each engine build ÷ its engine's default build
-	familyHosts    Family = "same engine, other host" // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
+	familyOverhead Family = "WAF vs passthrough"       // what each WAF mode costs over the router alone
+	FamilyEngines  Family = "engine vs engine"         // modsecurity ÷ coraza: which engine costs less
+	FamilyBuilds   Family = "build vs default build"   // each engine build ÷ its engine's default build
+	familyHosts    Family = "same engine, other host"  // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
+	familyEnvoy    Family = "Envoy release vs release" // mode~1.39.3 ÷ the same mode on the run's Envoy, else on the newest release
 	// FamilyConfigs: each configuration of a mode ÷ the same mode under the
 	// run's first configuration (run --configs; coraza+pl4 ÷ coraza+pl1).
 	FamilyConfigs Family = "configuration vs first configuration"
 )
 
 // Families lists the families in report order.
-var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, FamilyConfigs, familyHosts}
+var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, FamilyConfigs, familyHosts, familyEnvoy}
 
 // N is the number of paired repeats.
 func (c *Comparison) N() int { return len(c.Ratios) }
@@ -165,9 +166,68 @@ type pairSpec struct {
 	num, den string
 	family   Family
 	metrics  []metric
+	base     string // the passthrough of metricCPUAdj: Baseline on num's Envoy release
 }
 
+// pairSpecs pairs the modes of each Envoy release among themselves
+// (modes~1.39.3 like the modes of a run on one Envoy), then each mode on
+// a named release with the same mode on the run's own Envoy or, failing
+// that, on the newest release of the run.
 func pairSpecs(ms []string) []pairSpec {
+	var releases []string
+	byRelease := map[string][]string{}
+	for _, m := range ms {
+		v := modes.EnvoyOf(m)
+		if _, ok := byRelease[v]; !ok {
+			releases = append(releases, v)
+		}
+		byRelease[v] = append(byRelease[v], modes.Unversioned(m))
+	}
+	var specs []pairSpec
+	for _, v := range releases {
+		for _, sp := range releasePairSpecs(byRelease[v]) {
+			sp.num, sp.den, sp.base = modes.WithEnvoy(sp.num, v), modes.WithEnvoy(sp.den, v), modes.WithEnvoy(Baseline, v)
+			specs = append(specs, sp)
+		}
+	}
+	return append(specs, envoyPairSpecs(ms)...)
+}
+
+// envoyPairSpecs pairs every mode on a named Envoy release (mode~v) with
+// the same mode on the run's Envoy (mode), else on the newest release the
+// run holds it on.
+func envoyPairSpecs(ms []string) []pairSpec {
+	has := map[string]bool{}
+	newest := map[string]string{} // unversioned mode → newest release
+	for _, m := range ms {
+		has[m] = true
+		if v := modes.EnvoyOf(m); v != "" {
+			u := modes.Unversioned(m)
+			if cur, ok := newest[u]; !ok || modes.EnvoyVersionLess(cur, v) {
+				newest[u] = v
+			}
+		}
+	}
+	var specs []pairSpec
+	for _, m := range ms {
+		v := modes.EnvoyOf(m)
+		if v == "" {
+			continue
+		}
+		u := modes.Unversioned(m)
+		den := u
+		if !has[u] {
+			den = modes.WithEnvoy(u, newest[u])
+		}
+		if den != m {
+			specs = append(specs, pairSpec{m, den, familyEnvoy, []metric{MetricReqPerS, MetricCPU, metricP99}, ""})
+		}
+	}
+	return specs
+}
+
+// releasePairSpecs are the pairs among the modes of one Envoy release.
+func releasePairSpecs(ms []string) []pairSpec {
 	has := map[string]bool{}
 	for _, m := range ms {
 		has[m] = true
@@ -175,7 +235,7 @@ func pairSpecs(ms []string) []pairSpec {
 	var specs []pairSpec
 	if has[Baseline] {
 		for _, m := range WAFModes(ms) {
-			specs = append(specs, pairSpec{m, Baseline, familyOverhead, []metric{MetricReqPerS, MetricCPU, metricP99}})
+			specs = append(specs, pairSpec{num: m, den: Baseline, family: familyOverhead, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	if has[modes.ModSecurity] && has[modes.Coraza] {
@@ -183,12 +243,12 @@ func pairSpecs(ms []string) []pairSpec {
 		if has[Baseline] {
 			mets = append(mets, metricCPUAdj)
 		}
-		specs = append(specs, pairSpec{modes.ModSecurity, modes.Coraza, FamilyEngines, append(mets, metricP99)})
+		specs = append(specs, pairSpec{num: modes.ModSecurity, den: modes.Coraza, family: FamilyEngines, metrics: append(mets, metricP99)})
 	}
 	// Every other build of an engine against the engine's default build.
 	for _, m := range WAFModes(ms) {
-		if stock := modes.Engine(m); m != stock && has[stock] && !modes.IsWasm(m) {
-			specs = append(specs, pairSpec{m, stock, FamilyBuilds, []metric{MetricReqPerS, MetricCPU}})
+		if stock := modes.Engine(m); m != stock && has[stock] && modes.IntegrationOf(m) == modes.Module {
+			specs = append(specs, pairSpec{num: m, den: stock, family: FamilyBuilds, metrics: []metric{MetricReqPerS, MetricCPU}})
 		}
 	}
 	specs = append(specs, configPairs(ms, has)...)
@@ -200,7 +260,7 @@ func pairSpecs(ms []string) []pairSpec {
 			continue
 		}
 		if modes.IsReference(m) || modes.IsWasm(m) {
-			specs = append(specs, pairSpec{m, n.Engine, familyHosts, []metric{MetricReqPerS, MetricCPU, metricP99}})
+			specs = append(specs, pairSpec{num: m, den: n.Engine, family: familyHosts, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	return specs
@@ -224,7 +284,7 @@ func configPairs(ms []string, has map[string]bool) []pairSpec {
 			first[base] = m
 			continue
 		}
-		specs = append(specs, pairSpec{m, ref, FamilyConfigs, []metric{MetricReqPerS, MetricCPU}})
+		specs = append(specs, pairSpec{num: m, den: ref, family: FamilyConfigs, metrics: []metric{MetricReqPerS, MetricCPU}})
 	}
 	for _, m := range ms {
 		n, err := modes.Parse(m)
@@ -232,7 +292,7 @@ func configPairs(ms []string, has map[string]bool) []pairSpec {
 			continue
 		}
 		if c := modes.Coraza + "+" + n.Config; has[c] {
-			specs = append(specs, pairSpec{m, c, FamilyEngines, []metric{MetricReqPerS, MetricCPU, metricP99}})
+			specs = append(specs, pairSpec{num: m, den: c, family: FamilyEngines, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	return specs
@@ -285,7 +345,7 @@ func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
 					}
 					x, y := metricValue(m, a), metricValue(m, b)
 					if m == metricCPUAdj {
-						base := idx[Baseline][rep]
+						base := idx[sp.base][rep]
 						if base == nil {
 							continue
 						}
@@ -467,7 +527,8 @@ func BootstrapMedianCI(values []float64, seed uint64, resamples int, confidence 
 		for i := range buf {
 			buf[i] = values[rng.IntN(n)]
 		}
-		meds[b] = sortedMedian(buf)
+		sort.Float64s(buf)
+		meds[b] = medianSorted(buf)
 	}
 	sort.Float64s(meds)
 	a := (1 - confidence) / 2
@@ -476,16 +537,6 @@ func BootstrapMedianCI(values []float64, seed uint64, resamples int, confidence 
 	li = min(max(li, 0), resamples-1)
 	hi_ = min(max(hi_, 0), resamples-1)
 	return meds[li], meds[hi_]
-}
-
-// sortedMedian sorts v in place and returns its median.
-func sortedMedian(v []float64) float64 {
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // minP is the smallest two-sided Mann–Whitney p-value attainable with n1
@@ -528,13 +579,9 @@ func baselineAll(s *Summary, byKey map[Key][]*result.Record) []baselineCPU {
 	var out []baselineCPU
 	for _, w := range s.Workloads {
 		idx := byRepeat(s, byKey, w)
-		base := idx[Baseline]
-		if base == nil {
-			continue
-		}
 		for _, m := range WAFModes(s.Modes) {
-			recs := idx[m]
-			if recs == nil {
+			recs, base := idx[m], idx[modes.WithEnvoy(Baseline, modes.EnvoyOf(m))]
+			if recs == nil || base == nil {
 				continue
 			}
 			b := baselineCPU{WorkloadKey: w, Mode: m}

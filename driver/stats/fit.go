@@ -103,14 +103,6 @@ func (c Curve) mediansOf(repeats []int) []float64 {
 	return out
 }
 
-func medianSorted(v []float64) float64 {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
 // Interval is a point estimate with a percentile-bootstrap interval at
 // Confidence over repeats. Defined counts the resamples in which the
 // quantity existed (a crossover may not); Lo and Hi are NaN when fewer

@@ -76,6 +76,27 @@ func Median(values []float64) Estimate {
 	return Estimate{N: len(values), Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence, Values: s.Values}
 }
 
+// MedianOf is the median of values (NaN when there are none): the middle
+// value, or the mean of the two middle values. values is not modified. It is
+// the one median of the project; Median adds its interval.
+func MedianOf(values []float64) float64 {
+	if len(values) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(values)
+	slices.Sort(s)
+	return medianSorted(s)
+}
+
+// medianSorted is the median of v, which is sorted and not empty.
+func medianSorted(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
 // HalfWidthPct is the larger distance from the median to a CI bound, as a
 // percentage of the median (benchstat's "±"). It is +Inf when the interval
 // is unbounded and NaN when the median is zero or missing.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine_c.h"
+#include "engine_tx_c.h"
 
 #ifndef WAFBENCH_TESTDATA
 #error "WAFBENCH_TESTDATA must name the testdata directory"
@@ -249,6 +250,65 @@ TEST(CApi, EndToEnd) {
   EXPECT_EQ(wafbench_msc_engine_evaluate(e, "GET", 3, "/", 1, nullptr, 5, nullptr, 0), -1);
   wafbench_msc_engine_free(e);
   wafbench_msc_engine_free(nullptr);
+}
+
+// The transaction-level C API (engine_tx_c.h) drives the same steps.
+TEST(TxCApi, Steps) {
+  char err[256] = "";
+  const std::string bad = "{\"rules_file\":\"/nonexistent.conf\"}";
+  EXPECT_EQ(wafbench_msc_waf_new(bad.data(), bad.size(), err, sizeof(err)), nullptr);
+  EXPECT_NE(std::string(err).find("cannot load rules"), std::string::npos) << err;
+  const std::string unknown = "{\"rules_file\":\"" + kRules + "\",\"foo\":1}";
+  EXPECT_EQ(wafbench_msc_waf_new(unknown.data(), unknown.size(), err, sizeof(err)), nullptr);
+  EXPECT_NE(std::string(err).find("unknown key \"foo\""), std::string::npos) << err;
+
+  const std::string cfg = "{\"rules_file\":\"" + kRules + "\",\"inspect_response\":true,\"max_body_bytes\":4096}";
+  wafbench_msc_waf* waf = wafbench_msc_waf_new(cfg.data(), cfg.size(), err, sizeof(err));
+  ASSERT_NE(waf, nullptr) << err;
+  EXPECT_GE(wafbench_msc_waf_num_rules(waf), 6u);
+  EXPECT_FALSE(std::string(wafbench_msc_waf_version(waf)).empty());
+  EXPECT_EQ(wafbench_msc_waf_max_body_bytes(waf), 4096u);
+  EXPECT_EQ(wafbench_msc_waf_inspect_response(waf), 1);
+
+  auto start = [&](const std::string& uri, const std::string& method) {
+    wafbench_msc_tx* tx = wafbench_msc_tx_new(waf);
+    EXPECT_NE(tx, nullptr);
+    EXPECT_EQ(wafbench_msc_tx_connection(tx, "127.0.0.1", 9, 40000, "127.0.0.1", 9, 10000), 0);
+    EXPECT_EQ(wafbench_msc_tx_uri(tx, uri.data(), uri.size(), method.data(), method.size(), "1.1", 3), 0);
+    wafbench_msc_tx_add_header(tx, "Host", 4, "localhost", 9);
+    return tx;
+  };
+  // Phase 1.
+  wafbench_msc_tx* tx = start("/safe", "GET");
+  wafbench_msc_tx_add_header(tx, "X-WAF-Benchmark", 15, "phase1-block", 12);
+  EXPECT_EQ(wafbench_msc_tx_process_headers(tx), 403);
+  wafbench_msc_tx_logging(tx);
+  EXPECT_EQ(wafbench_msc_tx_engine_error(tx), 0);
+  wafbench_msc_tx_free(tx);
+  // Phase 2 on a body.
+  tx = start("/attack", "POST");
+  wafbench_msc_tx_add_header(tx, "Content-Type", 12, "application/x-www-form-urlencoded", 33);
+  EXPECT_EQ(wafbench_msc_tx_process_headers(tx), 0);
+  const std::string body = "user=1234+OR+1%3D1";
+  EXPECT_EQ(wafbench_msc_tx_append_body(tx, body.data(), body.size()), 0);
+  EXPECT_EQ(wafbench_msc_tx_process_body(tx), 403);
+  wafbench_msc_tx_free(tx);
+  // A clean request through every phase.
+  tx = start("/safe", "GET");
+  EXPECT_EQ(wafbench_msc_tx_process_headers(tx), 0);
+  EXPECT_EQ(wafbench_msc_tx_process_body(tx), 0);
+  wafbench_msc_tx_add_response_header(tx, "content-type", 12, "text/plain", 10);
+  EXPECT_EQ(wafbench_msc_tx_process_response_headers(tx, 200, "HTTP/1.1", 8), 0);
+  EXPECT_EQ(wafbench_msc_tx_process_response_body(tx), 0);
+  wafbench_msc_tx_logging(tx);
+  EXPECT_EQ(wafbench_msc_tx_engine_error(tx), 0);
+  wafbench_msc_tx_free(tx);
+  // No transaction: every step fails closed.
+  EXPECT_EQ(wafbench_msc_tx_process_headers(nullptr), 500);
+  EXPECT_EQ(wafbench_msc_tx_engine_error(nullptr), 1);
+  wafbench_msc_tx_free(nullptr);
+  wafbench_msc_waf_free(waf);
+  wafbench_msc_waf_free(nullptr);
 }
 
 // RulesDir is a fresh directory of rule files for one test.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench.yml, job merge (last step): writes the merged report's headline and
 # verdicts to the job summary ($GITHUB_STEP_SUMMARY; stdout when unset):
-# the Headline, Shard(s) and Machines as blocks sections of report.md, or
-# its Paired ratios when it has no block analysis.
+# the In brief (without its chart), Headline, Shard(s) and Machines as
+# blocks sections of report.md, or its Paired ratios when it has no block
+# analysis.
 # In:  REPORT (report.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,6 +20,7 @@ section() {
 {
   head -n 3 "$REPORT"
   echo
+  section "In brief" | sed '/^!\[/d' # its chart is a file of the run, not of the summary
   section Headline
   section Shard
   section Shards

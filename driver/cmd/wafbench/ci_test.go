@@ -122,7 +122,7 @@ func TestCIWorkflowLocally(t *testing.T) {
 		t.Errorf("records: got %d, repeats by shard %v; want 24, shard 0/2 repeat 1, shard 1/2 repeat 2", len(recs), perShard)
 	}
 	sum := string(readAll(t, summary))
-	for _, want := range []string{"## Headline", "**2 of 2 shards**", "## Machines as blocks", "One machine:", "modsecurity/passthrough"} {
+	for _, want := range []string{"## In brief", "## Headline", "**2 of 2 shards**", "## Machines as blocks", "One machine:", "modsecurity/passthrough"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("job summary lacks %q:\n%s", want, sum)
 		}

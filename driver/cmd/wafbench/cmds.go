@@ -74,7 +74,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	var inv load.Invocation
 	fs.StringVar(&inv.Target, "target", "", "http://HOST:PORT/PATH to drive (required; loopback only)")
-	fs.IntVar(&inv.Conns, "conns", 16, fmt.Sprintf("persistent HTTP/1.1 connections (1..%d)", load.MaxConns))
+	fs.IntVar(&inv.Conns, "conns", 16, fmt.Sprintf("connections (1..%d), persistent unless --conn-mode per-request; each carries one request at a time over HTTP/1.1, up to --streams over HTTP/2", load.MaxConns))
 	fs.DurationVar(&inv.Duration, "duration", 5*time.Second, "measured window")
 	fs.DurationVar(&inv.Warmup, "warmup", time.Second, "warmup before the measured window (responses checked, not recorded)")
 	fs.Float64Var(&inv.Rate, "rate", 0, "open-loop target rate in req/s over all connections (every protocol; over HTTP/2 each arrival is a new stream on its connection); 0 = closed loop")
@@ -84,7 +84,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&inv.Method, "method", "GET", "request method")
 	fs.StringVar(&inv.Body, "body", "", "request body (literal)")
 	fs.IntVar(&inv.Expect, "expect", 200, "expected status; other statuses count as errors")
-	fs.DurationVar(&inv.Timeout, "timeout", 5*time.Second, "per-request timeout")
+	fs.DurationVar(&inv.Timeout, "timeout", 5*time.Second, "per request and per connect: a request not answered in time counts as a timeout error")
 	fs.StringVar(&inv.ConnMode, "conn-mode", "keepalive", "keepalive (persistent connections) or per-request (a new TCP connection per request; latency includes the connect)")
 	fs.StringVar(&inv.CPUs, "cpus", "", "pin the load driver to these CPUs, e.g. 1 (default: not pinned)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"path/filepath"
 	"time"
@@ -20,13 +19,14 @@ import (
 // flag error becomes a one-line usage error.
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) error {
 	var buf bytes.Buffer
+	var helpErr error
 	fs.SetOutput(&buf)
-	fs.Usage = func() {
-		fmt.Fprint(&buf, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { helpErr = writeHelp(&buf, fs, usage) }
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
+		if helpErr != nil {
+			return helpErr
+		}
 		io.Copy(stdout, &buf)
 		return errHelp
 	}
@@ -66,6 +66,8 @@ type stackFlags struct {
 	envoyCPUs, clientCPUs, upstreamCPUs string
 	concurrency                         int
 	wasmStart                           time.Duration
+	extprocCPUs, extprocTransport       string
+	extprocFailOpen                     bool
 }
 
 func (s *stackFlags) register(fs *flag.FlagSet) {
@@ -74,16 +76,20 @@ func (s *stackFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.buildsFile, "builds", inRepo("filters/builds.yaml"), "engine build registry: the builds a mode name <engine>@<build> can name")
 	fs.StringVar(&s.crsDir, "crs-dir", inRepo("build/crs"), "CRS export directory (written by 'wafbench crs' if missing)")
 	fs.StringVar(&s.envoyCPUs, "envoy-cpus", "", "CPUs for every Envoy thread, e.g. 0 or 0-3 (default: the first --concurrency online CPUs)")
-	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the online CPUs Envoy does not use)")
-	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: same as --client-cpus)")
+	fs.StringVar(&s.clientCPUs, "client-cpus", "", "CPUs for the load driver (default: the first half, rounded up, of the online CPUs Envoy does not use when two or more are left and --upstream-cpus is not given, so the client has CPUs of its own; else all of them)")
+	fs.StringVar(&s.upstreamCPUs, "upstream-cpus", "", "CPUs for the upstream server (default: the rest of the CPUs Envoy does not use when the client's half leaves some, else the same as --client-cpus)")
 	fs.IntVar(&s.concurrency, "concurrency", 1, "Envoy worker threads (--concurrency)")
 	fs.DurationVar(&s.wasmStart, "wasm-start-timeout", runner.DefaultWasmStartTimeout, "how long a coraza-wasm Envoy may take to become ready (V8 compiles the module first: ~30s idle, minutes on a busy machine)")
+	fs.StringVar(&s.extprocCPUs, "extproc-cpus", "envoy", "CPUs of the wafbench-extproc server in the ext_proc/ext_authz modes: envoy (Envoy's CPUs, a sidecar sharing its cores), own (the CPUs Envoy does not use) or a CPU list")
+	fs.StringVar(&s.extprocTransport, "extproc-transport", "uds", "how Envoy reaches the wafbench-extproc server: uds (Unix socket) or tcp (loopback)")
+	fs.BoolVar(&s.extprocFailOpen, "extproc-failure-mode-allow", false, "let requests through uninspected when the wafbench-extproc server fails (the filters' failure_mode_allow); default fails closed")
 }
 
 // flags are the stack settings as given.
 func (s *stackFlags) flags() stack.Flags {
 	return stack.Flags{EnvoyBin: s.envoyBin, ModuleDir: s.moduleDir, CRSDir: s.crsDir, EnvoyCPUs: s.envoyCPUs,
-		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart}
+		ClientCPUs: s.clientCPUs, UpstreamCPUs: s.upstreamCPUs, Concurrency: s.concurrency, WasmStart: s.wasmStart,
+		ExtProcCPUs: s.extprocCPUs, ExtProcTransport: s.extprocTransport, ExtProcFailModeAllow: s.extprocFailOpen}
 }
 
 // parseModes resolves the --modes list against the build registry; an
@@ -111,11 +117,4 @@ func (s *stackFlags) registry() (*modes.Registry, error) {
 		return nil, usagef("--builds: %v", err)
 	}
 	return reg, nil
-}
-
-// flagGiven reports whether the command line set the flag called name.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }

@@ -53,7 +53,7 @@ var commands = []struct {
 	name string
 	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }{
-	{"run", runCmd}, {"report", reportCmd}, {"keep", keepCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
+	{"list", listCmd}, {"run", runCmd}, {"report", reportCmd}, {"keep", keepCmd}, {"flamediff", flamediffCmd}, {"merge", mergeCmd}, {"serve", serveCmd}, {"load", loadCmd},
 	{"upstream", upstreamCmd}, {"crs", crsCmd}, {"build", buildCmd}, {"pgo", pgoCmd},
 	{"matrix", matrixCmd}, {"crs-test", crsTestCmd},
 }

@@ -56,6 +56,10 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"list unknown kind", []string{"list", "bogus"}, `list: unknown kind "bogus"`},
+		{"list unknown suite", []string{"list", "workloads", "--suite", "nope"}, `unknown suite "nope"`},
+		{"negative warmup", []string{"run", "--warmup", "-1s"}, "must not be negative"},
+		{"zero timeout", []string{"run", "--timeout", "0"}, "--timeout: want > 0"},
 		{"unknown flag", []string{"run", "--bogus"}, "flag provided but not defined: -bogus"},
 		{"unknown mode", []string{"run", "--modes", "passthrough,bogus"}, `unknown mode "bogus"`},
 		{"unknown suite", []string{"run", "--suite", "nope"}, `unknown suite "nope"`},

@@ -1,8 +1,10 @@
 // Package envoy is the Envoy host: a fresh Envoy per trial (package
 // wafbench/envoy builds its bootstrap and runs the process) whose filter chain
 // is the router alone (passthrough), one engine's dynamic module (any build
-// of modsecurity or coraza) or the Coraza proxy-wasm filter in V8
-// (coraza-wasm). It owns how a mode maps to a filter chain and a module
+// of modsecurity or coraza), the Coraza proxy-wasm filter in V8
+// (coraza-wasm), or Envoy's ext_proc or ext_authz filter calling the
+// wafbench-extproc server, which this host starts first, beside Envoy
+// (coraza-extproc, modsecurity-extproc, coraza-extauthz). It owns how a mode maps to a filter chain and a module
 // file, the preflight's proof of which module Envoy loaded, and what
 // meta.json records of that module.
 package envoy
@@ -53,6 +55,10 @@ func chain(m modes.Mode) ev.Mode {
 	switch {
 	case m.IsWasm():
 		return ev.CorazaWasm
+	case m.Integration() == modes.ExtProc:
+		return ev.ExtProc
+	case m.Integration() == modes.ExtAuthz:
+		return ev.ExtAuthz
 	case m.Engine != "":
 		return ev.Mode(m.Engine)
 	}
@@ -68,6 +74,15 @@ func moduleFile(m modes.Mode) string { return chain(m).ModuleFile() }
 func (Host) Check(m modes.Mode, st hosts.Stack) error {
 	if st.Callgrind != nil && m.IsWasm() {
 		return fmt.Errorf("mode %s: --callgrind counts native modules only (V8 under valgrind is not measured here)", m)
+	}
+	if m.IsExternal() {
+		if st.Callgrind != nil {
+			return fmt.Errorf("mode %s: --callgrind counts native modules only (not the %s server)", m, sidecarName)
+		}
+		if _, err := ev.ParseTransport(st.Sidecar.Transport); err != nil {
+			return fmt.Errorf("mode %s: %v", m, err)
+		}
+		return m.CheckBuilt() // the server is never taken from --module-dir
 	}
 	if st.ModuleDir != "" && m.Engine != "" {
 		so := filepath.Join(st.ModuleDir, moduleFile(m))
@@ -87,9 +102,11 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if moduleDir == "" && (m.Build != nil || m.IsWasm()) {
 		moduleDir = m.Dir
 	}
-	mode := chain(m)
+	if m.IsExternal() {
+		moduleDir = "" // the engine is in the server, not in Envoy
+	}
 	cfg := ev.Config{
-		Mode:             mode,
+		Mode:             chain(m),
 		UpstreamAddr:     w.UpstreamAddr,
 		ModuleSearchPath: moduleDir,
 		RulesFile:        st.RulesFile,
@@ -112,6 +129,27 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 			cfg.MeterDir = st.Callgrind.MeterDir
 		}
 	}
+	if !m.IsExternal() {
+		return startEnvoy(ctx, m, st, w, cfg)
+	}
+	// The server first: Envoy's filter fails closed until it listens.
+	sc, err := startSidecar(ctx, m, st, w, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Sidecar = &ev.Sidecar{Listen: sc.Listen, FailureModeAllow: sc.FailureModeAllow}
+	p, err := startEnvoy(ctx, m, st, w, cfg)
+	if err != nil {
+		sc.stop()
+		return nil, err
+	}
+	attachSidecar(p, sc)
+	return p, nil
+}
+
+// startEnvoy writes cfg into w.Dir and starts a fresh Envoy on it.
+func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where, cfg ev.Config) (*hosts.Process, error) {
+	mode := cfg.Mode
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -132,7 +170,7 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	}
 	opts := ev.Options{
 		StartTimeout: startTimeout,
-		Binary:       st.Binary,
+		Binary:       st.BinaryOf(m.Name),
 		ConfigPath:   cfgPath,
 		WorkDir:      work,
 		LogPath:      filepath.Join(w.Dir, "envoy-"+w.Tag+".log"),
@@ -186,6 +224,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 // rules; the file mapped into Envoy (the .wasm V8 read, for coraza-wasm) is
 // hashed, and for a build's own module compared with its manifest.
 func (Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*hosts.Identity, error) {
+	if m.IsExternal() {
+		return identifySidecar(m, p)
+	}
 	info, err := hosts.ReadModuleInfo(p.LogPath)
 	if err != nil {
 		return nil, err
@@ -212,14 +253,41 @@ func (Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*host
 	return id, nil
 }
 
+// identifySidecar proves that the wafbench-extproc server beside Envoy
+// runs m's engine: its self-report (the module's line, in the server's
+// log) names the engine and some rules, and the executable it runs is
+// hashed.
+func identifySidecar(m modes.Mode, p *hosts.Process) (*hosts.Identity, error) {
+	if p.Sidecar == nil {
+		return nil, fmt.Errorf("mode %s: no %s server beside Envoy", m, sidecarName)
+	}
+	info, err := hosts.ReadModuleInfo(p.Sidecar.LogPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sidecarName, err)
+	}
+	if err := checkIdentity(m, info); err != nil {
+		return nil, fmt.Errorf("%s: %w", sidecarName, err)
+	}
+	id := &hosts.Identity{Module: info}
+	if id.ModulePath, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", p.Sidecar.PID)); err != nil {
+		return nil, fmt.Errorf("%s: %w", sidecarName, err)
+	}
+	if id.ModuleSHA256, err = host.FileSHA256(id.ModulePath); err != nil {
+		return nil, err
+	}
+	return id, nil
+}
+
 // checkIdentity compares a module's self-report with the mode it runs as.
+// The wafbench-extproc server runs each engine's default build and may
+// report it by the engine's name or by the mode's.
 func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
 	wantBuild := m.Engine
 	if m.Build != nil {
 		wantBuild = m.Build.Mode()
 	}
-	if m.IsWasm() {
-		wantBuild = m.String() // the Wasm filter reports its mode as its build
+	if m.IsWasm() || (m.IsExternal() && info.Build == m.Unversioned()) {
+		wantBuild = m.Unversioned() // the Wasm filter (and a server given the mode as its build) reports its mode, without the Envoy release, as its build
 	}
 	switch {
 	case info.Engine != m.Engine:
@@ -239,7 +307,10 @@ func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
 // Coraza, the coraza/v3 version linked into it.
 func (Host) Describe(m modes.Mode, moduleDir string, mod *result.Module, unmeasured *[]string) error {
 	mod.Path = m.ModuleFile()
-	if moduleDir != "" {
+	if m.IsExternal() {
+		mod.Engine = m.Engine
+		mod.Build = strings.TrimPrefix(mod.Build+"; "+sidecarName+" server beside Envoy, called through "+string(m.Integration())+" over gRPC", "; ")
+	} else if moduleDir != "" {
 		mod.Path = filepath.Join(moduleDir, moduleFile(m))
 		mod.Build += " (module from --module-dir " + moduleDir + ")"
 	}
@@ -260,4 +331,23 @@ func (Host) Describe(m modes.Mode, moduleDir string, mod *result.Module, unmeasu
 		mod.EngineVersion = v
 	}
 	return nil
+}
+
+// attachSidecar makes p, a started Envoy, carry its wafbench-extproc
+// server: stopped after Envoy, its counters read with Envoy's.
+func attachSidecar(p *hosts.Process, sc *sidecarProc) {
+	envoyStats := p.Stats
+	p.Sidecar = sc.Sidecar
+	p.Stats = func(ctx context.Context) ([]byte, error) {
+		eb, err := envoyStats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sb, err := sc.stats(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s admin: %w", sidecarName, err)
+		}
+		return mergeStats(eb, sb)
+	}
+	p.StopAlso(sc.stop)
 }

@@ -23,6 +23,9 @@ func TestChain(t *testing.T) {
 		{"modsecurity@3.0.14-pgo", ev.ModSecurity, "libwafbench_modsecurity.so"},
 		{"coraza@re2", ev.Coraza, "libwafbench_coraza.so"},
 		{"coraza-wasm", ev.CorazaWasm, "coraza.wasm"},
+		{"coraza-extproc", ev.ExtProc, ""},
+		{"modsecurity-extproc", ev.ExtProc, ""},
+		{"coraza-extauthz", ev.ExtAuthz, ""},
 	} {
 		n, err := modes.Parse(tt.mode)
 		if err != nil {

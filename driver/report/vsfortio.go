@@ -1,0 +1,160 @@
+package report
+
+import (
+	"math"
+	"sort"
+)
+
+// vsFortioPair is one pair of windows, fortio's and wafbench's, of one load
+// model, and the ratios wafbench ÷ fortio. Open loop, wafbench's latency
+// compared is from the actual write (FromSend*), as fortio measures it.
+type vsFortioPair struct {
+	Pair          int
+	First         string
+	Fortio, Wb    *loadgenWindow
+	ReqRatio      float64
+	CPURatio      float64    // net of start-up
+	LatRatio      [3]float64 // p50, p90, p99
+	WbLatency     [3]float64 // wafbench's compared percentiles, µs
+	WbIntended    [3]float64 // open loop: from the intended time, µs; NaN closed
+	WbOwn         [3]float64 // open loop: its own send delay, µs; NaN closed
+	FortioLatency [3]float64
+}
+
+// vsFortioLoad is the pairs of one load model and their summaries.
+type vsFortioLoad struct {
+	Load  string // "closed" or "open"
+	Pairs []vsFortioPair
+}
+
+// ratios returns one ratio of every pair, by get.
+func (l *vsFortioLoad) ratios(get func(*vsFortioPair) float64) []float64 {
+	out := make([]float64, len(l.Pairs))
+	for i := range l.Pairs {
+		out[i] = get(&l.Pairs[i])
+	}
+	return out
+}
+
+// buildVsFortio pairs the windows by load model and pair index.
+func buildVsFortio(ws []loadgenWindow) []vsFortioLoad {
+	var out []vsFortioLoad
+	for _, load := range []string{"closed", "open"} {
+		by := map[int]map[string]*loadgenWindow{}
+		for i := range ws {
+			x := &ws[i]
+			l := x.Load
+			if l == "" {
+				l = "closed"
+			}
+			if l != load {
+				continue
+			}
+			if by[x.Pair] == nil {
+				by[x.Pair] = map[string]*loadgenWindow{}
+			}
+			by[x.Pair][x.Tool] = x
+		}
+		var idx []int
+		for p, t := range by {
+			if t["fortio"] != nil && t["wafbench"] != nil {
+				idx = append(idx, p)
+			}
+		}
+		sort.Ints(idx)
+		vl := vsFortioLoad{Load: load}
+		for _, p := range idx {
+			a, b := by[p]["fortio"], by[p]["wafbench"]
+			pr := vsFortioPair{Pair: p, First: "fortio", Fortio: a, Wb: b,
+				ReqRatio: b.ReqPerS / a.ReqPerS, CPURatio: b.netCPUPerReq() / a.netCPUPerReq()}
+			if b.Position == 1 {
+				pr.First = "wafbench"
+			}
+			pr.FortioLatency = [3]float64{val(a.P50Us), val(a.P90Us), val(a.P99Us)}
+			pr.WbLatency = [3]float64{val(b.P50Us), val(b.P90Us), val(b.P99Us)}
+			pr.WbIntended, pr.WbOwn = [3]float64{math.NaN(), math.NaN(), math.NaN()}, [3]float64{math.NaN(), math.NaN(), math.NaN()}
+			if load == "open" {
+				pr.WbIntended = pr.WbLatency
+				pr.WbLatency = [3]float64{val(b.FromSendP50Us), val(b.FromSendP90Us), val(b.FromSendP99Us)}
+				pr.WbOwn = [3]float64{val(b.OwnP50Us), val(b.OwnP90Us), val(b.OwnP99Us)}
+			}
+			for j := range 3 {
+				pr.LatRatio[j] = pr.WbLatency[j] / pr.FortioLatency[j]
+			}
+			vl.Pairs = append(vl.Pairs, pr)
+		}
+		out = append(out, vl)
+	}
+	return out
+}
+
+// val is *v, NaN for nil.
+func val(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+// writeVsFortio writes the "Load engine vs fortio" section
+// (scripts/vs-fortio.sh): per load model, one row per pair and the median
+// and geometric mean (paired-t 95% interval) of each ratio.
+func writeVsFortio(m *md, h loadgenHeader, ws []loadgenWindow) {
+	m.p("## Load engine vs fortio")
+	m.nl()
+	m.p("`%s`, started %s: wafbench's load engine (`wafbench load`) and fortio (%s) against one passthrough Envoy (CPU %s), "+
+		"each client pinned to CPU %s (which the upstream shares), %d connections, %g s windows, GET %s, closed loop and open loop at %s req/s, in alternated pairs (the tool that goes first alternates). "+
+		"Client CPU: %s, net of start-up (the CPU and requests of a one-request run of the same tool in the same pair subtracted), per request of the window. "+
+		"Ratios are wafbench ÷ fortio; over pairs, their median and their geometric mean with its paired-t 95%% interval. "+
+		"Open loop, fortio (`-uniform`) measures latency from the actual send; wafbench's compared latency is from its actual write too, and its latency from the intended send time (corrected for coordinated omission) and its own send delay are shown beside it. Rebuilt from %s.",
+		h.Command, h.StartedUTC, h.ReferenceVersion, h.EnvoyCPUs, h.ClientCPUs, h.Conns[0], h.Seconds, h.Path, f(h.OpenRatePerS, 0), h.CPUMethod, loadgenFile)
+	m.nl()
+	for _, t := range []string{"fortio", "wafbench"} {
+		if s := h.StartupMethod[t]; s != "" {
+			m.p("- Start-up run, %s: %s.", t, s)
+		}
+	}
+	m.nl()
+	for _, n := range h.Notes {
+		m.p("Note: %s", n)
+		m.nl()
+	}
+	for _, l := range buildVsFortio(ws) {
+		m.p("### %s loop", map[string]string{"closed": "Closed", "open": "Open"}[l.Load])
+		m.nl()
+		if len(l.Pairs) == 0 {
+			m.p("No complete pair.")
+			m.nl()
+			continue
+		}
+		cols := []string{"pair", "first", "fortio req/s", "wafbench req/s", "req/s ratio", "fortio CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
+			"fortio p50 / p90 / p99 µs", "wafbench p50 / p90 / p99 µs", "p50 ratio", "p90 ratio", "p99 ratio"}
+		if l.Load == "open" {
+			cols[9] = "wafbench from send p50 / p90 / p99 µs"
+			cols = append(cols, "wafbench from intended p50 / p90 / p99 µs", "wafbench own send delay p50 / p90 / p99 µs")
+		}
+		cols = append(cols, "errors fortio / wafbench")
+		m.head(cols...)
+		for _, p := range l.Pairs {
+			row := []string{itoa(p.Pair), p.First, f(p.Fortio.ReqPerS, 0), f(p.Wb.ReqPerS, 0), f(p.ReqRatio, 3),
+				f(p.Fortio.netCPUPerReq(), 2), f(p.Wb.netCPUPerReq(), 2), f(p.CPURatio, 3),
+				triple(p.FortioLatency), triple(p.WbLatency), f(p.LatRatio[0], 3), f(p.LatRatio[1], 3), f(p.LatRatio[2], 3)}
+			if l.Load == "open" {
+				row = append(row, triple(p.WbIntended), triple(p.WbOwn))
+			}
+			m.row(append(row, itoa(p.Fortio.Errors)+" / "+itoa(p.Wb.Errors))...)
+		}
+		rr := l.ratios(func(p *vsFortioPair) float64 { return p.ReqRatio })
+		cr := l.ratios(func(p *vsFortioPair) float64 { return p.CPURatio })
+		var lr [3][]float64
+		for j := range 3 {
+			lr[j] = l.ratios(func(p *vsFortioPair) float64 { return p.LatRatio[j] })
+		}
+		pad := make([]string, len(cols)-13)
+		m.row(append([]string{"median", "", "", "", f(medianOf64(rr), 3), "", "", f(medianOf64(cr), 3), "", "",
+			f(medianOf64(lr[0]), 3), f(medianOf64(lr[1]), 3), f(medianOf64(lr[2]), 3)}, pad...)...)
+		m.row(append([]string{"geo-mean [95% CI]", "", "", "", geoCI(rr), "", "", geoCI(cr), "", "",
+			geoCI(lr[0]), geoCI(lr[1]), geoCI(lr[2])}, pad...)...)
+		m.nl()
+	}
+}

@@ -1,0 +1,44 @@
+package stats
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPairSpecsEnvoyReleases: the modes of each Envoy release pair among
+// themselves (WAF vs the same release's passthrough), and each mode on a
+// release pairs with the same mode on the run's Envoy, else on the newest
+// release.
+func TestPairSpecsEnvoyReleases(t *testing.T) {
+	tests := []struct {
+		name string
+		ms   []string
+		want []string // "family: num/den (base)"
+	}{
+		{"releases only", []string{"passthrough~1.39.3", "passthrough~1.40.0", "coraza~1.39.3", "coraza~1.40.0", "coraza-wasm~1.39.3"}, []string{
+			"WAF vs passthrough: coraza~1.39.3/passthrough~1.39.3 (passthrough~1.39.3)",
+			"WAF vs passthrough: coraza-wasm~1.39.3/passthrough~1.39.3 (passthrough~1.39.3)",
+			"same engine, other host: coraza-wasm~1.39.3/coraza~1.39.3 (passthrough~1.39.3)",
+			"WAF vs passthrough: coraza~1.40.0/passthrough~1.40.0 (passthrough~1.40.0)",
+			"Envoy release vs release: passthrough~1.39.3/passthrough~1.40.0 ()",
+			"Envoy release vs release: coraza~1.39.3/coraza~1.40.0 ()",
+		}},
+		{"against the run's Envoy", []string{"passthrough", "passthrough~1.39.3", "modsecurity", "coraza"}, []string{
+			"WAF vs passthrough: modsecurity/passthrough (passthrough)",
+			"WAF vs passthrough: coraza/passthrough (passthrough)",
+			"engine vs engine: modsecurity/coraza (passthrough)",
+			"Envoy release vs release: passthrough~1.39.3/passthrough ()",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, sp := range pairSpecs(tt.ms) {
+				got = append(got, string(sp.family)+": "+sp.num+"/"+sp.den+" ("+sp.base+")")
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("pairSpecs(%v) =\n%q\nwant\n%q", tt.ms, got, tt.want)
+			}
+		})
+	}
+}
