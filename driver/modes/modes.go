@@ -21,6 +21,11 @@
 // the run's Envoy (--envoy, $ENVOY_BIN or the .venv's). The version is part
 // of the mode key, so versions rotate and pair like modes.
 //
+// A WAF mode may carry a configuration qualifier, `+<configuration>`
+// (`coraza+pl2`, `modsecurity@3.0.14-pgo+crs4.22.0`): the same engine build
+// loading another rule configuration (driver/wafconfig); reports pair such
+// modes like any others.
+//
 // The name-only functions (Parse, Engine, IsWAF, Rank, Palette, ExpectKeys)
 // need no build file, so reports can be rebuilt anywhere from raw records;
 // Registry adds what needs filters/builds.yaml: which builds exist and where
@@ -107,6 +112,9 @@ type Name struct {
 	Build  string // "" for the default build (or no engine)
 	Engine string // "" when the mode runs no WAF
 	Host   Host
+	// Config is the rule configuration qualifier ("" = the run's default
+	// rules, --crs-dir).
+	Config string
 	// Envoy is the Envoy release the mode runs on (`~1.39.3`); "" is the
 	// run's Envoy binary.
 	Envoy string
@@ -122,13 +130,21 @@ func (n Name) String() string {
 }
 
 // Unversioned is the mode name without its Envoy release: what the
-// modules and the workloads' expect maps know the mode as.
+// modules and the workloads' expect maps know the mode as (its
+// configuration qualifier included).
 func (n Name) Unversioned() string {
-	if n.Build == "" {
-		return n.Base
+	s := n.Base
+	if n.Build != "" {
+		s += "@" + n.Build
 	}
-	return n.Base + "@" + n.Build
+	if n.Config != "" {
+		s += "+" + n.Config
+	}
+	return s
 }
+
+// WithConfig is n loading configuration c.
+func (n Name) WithConfig(c string) Name { n.Config = c; return n }
 
 // EnvoySep separates a mode name from the Envoy release it runs on.
 const EnvoySep = "~"
@@ -167,6 +183,21 @@ func Parse(s string) (Name, error) {
 
 // parseUnversioned parses a mode name without `~version`.
 func parseUnversioned(s string) (Name, error) {
+	rest, config, hasConfig := strings.Cut(s, "+")
+	if hasConfig {
+		if config == "" || strings.ContainsAny(config, "@/ \t,+~") {
+			return Name{}, fmt.Errorf("mode %q: configuration after '+' must be a name without '@', '/', ',', '+', '~' or spaces", s)
+		}
+		n, err := parseUnversioned(rest)
+		if err != nil {
+			return Name{}, err
+		}
+		if n.Engine == "" {
+			return Name{}, fmt.Errorf("mode %q: %s runs no engine, so it has no configurations", s, n.Base)
+		}
+		n.Config = config
+		return n, nil
+	}
 	base, build, hasBuild := strings.Cut(s, "@")
 	if hasBuild && build == "" {
 		return Name{}, fmt.Errorf("mode %q: empty build after '@'", s)
@@ -256,6 +287,11 @@ func (n Name) expectKeys() []string {
 	keys := []string{n.String()}
 	if n.Envoy != "" {
 		keys = append(keys, n.Unversioned())
+	}
+	if n.Config != "" {
+		c := n
+		c.Envoy, c.Config = "", ""
+		keys = append(keys, c.Unversioned())
 	}
 	if n.Build != "" {
 		keys = append(keys, n.Base)
@@ -414,7 +450,7 @@ func Palette(ms []string) map[string]color.RGBA {
 			continue
 		}
 		i := 0
-		if n.Build != "" || n.Envoy != "" {
+		if n.Build != "" || n.Envoy != "" || n.Config != "" {
 			used[n.Base]++
 			i = used[n.Base]
 		}

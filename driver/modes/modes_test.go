@@ -188,6 +188,32 @@ func TestRegistryResolvesTheBuildFile(t *testing.T) {
 	}
 }
 
+func TestParseConfig(t *testing.T) {
+	for _, tc := range []struct{ in, want, wantErr string }{
+		{in: "coraza+pl2", want: "coraza+pl2"},
+		{in: "modsecurity@3.0.14-pgo+crs4.22.0", want: "modsecurity@3.0.14-pgo+crs4.22.0"},
+		{in: "passthrough+pl2", wantErr: "no configurations"},
+		{in: "coraza+", wantErr: "configuration after '+'"},
+	} {
+		n, err := Parse(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: got error %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || n.String() != tc.want || n.Config == "" {
+			t.Errorf("%s: got %+v (%v), want %s", tc.in, n, err, tc.want)
+		}
+	}
+	if got := ExpectKeys("coraza+pl2"); strings.Join(got, ",") != "coraza+pl2,coraza,waf,default" {
+		t.Errorf("ExpectKeys(coraza+pl2) = %v", got)
+	}
+	if got := ExpectKeys("coraza+pl2~1.39.3"); strings.Join(got, ",") != "coraza+pl2~1.39.3,coraza+pl2,coraza,waf,default" {
+		t.Errorf("ExpectKeys(coraza+pl2~1.39.3) = %v", got)
+	}
+}
+
 func TestIntegration(t *testing.T) {
 	tests := map[string]Integration{
 		"passthrough":           "",

@@ -22,6 +22,9 @@ type Mode struct {
 	// for coraza-wasm the directory of its .wasm file; for the external
 	// modes the directory of the wafbench-extproc server; "" otherwise.
 	Dir string
+	// RulesFile is the entry file of the mode's configuration (Name.Config);
+	// "" = the run's rules (--crs-dir).
+	RulesFile string
 }
 
 // ModuleFile is the path of the module an Envoy WAF mode loads (the .wasm
@@ -85,6 +88,9 @@ func (r *Registry) Resolve(name string) (Mode, error) {
 	n, err := Parse(name)
 	if err != nil {
 		return Mode{}, fmt.Errorf("%v; known modes: %s", err, strings.Join(r.Known(), ", "))
+	}
+	if n.Config != "" {
+		return Mode{}, fmt.Errorf("mode %q: name configurations with --configs, not in a mode name", name)
 	}
 	m := Mode{Name: n}
 	switch {

@@ -36,6 +36,8 @@ type figures struct {
 	Loadgen    *loadgenRun      // loadgen.jsonl; nil for none
 	Byproducts *byproductsStats // the by-products list of a kept run; nil for none
 
+	Deployed *deployedFigures // protection-deployed.json; nil for none
+
 	Charts []string   // charts/*.svg drawn (chart.WriteAll)
 	Flames *flame.Set // flame graphs drawn; nil without profiles
 	Files  []string   // every regular file of the run, slash-separated, sorted
@@ -92,6 +94,9 @@ func draw(dir string, fig *figures) error {
 	}
 	if err := writeGrowthCharts(filepath.Join(dir, ChartsDir), fig.Meta, fig.Growth); err != nil {
 		return fmt.Errorf("growth charts: %w", err)
+	}
+	if err := drawDeployed(filepath.Join(dir, ChartsDir), fig.Deployed); err != nil {
+		return fmt.Errorf("frontier charts: %w", err)
 	}
 	if fig.Flames, err = flame.Draw(dir, fig.Meta.Modes, fig.Meta.Flags[PerfDiffFlag], fig.Records); err != nil {
 		return fmt.Errorf("flame graphs: %w", err)

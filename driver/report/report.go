@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
+	"wafbench/driver/protection"
 
 	"wafbench/driver/internal/usage"
 	"wafbench/driver/result"
@@ -56,6 +57,11 @@ func Build(dir string, warn io.Writer) error {
 	if err := readInputs(dir, fig); err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
+	dep, err := protection.Read(dir)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", dir, err)
+	}
+	fig.Deployed = analyseDeployed(dep, fig.Summary)
 	if err := draw(dir, fig); err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}

@@ -19,6 +19,7 @@ var sections = []section{
 	writeBrief,
 	writeHeadline,
 	writeProtection,
+	writeDeployed,
 	writeShards,
 	writeBlocks,
 	writeMethod,

@@ -588,6 +588,21 @@ type CRS struct {
 	// unparsable bodies and of too many arguments), by directive name or
 	// "rule <id>".
 	Settings map[string]string `json:"settings,omitempty"`
+	// Configurations are the run's configuration axis (--configs,
+	// --waf-config); nil when every WAF mode loads Dir's rules.
+	Configurations []Configuration `json:"configurations,omitempty"`
+}
+
+// Configuration is one rule configuration of the axis: the WAF modes
+// qualified "+Name" load it.
+type Configuration struct {
+	Name          string            `json:"name"`
+	Kind          string            `json:"kind"`                     // paranoia, release or dir
+	CRSVersion    string            `json:"crs_version,omitempty"`    // built-in configurations
+	ParanoiaLevel int               `json:"paranoia_level,omitempty"` // blocking = detection level (built-in)
+	Dir           string            `json:"dir"`                      // where main.conf is, relative to the checkout when inside it
+	SHA256        string            `json:"sha256"`                   // over "name sha256\n" lines in the order the engines read the files
+	Files         map[string]string `json:"files"`                    // name -> sha256
 }
 
 // NewRunID returns a random 128-bit run ID in hex.

@@ -259,6 +259,9 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 		st.MatchLog, st.InspectResponse = true, true
 	}
 	m := cfg.Modes[mode]
+	if m.RulesFile != "" && !cfg.Conformance {
+		st.RulesFile = m.RulesFile // the mode's configuration (--configs)
+	}
 	return all.Of(m).Start(ctx, m, st, hosts.Where{UpstreamAddr: upstreamAddr, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
 }
 

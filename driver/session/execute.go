@@ -62,6 +62,9 @@ func Execute(ctx context.Context, p Plan, out IO) (outcome, error) {
 		return outcome{}, err
 	}
 	defer lock.Release()
+	if err := p.preflightConfigs(ctx, m, out.Stderr); err != nil {
+		return outcome{}, err
+	}
 
 	// Everything below writes; everything above only checked.
 	meta, err := p.newMeta(m, out.Stderr)
@@ -108,6 +111,9 @@ func (p *Plan) check() (*machine, error) {
 		if m.corpus, err = matrix.Load(p.Matrix, p.RepoDir); err != nil {
 			return nil, usage.Errorf("--matrix: %v", err)
 		}
+	}
+	if err := p.prepareConfigs(); err != nil {
+		return nil, err
 	}
 	if m.stack, err = p.Stack.Check(p.CPUs, p.modeSpecs); err != nil {
 		return nil, err
@@ -159,6 +165,7 @@ func (p *Plan) newMeta(m *machine, stderr io.Writer) (*result.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.recordConfigs(meta)
 	meta.Notes = append(meta.Notes, releaseNotes(st.Envoy.Releases)...)
 	if p.SharedNote != "" {
 		meta.Notes = append(meta.Notes, p.SharedNote)
@@ -212,6 +219,11 @@ func (p *Plan) afterTrials(ctx context.Context, cfg *runner.Config, m *machine, 
 		fmt.Fprintf(stderr, "wafbench: exported %d .hgrm and %d fortio JSON files (%s)\n", len(files.HGRM), len(files.Fortio), filepath.Join(cfg.Dir, export.Dir))
 	}
 	report.Table(stdout, recs)
+	if len(p.configs) > 0 && !p.NoProtection && ctx.Err() == nil {
+		if err := p.measureProtection(ctx, cfg, stderr); err != nil {
+			fmt.Fprintf(stderr, "wafbench: protection: %v\n", err)
+		}
+	}
 	if err := conformance.Attach(cfg.Dir, p.CRSTest, p.RepoDir); err != nil {
 		fmt.Fprintf(stderr, "wafbench: --crs-test: %v\n", err)
 	}

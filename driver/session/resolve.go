@@ -18,6 +18,7 @@ import (
 	"wafbench/driver/profile"
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
+	"wafbench/driver/wafconfig"
 )
 
 // Resolve checks req against the workload and suite files (profiles), the
@@ -64,6 +65,11 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if err != nil {
 		return Plan{}, usage.Errorf("--modes: %v", err)
 	}
+	configs, err := wafconfig.Parse(flaglist.Split(req.Configs), req.WafConfigs)
+	if err != nil {
+		return Plan{}, usage.Errorf("--configs: %v", err)
+	}
+	ms = expandConfigs(ms, configs)
 	if ms, err = withEnvoyReleases(ms, req.EnvoyVersions); err != nil {
 		return Plan{}, err
 	}
@@ -71,8 +77,8 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		Warmup: req.Warmup, Duration: req.Duration, TrialWarmup: req.TrialWarmup,
 		MaxRequests: req.MaxRequests, Rate: req.Rate, Timeout: req.Timeout, ConnMode: req.ConnMode,
 		Stack: req.Stack, PerfHz: req.PerfHz, CRSTest: req.CRSTest, ResultsDir: req.ResultsDir,
-		NoReport: req.NoReport, Progress: req.Progress,
-		set: profiles, cases: cases, modeSpecs: ms}
+		NoReport: req.NoReport, NoProtection: req.NoProtection, Progress: req.Progress,
+		set: profiles, cases: cases, modeSpecs: ms, configs: configs}
 	p.Matrix = matrix.ForSuite(req.Matrix, req.Suite)
 	if p.Warmup < 0 || p.TrialWarmup < 0 || p.MaxRequests < 0 || p.Rate < 0 {
 		return Plan{}, usage.Errorf("--warmup, --trial-warmup, --max-requests and --rate must not be negative")

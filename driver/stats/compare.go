@@ -136,10 +136,13 @@ const (
 	FamilyBuilds   Family = "build vs default build"   // each engine build ÷ its engine's default build
 	familyHosts    Family = "same engine, other host"  // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
 	familyEnvoy    Family = "Envoy release vs release" // mode~1.39.3 ÷ the same mode on the run's Envoy, else on the newest release
+	// FamilyConfigs: each configuration of a mode ÷ the same mode under the
+	// run's first configuration (run --configs; coraza+pl4 ÷ coraza+pl1).
+	FamilyConfigs Family = "configuration vs first configuration"
 )
 
 // Families lists the families in report order.
-var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, familyHosts, familyEnvoy}
+var Families = []Family{FamilyEngines, familyOverhead, FamilyBuilds, FamilyConfigs, familyHosts, familyEnvoy}
 
 // N is the number of paired repeats.
 func (c *Comparison) N() int { return len(c.Ratios) }
@@ -248,6 +251,7 @@ func releasePairSpecs(ms []string) []pairSpec {
 			specs = append(specs, pairSpec{num: m, den: stock, family: FamilyBuilds, metrics: []metric{MetricReqPerS, MetricCPU}})
 		}
 	}
+	specs = append(specs, configPairs(ms, has)...)
 	// The same engine (default build) in another host or runtime against
 	// its Envoy dynamic module: Caddy, nginx, Envoy's V8.
 	for _, m := range ms {
@@ -257,6 +261,38 @@ func releasePairSpecs(ms []string) []pairSpec {
 		}
 		if modes.IsReference(m) || modes.IsWasm(m) {
 			specs = append(specs, pairSpec{num: m, den: n.Engine, family: familyHosts, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
+		}
+	}
+	return specs
+}
+
+// configPairs are the comparisons of the configuration axis (modes named
+// <mode>+<configuration>): each configuration of a mode against the same
+// mode under the first configuration ms lists for it, and modsecurity
+// against coraza under each configuration both run.
+func configPairs(ms []string, has map[string]bool) []pairSpec {
+	var specs []pairSpec
+	first := map[string]string{} // mode without configuration -> its first configured mode
+	for _, m := range ms {
+		n, err := modes.Parse(m)
+		if err != nil || n.Config == "" {
+			continue
+		}
+		base := n.WithConfig("").String()
+		ref, ok := first[base]
+		if !ok {
+			first[base] = m
+			continue
+		}
+		specs = append(specs, pairSpec{num: m, den: ref, family: FamilyConfigs, metrics: []metric{MetricReqPerS, MetricCPU}})
+	}
+	for _, m := range ms {
+		n, err := modes.Parse(m)
+		if err != nil || n.Config == "" || n.Base != modes.ModSecurity || n.Build != "" {
+			continue
+		}
+		if c := modes.Coraza + "+" + n.Config; has[c] {
+			specs = append(specs, pairSpec{num: m, den: c, family: FamilyEngines, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	return specs

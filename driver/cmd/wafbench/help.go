@@ -30,7 +30,7 @@ var stackGroup = flagGroup{"Envoy, modules and CPU placement", []string{"envoy",
 // Commands with a handful of flags print them alphabetically.
 var flagGroups = map[string][]flagGroup{
 	"run": {
-		{"What to run", []string{"suite", "modes", "envoy-versions", "workloads", "builds", "profiles", "upstream"}},
+		{"What to run", []string{"suite", "modes", "configs", "waf-config", "envoy-versions", "workloads", "builds", "profiles", "upstream"}},
 		{"How long", []string{"repeats", "duration", "warmup", "trial-warmup", "max-requests", "timeout"}},
 		{"Load model", []string{"rate", "arrival", "conn-mode"}},
 		{"Protocol", []string{"downstream", "streams"}},
@@ -41,7 +41,7 @@ var flagGroups = map[string][]flagGroup{
 		{"Max rate (highest rate meeting a latency objective)", []string{"max-rate-at", "max-rate-method", "max-rate-start",
 			"max-rate-limit", "max-rate-tolerance", "max-rate-step", "max-rate-votes", "max-rate-window", "max-rate-window-max",
 			"max-rate-min-requests"}},
-		{"Outputs", []string{"results", "name", "slo", "matrix", "crs-test", "no-report", "progress"}},
+		{"Outputs", []string{"results", "name", "slo", "matrix", "crs-test", "no-report", "no-protection", "progress"}},
 	},
 	"serve": {
 		{"What to serve", []string{"mode", "builds", "downstream", "log-dir", "crs-test"}},

