@@ -65,7 +65,7 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if err != nil {
 		return Plan{}, usage.Errorf("--modes: %v", err)
 	}
-	configs, err := wafconfig.Parse(flaglist.Split(req.Configs), req.WafConfigs)
+	configs, err := wafconfig.Parse(modes.SplitList(req.Configs), req.WafConfigs)
 	if err != nil {
 		return Plan{}, usage.Errorf("--configs: %v", err)
 	}
