@@ -391,15 +391,28 @@ var interval = regexp.MustCompile(`(−?\d+\.\d+)×? \[(−?\d+\.\d+), (−?\d+\
 // same figure: spaces, table bars, and the typographic minus.
 var squash = strings.NewReplacer(" ", "", "|", "", "−", "-")
 
+// retiredFile is file (a path under the repository root) as the first of
+// commits that holds it has it; nil when none does (a shallow clone).
+func retiredFile(root string, commits []string, file string) []byte {
+	for _, c := range commits {
+		if b, err := exec.Command("git", "-C", root, "show", c+":"+file).Output(); err == nil {
+			return b
+		}
+	}
+	return nil
+}
+
 // TestCitedFiguresInReports keeps the figures of the READMEs and of every
 // page under docs/ in step with the runs they cite: every figure with an
 // interval in a section (the text between two headings) must appear, figure
 // then interval, in the report of a run that section cites (report.md, or
-// crs-test.md of a CRS suite run).
+// crs-test.md of a CRS suite run; a retired run's as the commit that holds
+// it has it).
 // A figure left behind when its run was re-rendered or replaced fails here.
 func TestCitedFiguresInReports(t *testing.T) {
 	root := repoRoot(t)
 	heading := regexp.MustCompile(`(?m)^#{1,4} `)
+	commits, retired := retiredRuns(t, root)
 	checked := 0
 	for _, doc := range append([]string{"README.md", filepath.Join("results", "README.md")}, docPages(t, root)...) {
 		b, err := os.ReadFile(filepath.Join(root, doc))
@@ -424,6 +437,8 @@ func TestCitedFiguresInReports(t *testing.T) {
 				for _, f := range []string{"report.md", "crs-test.md"} {
 					if r, err := os.ReadFile(filepath.Join(root, "results", name, f)); err == nil {
 						reports.Write(r)
+					} else if retired[name] {
+						reports.Write(retiredFile(root, commits, "results/"+name+"/"+f))
 					}
 				}
 			}
