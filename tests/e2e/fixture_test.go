@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,6 +202,13 @@ const maxBody = 1 << 20
 
 // wafModes are the modes that load a WAF module.
 var wafModes = []envoy.Mode{envoy.ModSecurity, envoy.Coraza}
+
+// fixtureModes are the Envoy modes this package starts itself: every mode
+// whose filter runs inside Envoy. The external modes (ext_proc, ext_authz)
+// need the wafbench-extproc server beside Envoy; their end-to-end tests on
+// the real Envoy, server and CRS are in driver/hosts/envoy (TestExternal*)
+// and filters/extproc/e2e.
+var fixtureModes = slices.DeleteFunc(slices.Clone(envoy.Modes), envoy.Mode.IsExternal)
 
 // envoyStats reads mode's admin /stats?format=json and returns every
 // integer stat by name.

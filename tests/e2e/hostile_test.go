@@ -277,7 +277,7 @@ func hostileCases() []hostileCase {
 // against what was sent and seen. It logs Envoy's VmRSS afterwards.
 func TestHostileInput(t *testing.T) {
 	cases := hostileCases()
-	for _, mode := range envoy.Modes {
+	for _, mode := range fixtureModes {
 		t.Run(string(mode), func(t *testing.T) {
 			p := proxy(t, mode)
 			var before map[string]int64

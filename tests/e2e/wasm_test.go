@@ -22,7 +22,7 @@ import (
 // coraza-wasm runs the Coraza engine as a proxy-wasm plugin in Envoy's V8
 // (filters/coraza-wasm). Its Envoy is started once, on first use, and shared
 // by every test: TestParity, TestSeedWorkloads and TestHostileInput run it
-// through envoy.Modes with the native Coraza module's expectations, and the
+// through fixtureModes with the native Coraza module's expectations, and the
 // tests below check what is Wasm-specific.
 
 // wasmStartTimeout bounds a coraza-wasm Envoy's start: V8 compiles the

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"wafbench/driver/envoy"
 	"wafbench/driver/profile"
 )
 
@@ -37,7 +36,7 @@ func TestSeedWorkloads(t *testing.T) {
 	if len(cases) != 12 {
 		t.Errorf("seed suite: %d cases, want the 12 workloads of the upgle/envoy-modsecurity benchmark", len(cases))
 	}
-	for _, mode := range envoy.Modes {
+	for _, mode := range fixtureModes {
 		t.Run(string(mode), func(t *testing.T) {
 			for _, cs := range cases {
 				t.Run(cs.Key(), func(t *testing.T) {
