@@ -651,21 +651,27 @@ func makeWAFFilter(c Config) (*hcm.HttpFilter, error) {
 }
 
 func makeCluster(up netip.AddrPort) (*cluster.Cluster, error) {
-	po, err := anypb.New(&upstreamhttp.HttpProtocolOptions{
-		UpstreamProtocolOptions: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_{
-			ExplicitHttpConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{
-				ProtocolConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{
-					HttpProtocolOptions: &core.Http1ProtocolOptions{},
-				},
-			},
+	return staticCluster(upstreamCluster, &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{
+		ProtocolConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{
+			HttpProtocolOptions: &core.Http1ProtocolOptions{},
 		},
+	}, makeEndpoint(up))
+}
+
+// staticCluster is a static, round-robin cluster that speaks the protocol
+// of explicit to its endpoints, with the harness's connect timeout and circuit breakers high
+// enough never to trip: the upstream's (HTTP/1.1) and the ext_proc server's
+// (HTTP/2).
+func staticCluster(name string, explicit *upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig, la *endpoint.ClusterLoadAssignment) (*cluster.Cluster, error) {
+	po, err := anypb.New(&upstreamhttp.HttpProtocolOptions{
+		UpstreamProtocolOptions: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: explicit},
 	})
 	if err != nil {
 		return nil, err
 	}
 	max := wrapperspb.UInt32(circuitBreakerMax)
 	return &cluster.Cluster{
-		Name:                 upstreamCluster,
+		Name:                 name,
 		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_STATIC},
 		ConnectTimeout:       durationpb.New(connectTimeout),
 		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
@@ -678,7 +684,7 @@ func makeCluster(up netip.AddrPort) (*cluster.Cluster, error) {
 		TypedExtensionProtocolOptions: map[string]*anypb.Any{
 			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": po,
 		},
-		LoadAssignment: makeEndpoint(up),
+		LoadAssignment: la,
 	}, nil
 }
 

@@ -16,7 +16,6 @@ import (
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	upstreamhttp "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -140,42 +139,18 @@ func makeSidecarCluster(s *Sidecar) (*cluster.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	po, err := anypb.New(&upstreamhttp.HttpProtocolOptions{
-		UpstreamProtocolOptions: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_{
-			ExplicitHttpConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{
-				ProtocolConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{
-					Http2ProtocolOptions: &core.Http2ProtocolOptions{},
-				},
-			},
+	return staticCluster(sidecarCluster, &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{
+		ProtocolConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{
+			Http2ProtocolOptions: &core.Http2ProtocolOptions{},
 		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	max := wrapperspb.UInt32(circuitBreakerMax)
-	return &cluster.Cluster{
-		Name:                 sidecarCluster,
-		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_STATIC},
-		ConnectTimeout:       durationpb.New(connectTimeout),
-		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
-		CircuitBreakers: &cluster.CircuitBreakers{Thresholds: []*cluster.CircuitBreakers_Thresholds{{
-			Priority:           core.RoutingPriority_DEFAULT,
-			MaxConnections:     max,
-			MaxPendingRequests: proto.Clone(max).(*wrapperspb.UInt32Value),
-			MaxRequests:        proto.Clone(max).(*wrapperspb.UInt32Value),
-		}}},
-		TypedExtensionProtocolOptions: map[string]*anypb.Any{
-			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": po,
-		},
-		LoadAssignment: &endpoint.ClusterLoadAssignment{
-			ClusterName: sidecarCluster,
-			Endpoints: []*endpoint.LocalityLbEndpoints{{
-				LbEndpoints: []*endpoint.LbEndpoint{{
-					HostIdentifier: &endpoint.LbEndpoint_Endpoint{Endpoint: &endpoint.Endpoint{Address: addr}},
-				}},
+	}, &endpoint.ClusterLoadAssignment{
+		ClusterName: sidecarCluster,
+		Endpoints: []*endpoint.LocalityLbEndpoints{{
+			LbEndpoints: []*endpoint.LbEndpoint{{
+				HostIdentifier: &endpoint.LbEndpoint_Endpoint{Endpoint: &endpoint.Endpoint{Address: addr}},
 			}},
-		},
-	}, nil
+		}},
+	})
 }
 
 // sidecarGrpc is the gRPC service both filters call: Envoy's own gRPC
