@@ -12,9 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,7 +200,7 @@ func (h Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.W
 	statsURL := "http://" + admin + countersPath
 	p := hosts.NewProcess(func() { proc.Stop(syscall.SIGTERM, 5*time.Second) })
 	p.PID, p.Addr, p.Admin, p.LogPath, p.GOMAXPROCS, p.RulesFile = proc.PID(), listen, admin, logPath, procs, st.RulesFile
-	p.Stats = func(ctx context.Context) ([]byte, error) { return httpGet(ctx, statsURL) }
+	p.Stats = func(ctx context.Context) ([]byte, error) { return hosts.HTTPGet(ctx, statsURL) }
 	err = proc.Poll(ctx, 60*time.Second, 20*time.Millisecond, func() bool {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
@@ -223,28 +221,6 @@ func (h Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.W
 	}
 	p.Startup = &result.Startup{ListenerReadyMs: float64(time.Since(spawn).Microseconds()) / 1e3}
 	return p, nil
-}
-
-// httpGet fetches url from a loopback endpoint; a status other than 200 is
-// an error.
-func httpGet(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return b, nil
 }
 
 // caddyVersion describes a Caddy executable from its build information:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +40,7 @@ func (s *sidecarProc) stop() { s.proc.Stop(syscall.SIGTERM, 5*time.Second) }
 // stats reads the server's counters, in the shape of Envoy's admin
 // /stats?format=json.
 func (s *sidecarProc) stats(ctx context.Context) ([]byte, error) {
-	return httpGet(ctx, "http://"+s.Admin+"/stats?format=json")
+	return hosts.HTTPGet(ctx, "http://"+s.Admin+"/stats?format=json")
 }
 
 // startSidecar writes the server's configuration (the filter_config the
@@ -193,28 +192,6 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-// httpGet fetches url from a loopback endpoint; a status other than 200 is
-// an error.
-func httpGet(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return b, nil
 }
 
 // mergeStats is Envoy's admin /stats?format=json document with the
