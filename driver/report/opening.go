@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"wafbench/driver/modes"
 
 	"wafbench/driver/stats"
 )
@@ -18,6 +19,17 @@ const briefHeading = "## In brief"
 type brief struct {
 	OneRepeat bool         // no interval and no verdict anywhere
 	Pairs     []briefRatio // in the order of the run's comparisons
+}
+
+// externalNote says, where a ratio involves an external mode, that its CPU
+// is Envoy's and its server's together ("" otherwise).
+func (b *brief) externalNote() string {
+	for _, p := range b.Pairs {
+		if modes.IsExternal(p.Num) || modes.IsExternal(p.Den) {
+			return "; an ext_proc or ext_authz mode's is Envoy's plus its wafbench-extproc server's"
+		}
+	}
+	return ""
 }
 
 // briefRatio is one ratio Num ÷ Den of CPU per request on every workload.
@@ -134,8 +146,8 @@ func writeBrief(m *md, fig *figures) {
 	}
 	m.p("%s", briefHeading)
 	m.nl()
-	m.p("Proxy CPU per request (all threads, schedstat); ratios: %s. A verdict needs %d paired repeats and a Holm-adjusted p < %g; \"≈ n repeats\": what one would need if the spread held.",
-		ratioHead, stats.MinSamples, stats.Alpha)
+	m.p("Proxy CPU per request (all threads, schedstat%s); ratios: %s. A verdict needs %d paired repeats and a Holm-adjusted p < %g; \"≈ n repeats\": what one would need if the spread held.",
+		b.externalNote(), ratioHead, stats.MinSamples, stats.Alpha)
 	m.nl()
 	for i := range b.Pairs {
 		m.p("- %s", b.Pairs[i].sentence(b.OneRepeat))

@@ -69,7 +69,7 @@ func metricValue(m metric, r *result.Record) float64 {
 	case MetricReqPerS:
 		return r.ReqPerS
 	case MetricCPU, metricCPUAdj:
-		return r.CPU.UsPerRequest
+		return r.TotalCPUUsPerRequest() // Envoy's, and an external mode's server's too
 	case metricP99:
 		return r.Latency.P99Us
 	}
@@ -349,8 +349,8 @@ func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
 						if base == nil {
 							continue
 						}
-						x -= base.CPU.UsPerRequest
-						y -= base.CPU.UsPerRequest
+						x -= base.TotalCPUUsPerRequest()
+						y -= base.TotalCPUUsPerRequest()
 					}
 					if y <= 0 || x < 0 {
 						continue // a ratio needs a positive denominator
@@ -588,7 +588,7 @@ func baselineAll(s *Summary, byKey map[Key][]*result.Record) []baselineCPU {
 			for _, rep := range sortedRepeats(recs) {
 				if p := base[rep]; p != nil {
 					b.Repeats = append(b.Repeats, rep)
-					b.Values = append(b.Values, recs[rep].CPU.UsPerRequest-p.CPU.UsPerRequest)
+					b.Values = append(b.Values, recs[rep].TotalCPUUsPerRequest()-p.TotalCPUUsPerRequest())
 				}
 			}
 			if len(b.Values) == 0 {

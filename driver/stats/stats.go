@@ -274,7 +274,7 @@ func summarizeGroup(k Key, rs []*result.Record) Group {
 	}
 	g := Group{Key: k, N: len(rs)}
 	g.ReqPerS = col(func(r *result.Record) float64 { return r.ReqPerS })
-	g.CPUUsPerReq = col(func(r *result.Record) float64 { return r.CPU.UsPerRequest })
+	g.CPUUsPerReq = col(func(r *result.Record) float64 { return r.TotalCPUUsPerRequest() }) // Envoy's, and an external mode's server's too
 	g.P50Us = col(func(r *result.Record) float64 { return r.Latency.P50Us })
 	g.P95Us = col(func(r *result.Record) float64 { return r.Latency.P95Us })
 	g.P99Us = col(func(r *result.Record) float64 { return r.Latency.P99Us })

@@ -72,7 +72,7 @@ func component(k Key, rs []*result.Record) Component {
 	windows := 0
 	for _, r := range rs {
 		rps = append(rps, r.ReqPerS)
-		cpu = append(cpu, r.CPU.UsPerRequest)
+		cpu = append(cpu, r.TotalCPUUsPerRequest())
 		ps := wholeSeconds(r)
 		if w := cv(int64s(ps)); !math.IsNaN(w) {
 			sumSq += w * w
