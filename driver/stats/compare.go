@@ -134,7 +134,7 @@ const (
 	familyOverhead Family = "WAF vs passthrough"       // what each WAF mode costs over the router alone
 	FamilyEngines  Family = "engine vs engine"         // modsecurity ÷ coraza: which engine costs less
 	FamilyBuilds   Family = "build vs default build"   // each engine build ÷ its engine's default build
-	familyHosts    Family = "same engine, other host"  // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm ÷ the engine's Envoy module
+	familyHosts    Family = "same engine, other host"  // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm, the ext_proc and ext_authz modes ÷ the engine's Envoy module
 	familyEnvoy    Family = "Envoy release vs release" // mode~1.39.3 ÷ the same mode on the run's Envoy, else on the newest release
 	// FamilyConfigs: each configuration of a mode ÷ the same mode under the
 	// run's first configuration (run --configs; coraza+pl4 ÷ coraza+pl1).
@@ -253,13 +253,14 @@ func releasePairSpecs(ms []string) []pairSpec {
 	}
 	specs = append(specs, configPairs(ms, has)...)
 	// The same engine (default build) in another host or runtime against
-	// its Envoy dynamic module: Caddy, nginx, Envoy's V8.
+	// its Envoy dynamic module: Caddy, nginx, Envoy's V8, the wafbench-extproc
+	// server through ext_proc or ext_authz (CPU: Envoy's plus the server's).
 	for _, m := range ms {
 		n, err := modes.Parse(m)
 		if err != nil || n.Build != "" || n.Engine == "" || m == n.Engine || !has[n.Engine] {
 			continue
 		}
-		if modes.IsReference(m) || modes.IsWasm(m) {
+		if modes.IsReference(m) || modes.IsWasm(m) || modes.IsExternal(m) {
 			specs = append(specs, pairSpec{num: m, den: n.Engine, family: familyHosts, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
