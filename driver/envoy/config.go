@@ -5,8 +5,9 @@
 // One Config yields one static bootstrap: a loopback listener on a
 // kernel-chosen port (plain, or terminating TLS with the run's certificate),
 // an HTTP connection manager with the router (and, in the WAF modes, the
-// wafbench dynamic-module filter in front of it), and one static cluster
-// "upstream". Every mode gets the same listener for a given downstream
+// mode's filter in front of it: a wafbench dynamic module, the Coraza
+// proxy-wasm filter, or ext_proc / ext_authz calling the wafbench-extproc
+// server on a cluster of its own), and one static cluster "upstream". Every mode gets the same listener for a given downstream
 // protocol.
 package envoy
 

@@ -89,8 +89,9 @@ type Options struct {
 	Seed        int64         // open loop, Poisson: seed of the arrival schedule (the same seed, the same schedule)
 
 	// Downstream is the protocol spoken to Target: "" or downstream.H1
-	// (plain HTTP/1.1), H1TLS, H2TLS or H2C. HTTP/2 runs closed loop
-	// with keep-alive connections only.
+	// (plain HTTP/1.1), H1TLS, H2TLS or H2C. HTTP/2 runs on keep-alive
+	// connections only, closed or open loop (an open-loop arrival is a new
+	// stream on its connection).
 	Downstream downstream.Protocol
 	// TLS is the client configuration of the TLS protocols; its NextProtos
 	// is replaced by the protocol's ALPN. nil means the server's

@@ -1,11 +1,11 @@
 // Package envoy is the Envoy host: a fresh Envoy per trial (package
-// wafbench/envoy builds its bootstrap and runs the process) whose filter chain
+// wafbench/driver/envoy builds its bootstrap and runs the process) whose filter chain
 // is the router alone (passthrough), one engine's dynamic module (any build
 // of modsecurity or coraza), the Coraza proxy-wasm filter in V8
 // (coraza-wasm), or Envoy's ext_proc or ext_authz filter calling the
 // wafbench-extproc server, which this host starts first, beside Envoy
-// (coraza-extproc, modsecurity-extproc, coraza-extauthz). It owns how a mode maps to a filter chain and a module
-// file, the preflight's proof of which module Envoy loaded, and what
+// (coraza-extproc, modsecurity-extproc, coraza-extauthz). It owns how a
+// mode maps to a filter chain and a module file, the preflight's proof of which module Envoy loaded, and what
 // meta.json records of that module.
 package envoy
 
