@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -256,7 +257,7 @@ func Parse(name string, data []byte) (*Set, error) {
 func (s *Set) add(name, dir string, data []byte) error {
 	var f file
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return fmt.Errorf("profile %s: %v", name, err)
+		return yamlError(name, data, err)
 	}
 	for _, h := range f.BaseHeaders {
 		if _, _, err := splitHeader(h); err != nil {
@@ -708,3 +709,25 @@ func (s *Set) SuiteNames() []string { return sortedKeys(s.Suites) }
 
 // WorkloadNames lists the workloads, sorted.
 func (s *Set) WorkloadNames() []string { return sortedKeys(s.Workloads) }
+
+// unknownField is how the strict decoder names a key no struct field takes.
+var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// yamlError is err from decoding profile file name as "profile
+// name:LINE: unknown key "k"" where the decoder names an unknown key: the
+// YAML is decoded through JSON, which has lost the line, so the key's
+// first line in data is the one named (the line is left out where the key
+// is not found as a key).
+func yamlError(name string, data []byte, err error) error {
+	m := unknownField.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("profile %s: %v", name, err)
+	}
+	key := regexp.MustCompile(`(^|[{,]|^\s*-)\s*"?` + regexp.QuoteMeta(m[1]) + `"?\s*:`)
+	for i, line := range strings.Split(string(data), "\n") {
+		if key.MatchString(strings.TrimSpace(line)) {
+			return fmt.Errorf("profile %s:%d: unknown key %q", name, i+1, m[1])
+		}
+	}
+	return fmt.Errorf("profile %s: unknown key %q", name, m[1])
+}

@@ -76,7 +76,8 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, bogus: 1}\n", `unknown field "bogus"`},
+		{"unknown field", "workloads:\n- {name: a, method: GET, path: /, conns: [1], expect: {default: 200}, bogus: 1}\n", `:2: unknown key "bogus"`},
+		{"unknown key, block style", "workloads:\n- name: a\n  method: GET\n  path: /\n  bodysize: 4\n", `:5: unknown key "bodysize"`},
 		{"bad method", "workloads:\n- {name: a, method: FETCH, path: /, conns: [1], expect: {default: 200}}\n", "workload a: method"},
 		{"bad path", "workloads:\n- {name: a, method: GET, path: x, conns: [1], expect: {default: 200}}\n", "workload a: path"},
 		{"conns range", "workloads:\n- {name: a, method: GET, path: /, conns: [0], expect: {default: 200}}\n", "conns: want 1..1024, got 0"},
@@ -93,7 +94,7 @@ func TestParseErrors(t *testing.T) {
 		{"crs with a file", "workloads:\n- {name: c, replay: {format: crs, file: x, select: {count: 1}}, conns: [1]}\n", "workload c: replay.file: format crs reads the suite"},
 		{"crs without select", "workloads:\n- {name: c, replay: {format: crs}, conns: [1]}\n", "workload c: replay.select: format crs wants"},
 		{"crs with expect", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1}}, conns: [1], expect: {default: 200}}\n", "workload c: expect: a crs replay's statuses follow"},
-		{"crs unknown option", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1, sed: 3}}, conns: [1]}\n", `unknown field "sed"`},
+		{"crs unknown option", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1, sed: 3}}, conns: [1]}\n", `:2: unknown key "sed"`},
 		{"crs empty selection", "workloads:\n- {name: c, replay: {format: crs, select: {count: 1, rules: [\"951\"]}}, conns: [1]}\n", "workload c: replay: select.rules: no eligible test"},
 		{"crs count", "workloads:\n- {name: c, replay: {format: crs, select: {count: 0}}, conns: [1]}\n", "workload c: replay: select.count: want 1..255"},
 		{"select without crs", "workloads:\n- {name: c, replay: {format: har, file: x.har, select: {count: 1}}, conns: [1], expect: {default: 200}}\n", "replay.select: only format crs"},
