@@ -16,6 +16,7 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
+	"wafbench/driver/protection"
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
 	"wafbench/driver/wafconfig"
@@ -70,6 +71,16 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		return Plan{}, usage.Errorf("--configs: %v", err)
 	}
 	ms = expandConfigs(ms, configs)
+	if len(configs) > 0 && !req.NoProtection {
+		// The protection measurement runs after every trial: a missing
+		// corpus is bad input now, not a lost half of the run later.
+		if _, err := protection.LoadBLNS(req.RepoDir); err != nil {
+			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
+		}
+		if _, err := protection.LoadFaker(req.RepoDir); err != nil {
+			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
+		}
+	}
 	if ms, err = withEnvoyReleases(ms, req.EnvoyVersions); err != nil {
 		return Plan{}, err
 	}
