@@ -158,8 +158,18 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 			opts.OnMeasureEnd()
 		}
 	case <-ctx.Done():
-		res.Warmup = time.Since(t.base)
 		res.Interrupted = true
+		res.Warmup = time.Since(t.base)
+		if res.Warmup >= t.wStart {
+			// The cancel won the race with the warmup's timer after the
+			// window had opened (always so without a warmup, on a busy
+			// machine): the workers counted requests in it, so the window
+			// has an Elapsed for their per-second counts.
+			res.Elapsed, res.Warmup = res.Warmup-t.wStart, t.wStart
+			if opts.Warmup == 0 { // cpu0 was read as the window opened
+				res.ClientCPU = processCPU() - cpu0
+			}
+		}
 	}
 	// Workers stop by themselves at wEnd; wake those blocked in I/O or in
 	// their pacer after a cap or cancel.
