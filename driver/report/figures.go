@@ -48,7 +48,9 @@ type figures struct {
 func analyse(meta *result.Meta, recs []result.Record, dropped int) *figures {
 	q := &quality{PartialDropped: dropped}
 	recs = q.check(recs)
-	s := stats.Summarize(recs)
+	// run --compare was checked against the run's modes before it ran.
+	pairs, _ := stats.ParsePairs(meta.Flags[CompareFlag])
+	s := stats.SummarizePairs(recs, pairs)
 	return &figures{Meta: meta, Records: recs, Summary: s, Quality: q,
 		Growth: analyseGrowth(meta, recs), Lab: analyseLab(meta, recs, s), Brief: analyseBrief(s)}
 }

@@ -17,6 +17,10 @@ import (
 // modes whose differential flame graphs the report draws ("A,B").
 const PerfDiffFlag = "perf-diff"
 
+// CompareFlag is the run flag, recorded in meta.json, naming the pairs
+// the report compares besides those the run's modes imply.
+const CompareFlag = "compare"
+
 // flameTop is how many functions the report lists per mode.
 const flameTop = 10
 

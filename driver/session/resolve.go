@@ -19,6 +19,7 @@ import (
 	"wafbench/driver/protection"
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
+	"wafbench/driver/stats"
 	"wafbench/driver/wafconfig"
 )
 
@@ -189,6 +190,9 @@ func (p *Plan) resolveMachine(req Request, online []int) error {
 	if err := checkPerfDiff(req.PerfDiff, p.PerfHz, p.Modes); err != nil {
 		return err
 	}
+	if err := checkCompare(req.Compare, p.Modes); err != nil {
+		return err
+	}
 	if p.Upstream, err = stack.ParseUpstream(req.Upstream); err != nil {
 		return err
 	}
@@ -256,6 +260,23 @@ func workersNote(concurrency int, envoyCPUs []int) string {
 	}
 	return fmt.Sprintf("--concurrency %d: %d Envoy workers share %d CPU(s) (%s); beyond the CPUs, throughput per worker measures time-sharing, not scaling (a scale run needs --concurrency ≤ the Envoy CPUs)",
 		concurrency, concurrency, len(envoyCPUs), cpu.Format(envoyCPUs))
+}
+
+// checkCompare validates --compare: empty, or pairs A/B of the run's
+// modes (stats.ParsePairs).
+func checkCompare(arg string, modeNames []string) error {
+	pairs, err := stats.ParsePairs(arg)
+	if err != nil {
+		return usage.Errorf("--compare: %v", err)
+	}
+	for _, pr := range pairs {
+		for _, m := range []string{pr.Num, pr.Den} {
+			if !slices.Contains(modeNames, m) {
+				return usage.Errorf("--compare: mode %q is not one of the run's modes (%s)", m, strings.Join(modeNames, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // checkPerfDiff validates --perf-diff: empty, or two different modes of

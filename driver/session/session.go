@@ -73,6 +73,7 @@ type Request struct {
 	AllowSharedCPUs bool
 	PerfHz          int
 	PerfDiff        string // "A,B"
+	Compare         string // "A/B,C/D": pairs the report compares beside its own (stats.ParsePairs)
 	Upstream        string
 
 	Matrix     string // corpus name, auto or none

@@ -327,9 +327,9 @@ func sortedRepeats(m map[int]*result.Record) []int {
 	return rs
 }
 
-func compareAll(s *Summary, byKey map[Key][]*result.Record) []Comparison {
+func compareAll(s *Summary, byKey map[Key][]*result.Record, pairs []ModePair) []Comparison {
 	var out []Comparison
-	specs := pairSpecs(s.Modes)
+	specs := withPairs(pairSpecs(s.Modes), pairs)
 	for _, w := range s.Workloads {
 		idx := byRepeat(s, byKey, w)
 		for _, sp := range specs {

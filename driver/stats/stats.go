@@ -213,6 +213,12 @@ func lessWorkload(a, b WorkloadKey) bool {
 // that were interrupted or carry an Error are excluded and listed;
 // slow-client records (result.Slow) are left out.
 func Summarize(recs []result.Record) *Summary {
+	return SummarizePairs(recs, nil)
+}
+
+// SummarizePairs is Summarize with pairs compared besides the ones the
+// run's modes imply (run --compare).
+func SummarizePairs(recs []result.Record, pairs []ModePair) *Summary {
 	s := &Summary{}
 	byKey := map[Key][]*result.Record{}
 	modes := map[string]bool{}
@@ -259,7 +265,7 @@ func Summarize(recs []result.Record) *Summary {
 			s.Components = append(s.Components, component(k, rs))
 		}
 	}
-	s.Comparisons = compareAll(s, byKey)
+	s.Comparisons = compareAll(s, byKey, pairs)
 	s.Baseline = baselineAll(s, byKey)
 	return s
 }

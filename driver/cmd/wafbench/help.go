@@ -41,7 +41,7 @@ var flagGroups = map[string][]flagGroup{
 		{"Max rate (highest rate meeting a latency objective)", []string{"max-rate-at", "max-rate-method", "max-rate-start",
 			"max-rate-limit", "max-rate-tolerance", "max-rate-step", "max-rate-votes", "max-rate-window", "max-rate-window-max",
 			"max-rate-min-requests"}},
-		{"Outputs", []string{"results", "name", "slo", "matrix", "crs-test", "no-report", "no-protection", "progress"}},
+		{"Outputs", []string{"results", "name", "compare", "slo", "matrix", "crs-test", "no-report", "no-protection", "progress"}},
 	},
 	"serve": {
 		{"What to serve", []string{"mode", "builds", "downstream", "log-dir", "crs-test"}},
