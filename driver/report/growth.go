@@ -826,21 +826,53 @@ func writeCrossovers(m *md, s *sweep, block float64) {
 }
 
 func writeCrossover(m *md, s *sweep, a, b string, block float64) {
-	cr, err := stats.Crossover(s.cost[a], s.cost[b])
+	c, err := buildCrossover(s, a, b)
 	if err != nil {
 		m.p("- %s vs %s: %v", a, b, err)
 		m.nl()
 		return
 	}
-	prs := s.pointRatios(a, b)
+	writePointRatios(m, s, c, block)
+	lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
+	shareText := fmt.Sprintf("a crossing in %d of %d resamples (%s)", c.at.Defined, c.at.Resamples, sharePct(c.at.Defined, c.at.Resamples))
+	takes := func(pair bool, what string) string {
+		if pair {
+			return crossTakes(c.needPair, c.unknownPair, what, block, len(s.repeats))
+		}
+		return crossTakes(c.needAll, c.unknownAll, what, block, len(s.repeats))
+	}
+	switch c.verdict {
+	case crossEqual:
+		m.p("- %s vs %s: no paired difference to compare.", a, b)
+	case crossAt:
+		writeCrossAt(m, s, c, shareText, takes(true, "Intervals excluding 1 on opposite sides at "+c.prs[c.mLo].label+" and "+c.prs[c.mHi].label))
+	case crossThroughout:
+		m.p("- %s vs %s: **no crossover** in %s–%s: **%s is cheaper throughout** (the 95%% interval of %s ÷ %s excludes 1 on the same side at every point; %s).",
+			a, b, lo, hi, c.cheaper, a, b, shareText)
+	case crossUnsure:
+		m.p("- %s vs %s: no crossover seen in %s–%s (%s is cheaper at every point's median; %s), but **%s cheaper throughout is not established**: the 95%% interval of %s ÷ %s includes 1 at %d of %d points (%s). %s",
+			a, b, lo, hi, c.cheaper, shareText, c.cheaper, a, b, len(c.open), len(c.prs), joinComma(c.open), takes(false, "An interval excluding 1 at every point"))
+	default:
+		writeCrossOpen(m, s, c, lo, hi, shareText)
+		t := takes(false, "An interval excluding 1 at every point (for "+c.medianCheaper()+" cheaper throughout)")
+		if c.nMed > 0 {
+			t = takes(true, fmt.Sprintf("Intervals excluding 1 on opposite sides at %s and %s", c.prs[c.mLo].label, c.prs[c.mHi].label))
+		}
+		if t != "" {
+			m.p("  %s", t)
+		}
+	}
+	m.nl()
+}
+
+// writePointRatios is the table of a ÷ b at every point of the sweep.
+func writePointRatios(m *md, s *sweep, c *crossoverModel, block float64) {
 	head := map[string]string{profile.ParamSize: "body size", profile.ParamArgs: "fields", paramConns: "conns"}[s.param]
-	m.p("%s ÷ %s, Envoy CPU per request, paired by repeat at each point:", a, b)
+	m.p("%s ÷ %s, Envoy CPU per request, paired by repeat at each point:", c.a, c.b)
 	m.nl()
 	m.head(head, "n", "ratio (geo-mean)", "paired-t 95% CI", "interval", "repeats for the interval to exclude 1")
-	all := make([]int, len(prs))
-	for i, pr := range prs {
-		all[i] = i
-		side := map[int]string{1: "above 1 (" + b + " cheaper)", -1: "below 1 (" + a + " cheaper)", 0: "includes 1"}[pr.side]
+	for _, pr := range c.prs {
+		side := map[int]string{1: "above 1 (" + c.b + " cheaper)", -1: "below 1 (" + c.a + " cheaper)", 0: "includes 1"}[pr.side]
 		if math.IsNaN(pr.lo) {
 			side = "none (n < 2)"
 		}
@@ -851,97 +883,59 @@ func writeCrossover(m *md, s *sweep, a, b string, block float64) {
 		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ci(pr.lo, pr.hi, 3), side, need)
 	}
 	m.nl()
-	name := map[string]string{"a": a, "b": b}
-	other := map[string]string{"a": b, "b": a}
-	lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
-	share := float64(cr.At.Defined) / float64(max(cr.At.Resamples, 1))
-	shareText := fmt.Sprintf("a crossing in %d of %d resamples (%s)", cr.At.Defined, cr.At.Resamples, sharePct(cr.At.Defined, cr.At.Resamples))
-	nMed, mLo, mHi := medianCrossings(prs)
-	// takes says what a verdict would take over the points idx.
-	takes := func(idx []int, what string) string {
-		need, unknown := mostNeeded(prs, idx)
-		switch {
-		case need > stats.MaxRepeats:
-			return fmt.Sprintf("%s would take more than %d repeats at the observed ratios and spread (a ratio too close to 1).", what, stats.MaxRepeats)
-		case need > 0:
-			wall := ""
-			if block > 0 {
-				wall = " (≈ " + minutes(float64(need)*block) + " at this run's " + minutes(block) + " per repeat)"
-			}
-			return fmt.Sprintf("%s would take about %d repeats%s at the observed ratios and spread (this run has %d; the most any of those points needs, estimated as in Verdicts).", what, need, wall, len(s.repeats))
-		case unknown:
-			return what + " cannot be estimated from this run (a point has fewer than 2 paired repeats)."
-		}
-		return ""
-	}
+}
+
+// crossTakes says what a verdict would take: need repeats (unknown when a
+// point cannot be estimated), against this run's have and its block
+// seconds per repeat.
+func crossTakes(need int, unknown bool, what string, block float64, have int) string {
 	switch {
-	case cr.CheaperBelow == "":
-		m.p("- %s vs %s: no paired difference to compare.", a, b)
-	case nMed > 0 && cr.Crossings > 0 && share >= crossShare:
-		extra := ""
-		if cr.Crossings > 1 || nMed > 1 {
-			extra = fmt.Sprintf("; the curves cross more than once (paired medians %d times, the table's medians %d times), the first is given", cr.Crossings, nMed)
+	case need > stats.MaxRepeats:
+		return fmt.Sprintf("%s would take more than %d repeats at the observed ratios and spread (a ratio too close to 1).", what, stats.MaxRepeats)
+	case need > 0:
+		wall := ""
+		if block > 0 {
+			wall = " (≈ " + minutes(float64(need)*block) + " at this run's " + minutes(block) + " per repeat)"
 		}
-		m.p("- %s vs %s: **crossover at %s** (the table's medians cross between %s and %s; %s, at least the %.0f%% a crossover needs; 95%% CI %s–%s, conditional on a crossing: over the %d resamples that cross): %s is cheaper below, %s above%s.",
-			a, b, s.fmtX(cr.At.Value), prs[mLo].label, prs[mHi].label, shareText, 100*crossShare, s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined,
-			name[cr.CheaperBelow], other[cr.CheaperBelow], extra)
-		var open []string
-		for _, i := range []int{mLo, mHi} {
-			if prs[i].side == 0 {
-				open = append(open, prs[i].label)
-			}
-		}
-		if len(open) > 0 {
-			m.p("  The paired-t interval of the ratio still includes 1 at %s, beside the crossing (with %d repeats the bootstrap has few distinct resamples). %s",
-				joinComma(open), len(s.repeats), takes([]int{mLo, mHi}, "Intervals excluding 1 on opposite sides at "+prs[mLo].label+" and "+prs[mHi].label))
-		}
-	case nMed == 0 && cr.Crossings == 0 && allSide(prs) != 0:
-		cheap := a
-		if allSide(prs) > 0 {
-			cheap = b
-		}
-		m.p("- %s vs %s: **no crossover** in %s–%s: **%s is cheaper throughout** (the 95%% interval of %s ÷ %s excludes 1 on the same side at every point; %s).",
-			a, b, lo, hi, cheap, a, b, shareText)
-	case nMed == 0 && cr.Crossings == 0:
-		cheap := a
-		if firstSide(prs) > 0 {
-			cheap = b
-		}
-		var open []string
-		for _, pr := range prs {
-			if pr.side == 0 {
-				open = append(open, pr.label)
-			}
-		}
-		m.p("- %s vs %s: no crossover seen in %s–%s (%s is cheaper at every point's median; %s), but **%s cheaper throughout is not established**: the 95%% interval of %s ÷ %s includes 1 at %d of %d points (%s). %s",
-			a, b, lo, hi, cheap, shareText, cheap, a, b, len(open), len(prs), joinComma(open), takes(all, "An interval excluding 1 at every point"))
-	default:
-		var seen []string
-		if nMed > 0 {
-			seen = append(seen, fmt.Sprintf("the table's medians cross between %s and %s", prs[mLo].label, prs[mHi].label))
-		} else {
-			seen = append(seen, "the table's medians do not cross ("+map[int]string{1: b, -1: a}[firstSide(prs)]+" is cheaper at every point's median)")
-		}
-		if cr.Crossings > 0 {
-			seen = append(seen, fmt.Sprintf("the median paired log-ratio changes sign %s, first at %s", times(cr.Crossings), s.fmtX(cr.At.Value)))
-		} else {
-			seen = append(seen, "the median paired log-ratio does not change sign")
-		}
-		cond := ""
-		if cr.Crossings > 0 && !math.IsNaN(cr.At.Lo) {
-			cond = fmt.Sprintf(" (95%% CI %s–%s, conditional on a crossing: over those %d resamples only)", s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined)
-		}
-		m.p("- %s vs %s: **crossover not established** in %s–%s: %s; %s%s. Stating a crossover needs the table's medians and the paired medians to cross and at least %.0f%% of resamples to cross.",
-			a, b, lo, hi, joinSemi(seen), shareText, cond, 100*crossShare)
-		if nMed > 0 {
-			if t := takes([]int{mLo, mHi}, fmt.Sprintf("Intervals excluding 1 on opposite sides at %s and %s", prs[mLo].label, prs[mHi].label)); t != "" {
-				m.p("  %s", t)
-			}
-		} else if t := takes(all, "An interval excluding 1 at every point (for "+map[int]string{1: b, -1: a}[firstSide(prs)]+" cheaper throughout)"); t != "" {
-			m.p("  %s", t)
-		}
+		return fmt.Sprintf("%s would take about %d repeats%s at the observed ratios and spread (this run has %d; the most any of those points needs, estimated as in Verdicts).", what, need, wall, have)
+	case unknown:
+		return what + " cannot be estimated from this run (a point has fewer than 2 paired repeats)."
 	}
-	m.nl()
+	return ""
+}
+
+func writeCrossAt(m *md, s *sweep, c *crossoverModel, shareText, takes string) {
+	extra := ""
+	if c.crosses > 1 || c.nMed > 1 {
+		extra = fmt.Sprintf("; the curves cross more than once (paired medians %d times, the table's medians %d times), the first is given", c.crosses, c.nMed)
+	}
+	m.p("- %s vs %s: **crossover at %s** (the table's medians cross between %s and %s; %s, at least the %.0f%% a crossover needs; 95%% CI %s–%s, conditional on a crossing: over the %d resamples that cross): %s is cheaper below, %s above%s.",
+		c.a, c.b, s.fmtX(c.at.Value), c.prs[c.mLo].label, c.prs[c.mHi].label, shareText, 100*crossShare, s.fmtX(c.at.Lo), s.fmtX(c.at.Hi), c.at.Defined,
+		c.cheaper, c.other, extra)
+	if len(c.open) > 0 {
+		m.p("  The paired-t interval of the ratio still includes 1 at %s, beside the crossing (with %d repeats the bootstrap has few distinct resamples). %s",
+			joinComma(c.open), len(s.repeats), takes)
+	}
+}
+
+func writeCrossOpen(m *md, s *sweep, c *crossoverModel, lo, hi, shareText string) {
+	var seen []string
+	if c.nMed > 0 {
+		seen = append(seen, fmt.Sprintf("the table's medians cross between %s and %s", c.prs[c.mLo].label, c.prs[c.mHi].label))
+	} else {
+		seen = append(seen, "the table's medians do not cross ("+c.medianCheaper()+" is cheaper at every point's median)")
+	}
+	if c.crosses > 0 {
+		seen = append(seen, fmt.Sprintf("the median paired log-ratio changes sign %s, first at %s", times(c.crosses), s.fmtX(c.at.Value)))
+	} else {
+		seen = append(seen, "the median paired log-ratio does not change sign")
+	}
+	cond := ""
+	if c.crosses > 0 && !math.IsNaN(c.at.Lo) {
+		cond = fmt.Sprintf(" (95%% CI %s–%s, conditional on a crossing: over those %d resamples only)", s.fmtX(c.at.Lo), s.fmtX(c.at.Hi), c.at.Defined)
+	}
+	m.p("- %s vs %s: **crossover not established** in %s–%s: %s; %s%s. Stating a crossover needs the table's medians and the paired medians to cross and at least %.0f%% of resamples to cross.",
+		c.a, c.b, lo, hi, joinSemi(seen), shareText, cond, 100*crossShare)
 }
 
 // allSide is +1 or −1 when every point's interval lies on that side of 1,
