@@ -79,22 +79,27 @@ func usable(r *result.Record) bool {
 	return stats.Valid(r) && r.Load != "open" && r.LoadFraction == 0
 }
 
+// sweepKey names one swept curve: a workload base, its parameter and the
+// connection count (0 for a connections sweep).
+type sweepKey struct {
+	base, param string
+	conns       int
+}
+
+// sweepCell is one measured point of a swept curve.
+type sweepCell struct {
+	mode   string
+	repeat int
+	x      float64
+}
+
 // collectSweeps finds every swept curve among recs, in a fixed order.
 func collectSweeps(recs []result.Record) []*sweep {
-	type key struct {
-		base, param string
-		conns       int
-	}
-	type cell struct {
-		mode   string
-		repeat int
-		x      float64
-	}
-	byKey := map[key]map[cell]float64{}
-	labels := map[key]map[float64]string{}
-	add := func(k key, c cell, label string, v float64) {
+	byKey := map[sweepKey]map[sweepCell]float64{}
+	labels := map[sweepKey]map[float64]string{}
+	add := func(k sweepKey, c sweepCell, label string, v float64) {
 		if byKey[k] == nil {
-			byKey[k], labels[k] = map[cell]float64{}, map[float64]string{}
+			byKey[k], labels[k] = map[sweepCell]float64{}, map[float64]string{}
 		}
 		byKey[k][c] = v
 		labels[k][c.x] = label
@@ -106,53 +111,18 @@ func collectSweeps(recs []result.Record) []*sweep {
 		}
 		if pt, ok := profile.ParsePoint(r.Workload); ok {
 			if pt.Param == profile.ParamSize || pt.Param == profile.ParamArgs {
-				add(key{pt.Base, pt.Param, r.Conns}, cell{r.Mode, r.Repeat, pt.Value}, pt.Label, r.CPU.UsPerRequest)
+				add(sweepKey{pt.Base, pt.Param, r.Conns}, sweepCell{r.Mode, r.Repeat, pt.Value}, pt.Label, r.CPU.UsPerRequest)
 			}
 			continue
 		}
-		add(key{r.Workload, paramConns, 0}, cell{r.Mode, r.Repeat, float64(r.Conns)}, strconv.Itoa(r.Conns), r.CPU.UsPerRequest)
+		add(sweepKey{r.Workload, paramConns, 0}, sweepCell{r.Mode, r.Repeat, float64(r.Conns)}, strconv.Itoa(r.Conns), r.CPU.UsPerRequest)
 	}
 	var out []*sweep
 	for k, cells := range byKey {
 		if (k.param == paramConns && len(labels[k]) < minConnsPoints) || len(labels[k]) < 2 {
 			continue // a single point (a scale suite's one size) is no sweep
 		}
-		s := &sweep{base: k.base, param: k.param, conns: k.conns, cost: map[string]stats.Curve{}}
-		for x := range labels[k] {
-			s.xs = append(s.xs, x)
-		}
-		sort.Float64s(s.xs)
-		for _, x := range s.xs {
-			s.labels = append(s.labels, labels[k][x])
-		}
-		rs, ms := map[int]bool{}, map[string]bool{}
-		for c := range cells {
-			rs[c.repeat], ms[c.mode] = true, true
-		}
-		for r := range rs {
-			s.repeats = append(s.repeats, r)
-		}
-		sort.Ints(s.repeats)
-		for m := range ms {
-			s.modes = append(s.modes, m)
-		}
-		modes.Sort(s.modes)
-		for _, m := range s.modes {
-			c := stats.Curve{X: s.xs}
-			for _, r := range s.repeats {
-				row := make([]float64, len(s.xs))
-				for i, x := range s.xs {
-					v, ok := cells[cell{m, r, x}]
-					row[i] = math.NaN()
-					if ok {
-						row[i] = v
-					}
-				}
-				c.Y = append(c.Y, row)
-			}
-			s.cost[m] = c
-		}
-		out = append(out, s)
+		out = append(out, newSweep(k, cells, labels[k]))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -165,6 +135,46 @@ func collectSweeps(recs []result.Record) []*sweep {
 		return a.conns < b.conns
 	})
 	return out
+}
+
+// newSweep builds the curve k from its cells and the label of each x.
+func newSweep(k sweepKey, cells map[sweepCell]float64, labels map[float64]string) *sweep {
+	s := &sweep{base: k.base, param: k.param, conns: k.conns, cost: map[string]stats.Curve{}}
+	for x := range labels {
+		s.xs = append(s.xs, x)
+	}
+	sort.Float64s(s.xs)
+	for _, x := range s.xs {
+		s.labels = append(s.labels, labels[x])
+	}
+	rs, ms := map[int]bool{}, map[string]bool{}
+	for c := range cells {
+		rs[c.repeat], ms[c.mode] = true, true
+	}
+	for r := range rs {
+		s.repeats = append(s.repeats, r)
+	}
+	sort.Ints(s.repeats)
+	for m := range ms {
+		s.modes = append(s.modes, m)
+	}
+	modes.Sort(s.modes)
+	for _, m := range s.modes {
+		c := stats.Curve{X: s.xs}
+		for _, r := range s.repeats {
+			row := make([]float64, len(s.xs))
+			for i, x := range s.xs {
+				v, ok := cells[sweepCell{m, r, x}]
+				row[i] = math.NaN()
+				if ok {
+					row[i] = v
+				}
+			}
+			c.Y = append(c.Y, row)
+		}
+		s.cost[m] = c
+	}
+	return s
 }
 
 func paramRank(p string) int {
@@ -634,20 +644,7 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 	}
 	m.p("## How cost grows")
 	m.nl()
-	m.p("Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. "+
-		"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's "+
-		"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half "+
-		"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; "+
-		"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the "+
-		"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile "+
-		"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. "+
-		"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) "+
-		"between the two points around it, with the same bootstrap. It is stated only when the medians in the table cross too "+
-		"and at least %.0f%% of the resamples cross; its interval is then over the resamples that cross (conditional on a "+
-		"crossing), and the share is given. **Cheaper throughout** is stated only when the paired-t 95%% interval of the "+
-		"ratio excludes 1 on the same side at every point. Anything else is *not established*, with the repeats it would take "+
-		"at the observed ratios and spread (estimated as in Verdicts).",
-		stats.FitResamples, 100*crossShare)
+	m.p(sweepsMethod, stats.FitResamples, 100*crossShare)
 	m.nl()
 	for _, s := range sweeps {
 		m.p("### %s", s.title())
@@ -671,32 +668,55 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 			m.row(row...)
 		}
 		m.nl()
-		exps := s.exponents()
-		if len(exps) > 0 {
-			idx := fitPoints(s.xs)
-			rng := noValue
-			if len(idx) > 0 {
-				rng = s.labels[idx[0]] + "–" + s.labels[idx[len(idx)-1]]
-			}
-			m.head("mode", "cost exponent k ("+rng+")", "95% CI", "R²", "fitted on", "k, raw cost, whole range")
-			for _, e := range exps {
-				on := "marginal over passthrough"
-				if !e.marginal {
-					on = "raw cost (no passthrough in this run)"
-				}
-				if e.err != nil {
-					m.row(e.mode, "–", "–", "–", on, f(e.raw.Slope, 2))
-					continue
-				}
-				m.row(e.mode, f(e.fit.Slope, 2), ivText(e.ci, 2), f(e.fit.R2, 3), on, f(e.raw.Slope, 2))
-			}
-			m.nl()
-			m.p("%d repeats resampled; with fewer than 6 the bootstrap has few distinct resamples and the interval is optimistic.", len(s.repeats))
-			m.nl()
-		}
+		writeExponents(m, s)
 		writeCrossovers(m, s, block)
 	}
 }
+
+// writeExponents is the table of a sweep's cost exponents.
+func writeExponents(m *md, s *sweep) {
+	exps := s.exponents()
+	if len(exps) == 0 {
+		return
+	}
+	idx := fitPoints(s.xs)
+	rng := noValue
+	if len(idx) > 0 {
+		rng = s.labels[idx[0]] + "–" + s.labels[idx[len(idx)-1]]
+	}
+	m.head("mode", "cost exponent k ("+rng+")", "95% CI", "R²", "fitted on", "k, raw cost, whole range")
+	for _, e := range exps {
+		on := "marginal over passthrough"
+		if !e.marginal {
+			on = "raw cost (no passthrough in this run)"
+		}
+		if e.err != nil {
+			m.row(e.mode, "–", "–", "–", on, f(e.raw.Slope, 2))
+			continue
+		}
+		m.row(e.mode, f(e.fit.Slope, 2), ivText(e.ci, 2), f(e.fit.R2, 3), on, f(e.raw.Slope, 2))
+	}
+	m.nl()
+	m.p("%d repeats resampled; with fewer than 6 the bootstrap has few distinct resamples and the interval is optimistic.", len(s.repeats))
+	m.nl()
+}
+
+// sweepsMethod says how cost growth, exponents and crossovers are
+// estimated; its verbs are the bootstrap resamples and the crossing share
+// in percent.
+const sweepsMethod = "Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. " +
+	"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's " +
+	"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half " +
+	"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; " +
+	"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the " +
+	"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile " +
+	"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. " +
+	"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) " +
+	"between the two points around it, with the same bootstrap. It is stated only when the medians in the table cross too " +
+	"and at least %.0f%% of the resamples cross; its interval is then over the resamples that cross (conditional on a " +
+	"crossing), and the share is given. **Cheaper throughout** is stated only when the paired-t 95%% interval of the " +
+	"ratio excludes 1 on the same side at every point. Anything else is *not established*, with the repeats it would take " +
+	"at the observed ratios and spread (estimated as in Verdicts)."
 
 // crossShare is the share of bootstrap resamples that must show a crossing
 // before the growth section states a crossover.
@@ -993,11 +1013,7 @@ func writeCurves(m *md, meta *result.Meta, curves []*curve) {
 	sloUs := float64(slo.Microseconds())
 	m.p("## Latency–throughput")
 	m.nl()
-	m.p("Open loop (coordinated-omission-corrected: latency from each request's intended send time), offered rate a fraction of "+
-		"each mode's closed-loop capacity measured earlier in the same trial. Medians over repeats. **Max rate at SLO**: per "+
-		"repeat, the offered rate where p99 reaches %s, interpolated in ln(p99) between the last point of the prefix that holds "+
-		"it and the next; a point that achieves less than %.0f%% of its offered rate does not hold. ≥ means every point held "+
-		"(the maximum is higher than the sweep went), < that even the lowest failed.", slo, 100*stats.HeldFraction)
+	m.p(curvesMethod, slo, 100*stats.HeldFraction)
 	m.nl()
 	for _, c := range curves {
 		m.p("### %s, %d connections", c.base, c.conns)
@@ -1009,28 +1025,7 @@ func writeCurves(m *md, meta *result.Meta, curves []*curve) {
 		}
 		m.head("mode", "capacity req/s", "max rate at p99 ≤ "+slo.String(), "per repeat", "share of capacity")
 		for _, md := range c.modes {
-			rates, err := c.sloRates(md, sloUs)
-			capac := medianOf(c.points[md], func(r *result.Record) float64 { return r.CapacityPerS })
-			if err != nil || len(rates) == 0 {
-				m.row(md, f(capac, 0), "–", "–", "–")
-				continue
-			}
-			var v []float64
-			var each []string
-			bound := ""
-			for _, r := range rates {
-				v = append(v, r.Rate)
-				each = append(each, map[string]string{"": "", "ge": "≥", "lt": "<"}[r.Bound]+f(r.Rate, 0))
-				if r.Bound != "" && bound == "" {
-					bound = r.Bound
-				}
-			}
-			e := stats.Median(v)
-			cell := map[string]string{"": "", "ge": "≥ ", "lt": "< "}[bound] + f(e.Median, 0)
-			if !math.IsInf(e.Lo, 0) && !math.IsNaN(e.Lo) {
-				cell += " [" + f(e.Lo, 0) + ", " + f(e.Hi, 0) + "]"
-			}
-			m.row(md, f(capac, 0), cell, joinComma(each), f(100*e.Median/capac, 0)+"%")
+			writeCurveSLO(m, c.slo(md, sloUs))
 		}
 		m.nl()
 		m.head("mode", "load", "offered req/s", "achieved req/s", "p50 ms", "p99 ms", "p99.9 ms")
@@ -1043,6 +1038,32 @@ func writeCurves(m *md, meta *result.Meta, curves []*curve) {
 		m.nl()
 	}
 }
+
+// writeCurveSLO is one mode's row of the max rate at the SLO.
+func writeCurveSLO(m *md, r curveSLO) {
+	if !r.ok {
+		m.row(r.mode, f(r.capacity, 0), "–", "–", "–")
+		return
+	}
+	var each []string
+	for _, x := range r.rates {
+		each = append(each, map[string]string{"": "", "ge": "≥", "lt": "<"}[x.Bound]+f(x.Rate, 0))
+	}
+	e := r.median
+	cell := map[string]string{"": "", "ge": "≥ ", "lt": "< "}[r.bound] + f(e.Median, 0)
+	if !math.IsInf(e.Lo, 0) && !math.IsNaN(e.Lo) {
+		cell += " [" + f(e.Lo, 0) + ", " + f(e.Hi, 0) + "]"
+	}
+	m.row(r.mode, f(r.capacity, 0), cell, joinComma(each), f(100*e.Median/r.capacity, 0)+"%")
+}
+
+// curvesMethod says how latency–throughput curves and the max rate at the
+// SLO are measured; its verbs are the SLO and the held share in percent.
+const curvesMethod = "Open loop (coordinated-omission-corrected: latency from each request's intended send time), offered rate a fraction of " +
+	"each mode's closed-loop capacity measured earlier in the same trial. Medians over repeats. **Max rate at SLO**: per " +
+	"repeat, the offered rate where p99 reaches %s, interpolated in ln(p99) between the last point of the prefix that holds " +
+	"it and the next; a point that achieves less than %.0f%% of its offered rate does not hold. ≥ means every point held " +
+	"(the maximum is higher than the sweep went), < that even the lowest failed."
 
 func joinComma(s []string) string {
 	var b bytes.Buffer

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
 
@@ -84,4 +85,36 @@ func buildCrossover(s *sweep, a, b string) (*crossoverModel, error) {
 // table's medians do not cross.
 func (c *crossoverModel) medianCheaper() string {
 	return map[int]string{1: c.b, -1: c.a}[firstSide(c.prs)]
+}
+
+// curveSLO is one mode's max rate at the SLO on a latency–throughput
+// curve: the median capacity, and (ok false when no repeat gave one) the
+// per-repeat rates, their median with its interval and the first bound
+// any repeat had ("ge": every point held, "lt": even the lowest failed).
+type curveSLO struct {
+	mode     string
+	capacity float64
+	ok       bool
+	rates    []stats.SLORate
+	median   stats.Estimate
+	bound    string
+}
+
+// slo computes mode's max rate at p99 ≤ sloUs.
+func (c *curve) slo(mode string, sloUs float64) curveSLO {
+	out := curveSLO{mode: mode, capacity: medianOf(c.points[mode], func(r *result.Record) float64 { return r.CapacityPerS })}
+	rates, err := c.sloRates(mode, sloUs)
+	if err != nil || len(rates) == 0 {
+		return out
+	}
+	out.ok, out.rates = true, rates
+	var v []float64
+	for _, r := range rates {
+		v = append(v, r.Rate)
+		if r.Bound != "" && out.bound == "" {
+			out.bound = r.Bound
+		}
+	}
+	out.median = stats.Median(v)
+	return out
 }
