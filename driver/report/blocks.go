@@ -92,11 +92,7 @@ func writeBlocks(m *md, fig *figures) {
 		m.p("One machine: the between-machine variance cannot be estimated, and the pooled ratio holds for this machine only.")
 		m.nl()
 	}
-	cells := []string{"ratio", "metric"}
-	for i := range meta.Blocks {
-		cells = append(cells, blockName(i)+" (n)")
-	}
-	cells = append(cells, "between-machine SD", "share between", "pooled ratio (95% CI)", "df", "p", "Holm p", "verdict")
+	cells := blockHead(len(meta.Blocks))
 	for _, wl := range s.Workloads {
 		head := false
 		for _, r := range rows {
@@ -117,6 +113,15 @@ func writeBlocks(m *md, fig *figures) {
 	}
 	m.p("Machine ratios: geometric mean of the machine's per-repeat ratios with its paired-t 95%% interval. Between-machine SD: exp(τ) − 1, how much a machine's ratio typically departs from the pooled one; share between: τ²/(τ² + σ²).")
 	m.nl()
+}
+
+// blockHead is the head of a workload's table over blocks machines.
+func blockHead(blocks int) []string {
+	cells := []string{"ratio", "metric"}
+	for i := range blocks {
+		cells = append(cells, blockName(i)+" (n)")
+	}
+	return append(cells, "between-machine SD", "share between", "pooled ratio (95% CI)", "df", "p", "Holm p", "verdict")
 }
 
 // blockCells is one comparison pooled over machines, each machine's own
