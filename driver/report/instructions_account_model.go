@@ -26,12 +26,15 @@ type irAccountCell struct {
 	v, pct float64 // pct: percent of the mode's inside-hooks count
 }
 
+// irAccountTable is one workload's instructions inside the hooks by
+// category (categories that are zero for every mode left out).
 type irAccountTable struct {
 	w      stats.WorkloadKey
 	rows   []irAccountRow
 	inside []irAccountCell // per mode in waf: the inside-hooks total
 }
 
+// irAccountRow is one category across the WAF modes.
 type irAccountRow struct {
 	cat   string
 	cells []irAccountCell // per mode in waf
@@ -45,8 +48,8 @@ type glueRow struct {
 	n                  int
 	glue, added, share float64
 	shareLo, shareHi   float64
-	verdict            string // "yes", "no", "not established"
-	shares             []float64
+	verdict            string    // "yes", "no", "not established"
+	shares             []float64 // per paired repeat
 }
 
 // glueVerdict is one mode's verdict over every workload counted; hi is the
@@ -70,6 +73,7 @@ type accountInputs struct {
 	repeats  map[*result.Instructions]int
 }
 
+// collectAccounts reads the valid records that carry instruction counts.
 func collectAccounts(recs []result.Record) accountInputs {
 	in := accountInputs{map[accountKey][]*result.Instructions{}, map[stats.WorkloadKey]map[int]float64{}, map[*result.Instructions]int{}}
 	for i := range recs {
