@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"wafbench/driver/adversarial"
@@ -21,6 +20,7 @@ type advPoint struct {
 	verdict                    int // status the probe and window got; 0 = none
 	declared                   int // what a correct answer is
 	err                        string
+	amp                        float64 // per-byte CPU over passthrough's on the same input; 0: none
 }
 
 func (p *advPoint) cpuPerReqUs() float64 {
@@ -94,120 +94,63 @@ func advPoints(recs []result.Record) []advPoint {
 // through; then every point. Nothing is written for a run without
 // measured-verdict records.
 func writeAdversarial(m *md, fig *figures) {
-	recs := fig.Records
-	pts := advPoints(recs)
-	if len(pts) == 0 {
+	a := buildAdversarial(fig.Records)
+	if a == nil {
 		return
-	}
-	pass := map[string]*advPoint{} // family/shape/label → passthrough
-	var modeList []string
-	seenMode := map[string]bool{}
-	for i := range pts {
-		p := &pts[i]
-		if !seenMode[p.mode] {
-			seenMode[p.mode] = true
-			modeList = append(modeList, p.mode)
-		}
-		if p.mode == modes.Passthrough {
-			pass[p.family+"/"+p.shape+"/"+p.label] = p
-		}
-	}
-	modes.Sort(modeList)
-	amp := func(p *advPoint) float64 {
-		b := pass[p.family+"/"+p.shape+"/"+p.label]
-		if b == nil || b.cpuPerByteNs() == 0 || p.cpuPerByteNs() == 0 {
-			return 0
-		}
-		return p.cpuPerByteNs() / b.cpuPerByteNs()
 	}
 	m.p("## Adversarial inputs")
 	m.nl()
-	m.p("Each point is one generated input (driver/adversarial: family, shape, N) sent for a fixed window on one connection; its verdict was probed before the window and every response of the window was checked against it. CPU is Envoy's (schedstat, all threads) per response; per byte divides by the request's size as sent; amplification is that per-byte CPU over passthrough's on the same input in the same run. Absolute times are from a shared 2-core machine and pessimistic; ratios within the run are what carries.")
+	m.p(adversarialMethod)
 	m.nl()
 	m.p("### Worst input per family")
 	m.nl()
 	m.head("mode", "family", "worst input", "request bytes", "CPU µs/req", "CPU ns/byte", "amplification", "verdict", "verdicts along N")
-	fams := adversarial.Families()
-	for _, mode := range modeList {
-		for _, fam := range fams {
-			var worst *advPoint
-			var series []string
-			byShape := map[string][]string{}
-			var shapes []string
-			for i := range pts {
-				p := &pts[i]
-				if p.mode != mode || p.family != fam {
-					continue
-				}
-				if worst == nil || p.cpuPerByteNs() > worst.cpuPerByteNs() {
-					worst = p
-				}
-				if _, ok := byShape[p.shape]; !ok {
-					shapes = append(shapes, p.shape)
-				}
-				byShape[p.shape] = append(byShape[p.shape], p.label+"→"+verdictLabel(p))
+	for _, w := range a.worst {
+		var series []string
+		for _, sh := range w.along {
+			var labels []string
+			for _, p := range sh.pts {
+				labels = append(labels, p.label+"→"+verdictLabel(p))
 			}
-			if worst == nil {
-				continue
-			}
-			for _, s := range shapes {
-				series = append(series, s+": "+strings.Join(byShape[s], " "))
-			}
-			a := noValue
-			if v := amp(worst); v > 0 {
-				a = f(v, 1) + "×"
-			}
-			m.row("`"+mode+"`", fam, worst.shape+" n="+worst.label, itoa(worst.bytes), f(worst.cpuPerReqUs(), 0),
-				f(worst.cpuPerByteNs(), 1), a, verdictLabel(worst), strings.Join(series, "; "))
+			series = append(series, sh.shape+": "+strings.Join(labels, " "))
 		}
+		p := w.pt
+		m.row("`"+p.mode+"`", p.family, p.shape+" n="+p.label, itoa(p.bytes), f(p.cpuPerReqUs(), 0),
+			f(p.cpuPerByteNs(), 1), ampCell(p.amp), verdictLabel(p), strings.Join(series, "; "))
 	}
 	m.nl()
-	var passed []string
-	for i := range pts {
-		if p := &pts[i]; p.passed() {
-			passed = append(passed, fmt.Sprintf("`%s` %s/%s n=%s", p.mode, p.family, p.shape, p.label))
-		}
-	}
 	m.p("### Attacks answered 200 by a WAF mode")
 	m.nl()
-	if len(passed) == 0 {
+	if len(a.passed) == 0 {
 		m.p("None: every input carrying an attack got a status other than 200 in every WAF mode.")
 	} else {
+		var passed []string
+		for _, p := range a.passed {
+			passed = append(passed, fmt.Sprintf("`%s` %s/%s n=%s", p.mode, p.family, p.shape, p.label))
+		}
 		m.p("**Finding**: %d attack input(s) passed a WAF (a limit or an evaluation error turned the attack into a pass): %s.", len(passed), strings.Join(passed, ", "))
 	}
 	m.nl()
 	m.p("### Every point")
 	m.nl()
 	m.head("mode", "family", "shape", "N", "request bytes", "responses", "CPU µs/req", "CPU ns/byte", "amplification", "verdict", "declared", "error")
-	sorted := append([]advPoint(nil), pts...)
-	rank := map[string]int{}
-	for i, md := range modeList {
-		rank[md] = i
-	}
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := &sorted[i], &sorted[j]
-		if a.family != b.family {
-			return a.family < b.family
-		}
-		if a.shape != b.shape {
-			return a.shape < b.shape
-		}
-		if a.n != b.n {
-			return a.n < b.n
-		}
-		return rank[a.mode] < rank[b.mode]
-	})
-	for i := range sorted {
-		p := &sorted[i]
-		a := noValue
-		if v := amp(p); v > 0 {
-			a = f(v, 1) + "×"
-		}
+	for i := range a.all {
+		p := &a.all[i]
 		m.row("`"+p.mode+"`", p.family, p.shape, p.label, itoa(p.bytes), fmt.Sprint(p.responses), f(p.cpuPerReqUs(), 0),
-			f(p.cpuPerByteNs(), 1), a, verdictLabel(p), itoa(p.declared), strings.ReplaceAll(p.err, "|", "/"))
+			f(p.cpuPerByteNs(), 1), ampCell(p.amp), verdictLabel(p), itoa(p.declared), strings.ReplaceAll(p.err, "|", "/"))
 	}
 	m.nl()
 }
+
+func ampCell(v float64) string {
+	if v > 0 {
+		return f(v, 1) + "×"
+	}
+	return noValue
+}
+
+// adversarialMethod says how the adversarial points are measured.
+const adversarialMethod = "Each point is one generated input (driver/adversarial: family, shape, N) sent for a fixed window on one connection; its verdict was probed before the window and every response of the window was checked against it. CPU is Envoy's (schedstat, all threads) per response; per byte divides by the request's size as sent; amplification is that per-byte CPU over passthrough's on the same input in the same run. Absolute times are from a shared 2-core machine and pessimistic; ratios within the run are what carries."
 
 func verdictLabel(p *advPoint) string {
 	if p.verdict == 0 {

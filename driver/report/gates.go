@@ -2,9 +2,7 @@ package report
 
 import (
 	"fmt"
-	"strings"
 
-	"wafbench/driver/modes"
 	"wafbench/driver/result"
 )
 
@@ -47,88 +45,40 @@ func gateValue(r *result.Record, metric string) (float64, bool) {
 // only if every repeat holds it). A record with an error fails its gates and
 // says why; a window that completed no request is "no request", never 0.
 func writeGates(m *md, fig *figures) {
-	recs := fig.Records
-	type key struct{ mode, workload string }
-	byKey := map[key][]*result.Record{}
-	var modeList []string
-	seen := map[string]bool{}
-	for i := range recs {
-		r := &recs[i]
-		k := key{r.Mode, r.Workload + "@" + itoa(r.Conns)}
-		byKey[k] = append(byKey[k], r)
-		if !seen[r.Mode] {
-			seen[r.Mode] = true
-			modeList = append(modeList, r.Mode)
-		}
-	}
-	// Only a run of the gates suite: its own workloads are named gate_*.
-	has := false
-	for i := range recs {
-		has = has || strings.HasPrefix(recs[i].Workload, "gate_")
-	}
-	if !has {
+	gm := buildGates(fig.Records)
+	if gm == nil {
 		return
 	}
-	modes.Sort(modeList)
 	m.p("## Qualification gates")
 	m.nl()
 	m.p("The gates of the upgle/envoy-modsecurity benchmark, judged per mode on the worst repeat. The limits are absolute times from that benchmark's machine; the ×passthrough column is the same figure over passthrough's in this run (a shared 2-core machine: absolute times are pessimistic, the ratio is what carries).")
 	m.nl()
 	m.head("mode", "gate", "workload", "limit", "measured", "×passthrough", "result")
-	failed := map[string][]string{}
-	for _, md := range modeList {
-		for _, g := range gates {
-			rs := byKey[key{md, g.Workload}]
-			if len(rs) == 0 {
-				continue
-			}
-			limit := fmt.Sprintf("≤ %g", g.Max)
-			if g.Min > 0 {
-				limit = fmt.Sprintf("≥ %g", g.Min)
-			}
-			limit += " " + gateUnit(g.Metric)
-			worst, ok, why := 0.0, true, ""
-			for i, r := range rs {
-				v, have := gateValue(r, g.Metric)
-				if r.Error != "" || !have {
-					ok, why = false, orNone(r.Error)
-					if !have && r.Error == "" {
-						why = "no request completed"
-					}
-					break
-				}
-				if i == 0 || (g.Min > 0 && v < worst) || (g.Min == 0 && v > worst) {
-					worst = v
-				}
-			}
-			measured, ratio, res := "–", "–", "FAIL"
-			if ok {
-				measured = f(worst, 1)
-				if g.Min > 0 && worst < g.Min || g.Min == 0 && worst > g.Max {
-					ok = false
-				}
-				if b := byKey[key{modes.Passthrough, g.Workload}]; len(b) > 0 && md != modes.Passthrough {
-					if bv, have := gateValue(b[0], g.Metric); have && bv != 0 {
-						ratio = f(worst/bv, 2) + "×"
-					}
-				}
-			} else {
-				measured = why
-			}
-			if ok {
-				res = "pass"
-			} else {
-				failed[md] = append(failed[md], g.Name)
-			}
-			m.row("`"+md+"`", g.Name, "`"+g.Workload+"`", limit, measured, ratio, res)
+	for _, row := range gm.rows {
+		g := row.g
+		limit := fmt.Sprintf("≤ %g", g.Max)
+		if g.Min > 0 {
+			limit = fmt.Sprintf("≥ %g", g.Min)
 		}
+		limit += " " + gateUnit(g.Metric)
+		measured, ratio, res := row.why, "–", "FAIL"
+		if row.measured {
+			measured = f(row.worst, 1)
+		}
+		if row.hasRatio {
+			ratio = f(row.ratio, 2) + "×"
+		}
+		if row.pass {
+			res = "pass"
+		}
+		m.row("`"+row.mode+"`", g.Name, "`"+g.Workload+"`", limit, measured, ratio, res)
 	}
 	m.nl()
-	for _, md := range modeList {
-		if len(failed[md]) == 0 {
+	for _, md := range gm.modes {
+		if len(gm.failed[md]) == 0 {
 			m.p("- `%s`: passes every gate.", md)
 		} else {
-			m.p("- `%s`: fails %v.", md, failed[md])
+			m.p("- `%s`: fails %v.", md, gm.failed[md])
 		}
 	}
 	m.nl()

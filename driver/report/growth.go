@@ -79,22 +79,27 @@ func usable(r *result.Record) bool {
 	return stats.Valid(r) && r.Load != "open" && r.LoadFraction == 0
 }
 
+// sweepKey names one swept curve: a workload base, its parameter and the
+// connection count (0 for a connections sweep).
+type sweepKey struct {
+	base, param string
+	conns       int
+}
+
+// sweepCell is one measured point of a swept curve.
+type sweepCell struct {
+	mode   string
+	repeat int
+	x      float64
+}
+
 // collectSweeps finds every swept curve among recs, in a fixed order.
 func collectSweeps(recs []result.Record) []*sweep {
-	type key struct {
-		base, param string
-		conns       int
-	}
-	type cell struct {
-		mode   string
-		repeat int
-		x      float64
-	}
-	byKey := map[key]map[cell]float64{}
-	labels := map[key]map[float64]string{}
-	add := func(k key, c cell, label string, v float64) {
+	byKey := map[sweepKey]map[sweepCell]float64{}
+	labels := map[sweepKey]map[float64]string{}
+	add := func(k sweepKey, c sweepCell, label string, v float64) {
 		if byKey[k] == nil {
-			byKey[k], labels[k] = map[cell]float64{}, map[float64]string{}
+			byKey[k], labels[k] = map[sweepCell]float64{}, map[float64]string{}
 		}
 		byKey[k][c] = v
 		labels[k][c.x] = label
@@ -106,53 +111,18 @@ func collectSweeps(recs []result.Record) []*sweep {
 		}
 		if pt, ok := profile.ParsePoint(r.Workload); ok {
 			if pt.Param == profile.ParamSize || pt.Param == profile.ParamArgs {
-				add(key{pt.Base, pt.Param, r.Conns}, cell{r.Mode, r.Repeat, pt.Value}, pt.Label, r.CPU.UsPerRequest)
+				add(sweepKey{pt.Base, pt.Param, r.Conns}, sweepCell{r.Mode, r.Repeat, pt.Value}, pt.Label, r.CPU.UsPerRequest)
 			}
 			continue
 		}
-		add(key{r.Workload, paramConns, 0}, cell{r.Mode, r.Repeat, float64(r.Conns)}, strconv.Itoa(r.Conns), r.CPU.UsPerRequest)
+		add(sweepKey{r.Workload, paramConns, 0}, sweepCell{r.Mode, r.Repeat, float64(r.Conns)}, strconv.Itoa(r.Conns), r.CPU.UsPerRequest)
 	}
 	var out []*sweep
 	for k, cells := range byKey {
 		if (k.param == paramConns && len(labels[k]) < minConnsPoints) || len(labels[k]) < 2 {
 			continue // a single point (a scale suite's one size) is no sweep
 		}
-		s := &sweep{base: k.base, param: k.param, conns: k.conns, cost: map[string]stats.Curve{}}
-		for x := range labels[k] {
-			s.xs = append(s.xs, x)
-		}
-		sort.Float64s(s.xs)
-		for _, x := range s.xs {
-			s.labels = append(s.labels, labels[k][x])
-		}
-		rs, ms := map[int]bool{}, map[string]bool{}
-		for c := range cells {
-			rs[c.repeat], ms[c.mode] = true, true
-		}
-		for r := range rs {
-			s.repeats = append(s.repeats, r)
-		}
-		sort.Ints(s.repeats)
-		for m := range ms {
-			s.modes = append(s.modes, m)
-		}
-		modes.Sort(s.modes)
-		for _, m := range s.modes {
-			c := stats.Curve{X: s.xs}
-			for _, r := range s.repeats {
-				row := make([]float64, len(s.xs))
-				for i, x := range s.xs {
-					v, ok := cells[cell{m, r, x}]
-					row[i] = math.NaN()
-					if ok {
-						row[i] = v
-					}
-				}
-				c.Y = append(c.Y, row)
-			}
-			s.cost[m] = c
-		}
-		out = append(out, s)
+		out = append(out, newSweep(k, cells, labels[k]))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -165,6 +135,46 @@ func collectSweeps(recs []result.Record) []*sweep {
 		return a.conns < b.conns
 	})
 	return out
+}
+
+// newSweep builds the curve k from its cells and the label of each x.
+func newSweep(k sweepKey, cells map[sweepCell]float64, labels map[float64]string) *sweep {
+	s := &sweep{base: k.base, param: k.param, conns: k.conns, cost: map[string]stats.Curve{}}
+	for x := range labels {
+		s.xs = append(s.xs, x)
+	}
+	sort.Float64s(s.xs)
+	for _, x := range s.xs {
+		s.labels = append(s.labels, labels[x])
+	}
+	rs, ms := map[int]bool{}, map[string]bool{}
+	for c := range cells {
+		rs[c.repeat], ms[c.mode] = true, true
+	}
+	for r := range rs {
+		s.repeats = append(s.repeats, r)
+	}
+	sort.Ints(s.repeats)
+	for m := range ms {
+		s.modes = append(s.modes, m)
+	}
+	modes.Sort(s.modes)
+	for _, m := range s.modes {
+		c := stats.Curve{X: s.xs}
+		for _, r := range s.repeats {
+			row := make([]float64, len(s.xs))
+			for i, x := range s.xs {
+				v, ok := cells[sweepCell{m, r, x}]
+				row[i] = math.NaN()
+				if ok {
+					row[i] = v
+				}
+			}
+			c.Y = append(c.Y, row)
+		}
+		s.cost[m] = c
+	}
+	return s
 }
 
 func paramRank(p string) int {
@@ -634,20 +644,7 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 	}
 	m.p("## How cost grows")
 	m.nl()
-	m.p("Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. "+
-		"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's "+
-		"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half "+
-		"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; "+
-		"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the "+
-		"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile "+
-		"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. "+
-		"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) "+
-		"between the two points around it, with the same bootstrap. It is stated only when the medians in the table cross too "+
-		"and at least %.0f%% of the resamples cross; its interval is then over the resamples that cross (conditional on a "+
-		"crossing), and the share is given. **Cheaper throughout** is stated only when the paired-t 95%% interval of the "+
-		"ratio excludes 1 on the same side at every point. Anything else is *not established*, with the repeats it would take "+
-		"at the observed ratios and spread (estimated as in Verdicts).",
-		stats.FitResamples, 100*crossShare)
+	m.p(sweepsMethod, stats.FitResamples, 100*crossShare)
 	m.nl()
 	for _, s := range sweeps {
 		m.p("### %s", s.title())
@@ -671,32 +668,55 @@ func writeSweeps(m *md, sweeps []*sweep, block float64) {
 			m.row(row...)
 		}
 		m.nl()
-		exps := s.exponents()
-		if len(exps) > 0 {
-			idx := fitPoints(s.xs)
-			rng := noValue
-			if len(idx) > 0 {
-				rng = s.labels[idx[0]] + "–" + s.labels[idx[len(idx)-1]]
-			}
-			m.head("mode", "cost exponent k ("+rng+")", "95% CI", "R²", "fitted on", "k, raw cost, whole range")
-			for _, e := range exps {
-				on := "marginal over passthrough"
-				if !e.marginal {
-					on = "raw cost (no passthrough in this run)"
-				}
-				if e.err != nil {
-					m.row(e.mode, "–", "–", "–", on, f(e.raw.Slope, 2))
-					continue
-				}
-				m.row(e.mode, f(e.fit.Slope, 2), ivText(e.ci, 2), f(e.fit.R2, 3), on, f(e.raw.Slope, 2))
-			}
-			m.nl()
-			m.p("%d repeats resampled; with fewer than 6 the bootstrap has few distinct resamples and the interval is optimistic.", len(s.repeats))
-			m.nl()
-		}
+		writeExponents(m, s)
 		writeCrossovers(m, s, block)
 	}
 }
+
+// writeExponents is the table of a sweep's cost exponents.
+func writeExponents(m *md, s *sweep) {
+	exps := s.exponents()
+	if len(exps) == 0 {
+		return
+	}
+	idx := fitPoints(s.xs)
+	rng := noValue
+	if len(idx) > 0 {
+		rng = s.labels[idx[0]] + "–" + s.labels[idx[len(idx)-1]]
+	}
+	m.head("mode", "cost exponent k ("+rng+")", "95% CI", "R²", "fitted on", "k, raw cost, whole range")
+	for _, e := range exps {
+		on := "marginal over passthrough"
+		if !e.marginal {
+			on = "raw cost (no passthrough in this run)"
+		}
+		if e.err != nil {
+			m.row(e.mode, "–", "–", "–", on, f(e.raw.Slope, 2))
+			continue
+		}
+		m.row(e.mode, f(e.fit.Slope, 2), ivText(e.ci, 2), f(e.fit.R2, 3), on, f(e.raw.Slope, 2))
+	}
+	m.nl()
+	m.p("%d repeats resampled; with fewer than 6 the bootstrap has few distinct resamples and the interval is optimistic.", len(s.repeats))
+	m.nl()
+}
+
+// sweepsMethod says how cost growth, exponents and crossovers are
+// estimated; its verbs are the bootstrap resamples and the crossing share
+// in percent.
+const sweepsMethod = "Envoy CPU µs per request (all Envoy threads, schedstat), median over repeats, against each swept parameter. " +
+	"**Cost exponent k**: the slope of a least-squares line through ln(cost) against ln(parameter), fitted to the WAF's " +
+	"*marginal* cost (mode − passthrough in the same repeat and point) over the upper half of the range (the largest half " +
+	"of the points, at least three). Marginal, because passthrough's own cost (proxying, buffering) is not the engine's; " +
+	"the upper half, because at small sizes the rules' fixed per-request cost (headers, CRS set-up) hides how the " +
+	"body-dependent part grows. k = 1 is linear growth, above 1 faster than linear. The interval is a 95%% percentile " +
+	"bootstrap over whole repeats (%d resamples, fixed seed); k over the whole range of the raw cost is shown for contrast. " +
+	"**Crossover**: where the median paired log-ratio of two modes' costs changes sign, interpolated in ln(parameter) " +
+	"between the two points around it, with the same bootstrap. It is stated only when the medians in the table cross too " +
+	"and at least %.0f%% of the resamples cross; its interval is then over the resamples that cross (conditional on a " +
+	"crossing), and the share is given. **Cheaper throughout** is stated only when the paired-t 95%% interval of the " +
+	"ratio excludes 1 on the same side at every point. Anything else is *not established*, with the repeats it would take " +
+	"at the observed ratios and spread (estimated as in Verdicts)."
 
 // crossShare is the share of bootstrap resamples that must show a crossing
 // before the growth section states a crossover.
@@ -826,21 +846,53 @@ func writeCrossovers(m *md, s *sweep, block float64) {
 }
 
 func writeCrossover(m *md, s *sweep, a, b string, block float64) {
-	cr, err := stats.Crossover(s.cost[a], s.cost[b])
+	c, err := buildCrossover(s, a, b)
 	if err != nil {
 		m.p("- %s vs %s: %v", a, b, err)
 		m.nl()
 		return
 	}
-	prs := s.pointRatios(a, b)
+	writePointRatios(m, s, c, block)
+	lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
+	shareText := fmt.Sprintf("a crossing in %d of %d resamples (%s)", c.at.Defined, c.at.Resamples, sharePct(c.at.Defined, c.at.Resamples))
+	takes := func(pair bool, what string) string {
+		if pair {
+			return crossTakes(c.needPair, c.unknownPair, what, block, len(s.repeats))
+		}
+		return crossTakes(c.needAll, c.unknownAll, what, block, len(s.repeats))
+	}
+	switch c.verdict {
+	case crossEqual:
+		m.p("- %s vs %s: no paired difference to compare.", a, b)
+	case crossAt:
+		writeCrossAt(m, s, c, shareText, takes(true, "Intervals excluding 1 on opposite sides at "+c.prs[c.mLo].label+" and "+c.prs[c.mHi].label))
+	case crossThroughout:
+		m.p("- %s vs %s: **no crossover** in %s–%s: **%s is cheaper throughout** (the 95%% interval of %s ÷ %s excludes 1 on the same side at every point; %s).",
+			a, b, lo, hi, c.cheaper, a, b, shareText)
+	case crossUnsure:
+		m.p("- %s vs %s: no crossover seen in %s–%s (%s is cheaper at every point's median; %s), but **%s cheaper throughout is not established**: the 95%% interval of %s ÷ %s includes 1 at %d of %d points (%s). %s",
+			a, b, lo, hi, c.cheaper, shareText, c.cheaper, a, b, len(c.open), len(c.prs), joinComma(c.open), takes(false, "An interval excluding 1 at every point"))
+	default:
+		writeCrossOpen(m, s, c, lo, hi, shareText)
+		t := takes(false, "An interval excluding 1 at every point (for "+c.medianCheaper()+" cheaper throughout)")
+		if c.nMed > 0 {
+			t = takes(true, fmt.Sprintf("Intervals excluding 1 on opposite sides at %s and %s", c.prs[c.mLo].label, c.prs[c.mHi].label))
+		}
+		if t != "" {
+			m.p("  %s", t)
+		}
+	}
+	m.nl()
+}
+
+// writePointRatios is the table of a ÷ b at every point of the sweep.
+func writePointRatios(m *md, s *sweep, c *crossoverModel, block float64) {
 	head := map[string]string{profile.ParamSize: "body size", profile.ParamArgs: "fields", paramConns: "conns"}[s.param]
-	m.p("%s ÷ %s, Envoy CPU per request, paired by repeat at each point:", a, b)
+	m.p("%s ÷ %s, Envoy CPU per request, paired by repeat at each point:", c.a, c.b)
 	m.nl()
 	m.head(head, "n", "ratio (geo-mean)", "paired-t 95% CI", "interval", "repeats for the interval to exclude 1")
-	all := make([]int, len(prs))
-	for i, pr := range prs {
-		all[i] = i
-		side := map[int]string{1: "above 1 (" + b + " cheaper)", -1: "below 1 (" + a + " cheaper)", 0: "includes 1"}[pr.side]
+	for _, pr := range c.prs {
+		side := map[int]string{1: "above 1 (" + c.b + " cheaper)", -1: "below 1 (" + c.a + " cheaper)", 0: "includes 1"}[pr.side]
 		if math.IsNaN(pr.lo) {
 			side = "none (n < 2)"
 		}
@@ -851,97 +903,59 @@ func writeCrossover(m *md, s *sweep, a, b string, block float64) {
 		m.row(pr.label, itoa(pr.n), f(pr.geo, 3), ci(pr.lo, pr.hi, 3), side, need)
 	}
 	m.nl()
-	name := map[string]string{"a": a, "b": b}
-	other := map[string]string{"a": b, "b": a}
-	lo, hi := s.fmtX(s.xs[0]), s.fmtX(s.xs[len(s.xs)-1])
-	share := float64(cr.At.Defined) / float64(max(cr.At.Resamples, 1))
-	shareText := fmt.Sprintf("a crossing in %d of %d resamples (%s)", cr.At.Defined, cr.At.Resamples, sharePct(cr.At.Defined, cr.At.Resamples))
-	nMed, mLo, mHi := medianCrossings(prs)
-	// takes says what a verdict would take over the points idx.
-	takes := func(idx []int, what string) string {
-		need, unknown := mostNeeded(prs, idx)
-		switch {
-		case need > stats.MaxRepeats:
-			return fmt.Sprintf("%s would take more than %d repeats at the observed ratios and spread (a ratio too close to 1).", what, stats.MaxRepeats)
-		case need > 0:
-			wall := ""
-			if block > 0 {
-				wall = " (≈ " + minutes(float64(need)*block) + " at this run's " + minutes(block) + " per repeat)"
-			}
-			return fmt.Sprintf("%s would take about %d repeats%s at the observed ratios and spread (this run has %d; the most any of those points needs, estimated as in Verdicts).", what, need, wall, len(s.repeats))
-		case unknown:
-			return what + " cannot be estimated from this run (a point has fewer than 2 paired repeats)."
-		}
-		return ""
-	}
+}
+
+// crossTakes says what a verdict would take: need repeats (unknown when a
+// point cannot be estimated), against this run's have and its block
+// seconds per repeat.
+func crossTakes(need int, unknown bool, what string, block float64, have int) string {
 	switch {
-	case cr.CheaperBelow == "":
-		m.p("- %s vs %s: no paired difference to compare.", a, b)
-	case nMed > 0 && cr.Crossings > 0 && share >= crossShare:
-		extra := ""
-		if cr.Crossings > 1 || nMed > 1 {
-			extra = fmt.Sprintf("; the curves cross more than once (paired medians %d times, the table's medians %d times), the first is given", cr.Crossings, nMed)
+	case need > stats.MaxRepeats:
+		return fmt.Sprintf("%s would take more than %d repeats at the observed ratios and spread (a ratio too close to 1).", what, stats.MaxRepeats)
+	case need > 0:
+		wall := ""
+		if block > 0 {
+			wall = " (≈ " + minutes(float64(need)*block) + " at this run's " + minutes(block) + " per repeat)"
 		}
-		m.p("- %s vs %s: **crossover at %s** (the table's medians cross between %s and %s; %s, at least the %.0f%% a crossover needs; 95%% CI %s–%s, conditional on a crossing: over the %d resamples that cross): %s is cheaper below, %s above%s.",
-			a, b, s.fmtX(cr.At.Value), prs[mLo].label, prs[mHi].label, shareText, 100*crossShare, s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined,
-			name[cr.CheaperBelow], other[cr.CheaperBelow], extra)
-		var open []string
-		for _, i := range []int{mLo, mHi} {
-			if prs[i].side == 0 {
-				open = append(open, prs[i].label)
-			}
-		}
-		if len(open) > 0 {
-			m.p("  The paired-t interval of the ratio still includes 1 at %s, beside the crossing (with %d repeats the bootstrap has few distinct resamples). %s",
-				joinComma(open), len(s.repeats), takes([]int{mLo, mHi}, "Intervals excluding 1 on opposite sides at "+prs[mLo].label+" and "+prs[mHi].label))
-		}
-	case nMed == 0 && cr.Crossings == 0 && allSide(prs) != 0:
-		cheap := a
-		if allSide(prs) > 0 {
-			cheap = b
-		}
-		m.p("- %s vs %s: **no crossover** in %s–%s: **%s is cheaper throughout** (the 95%% interval of %s ÷ %s excludes 1 on the same side at every point; %s).",
-			a, b, lo, hi, cheap, a, b, shareText)
-	case nMed == 0 && cr.Crossings == 0:
-		cheap := a
-		if firstSide(prs) > 0 {
-			cheap = b
-		}
-		var open []string
-		for _, pr := range prs {
-			if pr.side == 0 {
-				open = append(open, pr.label)
-			}
-		}
-		m.p("- %s vs %s: no crossover seen in %s–%s (%s is cheaper at every point's median; %s), but **%s cheaper throughout is not established**: the 95%% interval of %s ÷ %s includes 1 at %d of %d points (%s). %s",
-			a, b, lo, hi, cheap, shareText, cheap, a, b, len(open), len(prs), joinComma(open), takes(all, "An interval excluding 1 at every point"))
-	default:
-		var seen []string
-		if nMed > 0 {
-			seen = append(seen, fmt.Sprintf("the table's medians cross between %s and %s", prs[mLo].label, prs[mHi].label))
-		} else {
-			seen = append(seen, "the table's medians do not cross ("+map[int]string{1: b, -1: a}[firstSide(prs)]+" is cheaper at every point's median)")
-		}
-		if cr.Crossings > 0 {
-			seen = append(seen, fmt.Sprintf("the median paired log-ratio changes sign %s, first at %s", times(cr.Crossings), s.fmtX(cr.At.Value)))
-		} else {
-			seen = append(seen, "the median paired log-ratio does not change sign")
-		}
-		cond := ""
-		if cr.Crossings > 0 && !math.IsNaN(cr.At.Lo) {
-			cond = fmt.Sprintf(" (95%% CI %s–%s, conditional on a crossing: over those %d resamples only)", s.fmtX(cr.At.Lo), s.fmtX(cr.At.Hi), cr.At.Defined)
-		}
-		m.p("- %s vs %s: **crossover not established** in %s–%s: %s; %s%s. Stating a crossover needs the table's medians and the paired medians to cross and at least %.0f%% of resamples to cross.",
-			a, b, lo, hi, joinSemi(seen), shareText, cond, 100*crossShare)
-		if nMed > 0 {
-			if t := takes([]int{mLo, mHi}, fmt.Sprintf("Intervals excluding 1 on opposite sides at %s and %s", prs[mLo].label, prs[mHi].label)); t != "" {
-				m.p("  %s", t)
-			}
-		} else if t := takes(all, "An interval excluding 1 at every point (for "+map[int]string{1: b, -1: a}[firstSide(prs)]+" cheaper throughout)"); t != "" {
-			m.p("  %s", t)
-		}
+		return fmt.Sprintf("%s would take about %d repeats%s at the observed ratios and spread (this run has %d; the most any of those points needs, estimated as in Verdicts).", what, need, wall, have)
+	case unknown:
+		return what + " cannot be estimated from this run (a point has fewer than 2 paired repeats)."
 	}
-	m.nl()
+	return ""
+}
+
+func writeCrossAt(m *md, s *sweep, c *crossoverModel, shareText, takes string) {
+	extra := ""
+	if c.crosses > 1 || c.nMed > 1 {
+		extra = fmt.Sprintf("; the curves cross more than once (paired medians %d times, the table's medians %d times), the first is given", c.crosses, c.nMed)
+	}
+	m.p("- %s vs %s: **crossover at %s** (the table's medians cross between %s and %s; %s, at least the %.0f%% a crossover needs; 95%% CI %s–%s, conditional on a crossing: over the %d resamples that cross): %s is cheaper below, %s above%s.",
+		c.a, c.b, s.fmtX(c.at.Value), c.prs[c.mLo].label, c.prs[c.mHi].label, shareText, 100*crossShare, s.fmtX(c.at.Lo), s.fmtX(c.at.Hi), c.at.Defined,
+		c.cheaper, c.other, extra)
+	if len(c.open) > 0 {
+		m.p("  The paired-t interval of the ratio still includes 1 at %s, beside the crossing (with %d repeats the bootstrap has few distinct resamples). %s",
+			joinComma(c.open), len(s.repeats), takes)
+	}
+}
+
+func writeCrossOpen(m *md, s *sweep, c *crossoverModel, lo, hi, shareText string) {
+	var seen []string
+	if c.nMed > 0 {
+		seen = append(seen, fmt.Sprintf("the table's medians cross between %s and %s", c.prs[c.mLo].label, c.prs[c.mHi].label))
+	} else {
+		seen = append(seen, "the table's medians do not cross ("+c.medianCheaper()+" is cheaper at every point's median)")
+	}
+	if c.crosses > 0 {
+		seen = append(seen, fmt.Sprintf("the median paired log-ratio changes sign %s, first at %s", times(c.crosses), s.fmtX(c.at.Value)))
+	} else {
+		seen = append(seen, "the median paired log-ratio does not change sign")
+	}
+	cond := ""
+	if c.crosses > 0 && !math.IsNaN(c.at.Lo) {
+		cond = fmt.Sprintf(" (95%% CI %s–%s, conditional on a crossing: over those %d resamples only)", s.fmtX(c.at.Lo), s.fmtX(c.at.Hi), c.at.Defined)
+	}
+	m.p("- %s vs %s: **crossover not established** in %s–%s: %s; %s%s. Stating a crossover needs the table's medians and the paired medians to cross and at least %.0f%% of resamples to cross.",
+		c.a, c.b, lo, hi, joinSemi(seen), shareText, cond, 100*crossShare)
 }
 
 // allSide is +1 or −1 when every point's interval lies on that side of 1,
@@ -999,11 +1013,7 @@ func writeCurves(m *md, meta *result.Meta, curves []*curve) {
 	sloUs := float64(slo.Microseconds())
 	m.p("## Latency–throughput")
 	m.nl()
-	m.p("Open loop (coordinated-omission-corrected: latency from each request's intended send time), offered rate a fraction of "+
-		"each mode's closed-loop capacity measured earlier in the same trial. Medians over repeats. **Max rate at SLO**: per "+
-		"repeat, the offered rate where p99 reaches %s, interpolated in ln(p99) between the last point of the prefix that holds "+
-		"it and the next; a point that achieves less than %.0f%% of its offered rate does not hold. ≥ means every point held "+
-		"(the maximum is higher than the sweep went), < that even the lowest failed.", slo, 100*stats.HeldFraction)
+	m.p(curvesMethod, slo, 100*stats.HeldFraction)
 	m.nl()
 	for _, c := range curves {
 		m.p("### %s, %d connections", c.base, c.conns)
@@ -1015,28 +1025,7 @@ func writeCurves(m *md, meta *result.Meta, curves []*curve) {
 		}
 		m.head("mode", "capacity req/s", "max rate at p99 ≤ "+slo.String(), "per repeat", "share of capacity")
 		for _, md := range c.modes {
-			rates, err := c.sloRates(md, sloUs)
-			capac := medianOf(c.points[md], func(r *result.Record) float64 { return r.CapacityPerS })
-			if err != nil || len(rates) == 0 {
-				m.row(md, f(capac, 0), "–", "–", "–")
-				continue
-			}
-			var v []float64
-			var each []string
-			bound := ""
-			for _, r := range rates {
-				v = append(v, r.Rate)
-				each = append(each, map[string]string{"": "", "ge": "≥", "lt": "<"}[r.Bound]+f(r.Rate, 0))
-				if r.Bound != "" && bound == "" {
-					bound = r.Bound
-				}
-			}
-			e := stats.Median(v)
-			cell := map[string]string{"": "", "ge": "≥ ", "lt": "< "}[bound] + f(e.Median, 0)
-			if !math.IsInf(e.Lo, 0) && !math.IsNaN(e.Lo) {
-				cell += " [" + f(e.Lo, 0) + ", " + f(e.Hi, 0) + "]"
-			}
-			m.row(md, f(capac, 0), cell, joinComma(each), f(100*e.Median/capac, 0)+"%")
+			writeCurveSLO(m, c.slo(md, sloUs))
 		}
 		m.nl()
 		m.head("mode", "load", "offered req/s", "achieved req/s", "p50 ms", "p99 ms", "p99.9 ms")
@@ -1049,6 +1038,32 @@ func writeCurves(m *md, meta *result.Meta, curves []*curve) {
 		m.nl()
 	}
 }
+
+// writeCurveSLO is one mode's row of the max rate at the SLO.
+func writeCurveSLO(m *md, r curveSLO) {
+	if !r.ok {
+		m.row(r.mode, f(r.capacity, 0), "–", "–", "–")
+		return
+	}
+	var each []string
+	for _, x := range r.rates {
+		each = append(each, map[string]string{"": "", "ge": "≥", "lt": "<"}[x.Bound]+f(x.Rate, 0))
+	}
+	e := r.median
+	cell := map[string]string{"": "", "ge": "≥ ", "lt": "< "}[r.bound] + f(e.Median, 0)
+	if !math.IsInf(e.Lo, 0) && !math.IsNaN(e.Lo) {
+		cell += " [" + f(e.Lo, 0) + ", " + f(e.Hi, 0) + "]"
+	}
+	m.row(r.mode, f(r.capacity, 0), cell, joinComma(each), f(100*e.Median/r.capacity, 0)+"%")
+}
+
+// curvesMethod says how latency–throughput curves and the max rate at the
+// SLO are measured; its verbs are the SLO and the held share in percent.
+const curvesMethod = "Open loop (coordinated-omission-corrected: latency from each request's intended send time), offered rate a fraction of " +
+	"each mode's closed-loop capacity measured earlier in the same trial. Medians over repeats. **Max rate at SLO**: per " +
+	"repeat, the offered rate where p99 reaches %s, interpolated in ln(p99) between the last point of the prefix that holds " +
+	"it and the next; a point that achieves less than %.0f%% of its offered rate does not hold. ≥ means every point held " +
+	"(the maximum is higher than the sweep went), < that even the lowest failed."
 
 func joinComma(s []string) string {
 	var b bytes.Buffer

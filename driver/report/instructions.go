@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"wafbench/driver/modes"
 	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
@@ -16,67 +15,42 @@ import (
 // beside passthrough's whole-process count. It writes nothing when no
 // record carries instruction counts.
 func writeInstructions(m *md, fig *figures) {
-	recs, s := fig.Records, fig.Summary
-	type key struct {
-		mode string
-		wl   stats.WorkloadKey
-	}
-	counts := map[key][]*result.Instructions{}
-	var tool string
-	var warmup, requests []int64
-	for i := range recs {
-		r := &recs[i]
-		if !stats.Valid(r) || r.Instructions == nil || r.Instructions.Requests <= 0 {
-			continue
-		}
-		k := key{r.Mode, stats.WorkloadKey{Workload: r.Workload, Conns: r.Conns}}
-		counts[k] = append(counts[k], r.Instructions)
-		tool = r.Instructions.Tool
-		warmup = append(warmup, r.Instructions.WarmupRequests)
-		requests = append(requests, r.Instructions.Requests)
-	}
-	if len(counts) == 0 {
+	im := buildInstructions(fig.Records, fig.Summary)
+	if im == nil {
 		return
 	}
 	m.p("## Instructions per request")
 	m.nl()
-	m.p("Envoy ran under valgrind's callgrind (%s; `run --callgrind`), so this run's CPU, throughput and latency figures are valgrind's, not Envoy's: read only the instruction counts. "+
-		"Per workload, in each Envoy process: %s warm-up requests uncounted, then %s requests counted over the whole process (every thread; "+
-		"callgrind's Ir, instructions executed), then in a WAF mode as many again with every outermost call of the module's `envoy_dynamic_module_on_*` hooks excluded "+
-		"(the meter, `filters/meter`, loaded in the module's place, forwards every hook to it); *inside hooks* is the first count less the second, "+
-		"inclusive of everything the hooks call (engine, allocator, Envoy's callbacks). Requests go one at a time over one connection. "+
-		"Medians over repeats; spread is (max − min) / median. The meter adds a call and three memory reads per hook call to the whole-process count. "+
-		"Envoy flushes stats only when asked (`stats_flush_on_admin`: no 5 s timer inside a window). "+
-		"The Go module runs with `GODEBUG=asyncpreemptoff=1` (callgrind 3.19 fails on Go's preemption signals) and `GOGC=off`: "+
-		"a collection cycle would fall into one window and not the next, so Coraza's counts leave garbage collection out.",
-		orNone(tool), spanOf(warmup), spanOf(requests))
+	m.p(instructionsMethod, orNone(im.tool), spanOf(im.warmup), spanOf(im.requests))
 	m.nl()
 	m.head("workload", "mode", "n", "Envoy Ir/req", "spread", "inside hooks Ir/req", "spread", "outside hooks Ir/req", "outside − passthrough", "hooks share of Envoy")
-	for _, w := range s.Workloads {
-		pass := instrMedian(counts[key{modes.Passthrough, w}], (*result.Instructions).EnvoyPerRequest)
-		for _, mode := range s.Modes {
-			in := counts[key{mode, w}]
-			if len(in) == 0 {
-				continue
-			}
-			envoy := instrMedian(in, (*result.Instructions).EnvoyPerRequest)
-			row := []string{w.String(), "`" + mode + "`", itoa(len(in)), irCell(envoy.Median), spreadCell(envoy)}
-			if mode == modes.Passthrough || in[0].OutsideHooks == 0 {
-				m.row(append(row, "–", "–", "–", "–", "–")...)
-				continue
-			}
-			hooks := instrMedian(in, (*result.Instructions).HooksPerRequest)
-			outside := instrMedian(in, (*result.Instructions).OutsidePerRequest)
-			over := noValue
-			if pass.N > 0 {
-				over = irCell(outside.Median - pass.Median)
-			}
-			m.row(append(row, irCell(hooks.Median), spreadCell(hooks), irCell(outside.Median), over,
-				f(100*hooks.Median/envoy.Median, 1)+"%")...)
+	for _, r := range im.rows {
+		row := []string{r.w.String(), "`" + r.mode + "`", itoa(r.n), irCell(r.envoy.Median), spreadCell(r.envoy)}
+		if !r.split {
+			m.row(append(row, "–", "–", "–", "–", "–")...)
+			continue
 		}
+		over := noValue
+		if r.hasOver {
+			over = irCell(r.over)
+		}
+		m.row(append(row, irCell(r.hooks.Median), spreadCell(r.hooks), irCell(r.outside.Median), over,
+			f(r.sharePct, 1)+"%")...)
 	}
 	m.nl()
 }
+
+// instructionsMethod says how instructions are counted; its verbs are the
+// tool and the spans of warm-up and counted requests.
+const instructionsMethod = "Envoy ran under valgrind's callgrind (%s; `run --callgrind`), so this run's CPU, throughput and latency figures are valgrind's, not Envoy's: read only the instruction counts. " +
+	"Per workload, in each Envoy process: %s warm-up requests uncounted, then %s requests counted over the whole process (every thread; " +
+	"callgrind's Ir, instructions executed), then in a WAF mode as many again with every outermost call of the module's `envoy_dynamic_module_on_*` hooks excluded " +
+	"(the meter, `filters/meter`, loaded in the module's place, forwards every hook to it); *inside hooks* is the first count less the second, " +
+	"inclusive of everything the hooks call (engine, allocator, Envoy's callbacks). Requests go one at a time over one connection. " +
+	"Medians over repeats; spread is (max − min) / median. The meter adds a call and three memory reads per hook call to the whole-process count. " +
+	"Envoy flushes stats only when asked (`stats_flush_on_admin`: no 5 s timer inside a window). " +
+	"The Go module runs with `GODEBUG=asyncpreemptoff=1` (callgrind 3.19 fails on Go's preemption signals) and `GOGC=off`: " +
+	"a collection cycle would fall into one window and not the next, so Coraza's counts leave garbage collection out."
 
 // instrMedian is the median of per(in) over in, with its range.
 func instrMedian(in []*result.Instructions, per func(*result.Instructions) float64) stats.Estimate {

@@ -430,70 +430,16 @@ func labCompareWithin(ts []*labTrial, question, host, num, den string) labCompar
 // writeLabQuestions answers the lab's open questions with paired ratios
 // within repeats, Holm-corrected over the section.
 func writeLabQuestions(m *md, trials map[string][]*labTrial, hosts, paths, pools []string, labPool string) {
-	var cs []labComparison
-	asked := map[string]bool{}
-	add := func(question, num, den, metric string, perPath bool) {
-		ps := []string{labPool}
-		if perPath {
-			ps = append(slices.Clone(paths), pools...)
-		}
-		for _, p := range ps {
-			c := labCompare(trials, question, num, den, p, metric)
-			if len(c.ratios) == 0 {
-				continue
-			}
-			if asked[question] {
-				c.question = ""
-			}
-			asked[question] = true
-			cs = append(cs, c)
-		}
-	}
-	const slower, memory, added, inEnvoy = "Is nginx + ModSecurity slower than Caddy + Coraza?",
-		"Does Caddy + Coraza hold less memory than nginx + ModSecurity?",
-		"What does a WAF host add to the direct path?",
-		"Is the same engine cheaper inside Envoy than in its own host?"
-	add(slower, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "median latency", true)
-	add(slower, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "p95 latency", false)
-	add(slower, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "CPU µs/req", false)
-	add(memory, modes.RefNginxModSecurity, modes.RefCaddyCoraza, "peak RSS", false)
-	add(added, modes.RefNginxModSecurity, modes.RefDirect, "median latency", false)
-	add(added, modes.RefCaddyCoraza, modes.RefDirect, "median latency", false)
-	add(inEnvoy, modes.ModSecurity, modes.RefNginxModSecurity, "median latency", false)
-	add(inEnvoy, modes.ModSecurity, modes.RefNginxModSecurity, "CPU µs/req", false)
-	add(inEnvoy, modes.Coraza, modes.RefCaddyCoraza, "median latency", false)
-	add(inEnvoy, modes.Coraza, modes.RefCaddyCoraza, "CPU µs/req", false)
-	if len(pools) == 2 {
-		// Within one trial: the same process, one connection mode against
-		// the other.
-		const conn = "What does a new connection per request add (as curl did)?"
-		for _, h := range hosts {
-			c := labCompareWithin(trials[h], conn, h, pools[1], pools[0])
-			if len(c.ratios) == 0 {
-				continue
-			}
-			if asked[conn] {
-				c.question = ""
-			}
-			asked[conn] = true
-			cs = append(cs, c)
-		}
-	}
+	cs := labQuestions(trials, hosts, paths, pools, labPool)
 	if len(cs) == 0 {
 		return
 	}
-	ps := make([]float64, len(cs))
-	for i, c := range cs {
-		ps[i] = c.p
-	}
-	adj := stats.Holm(ps)
 	m.p("### The lab's open questions")
 	m.nl()
 	m.p("The lab left these unsettled (40 requests, one run, no intervals). Each row is the ratio num/den of one metric, paired within repeats (both hosts' trials of the same repeat): geometric mean with its paired-t 95%% interval, the bootstrap interval of the median ratio, and the paired-t p Holm-adjusted over the %d rows of this table. **Established** needs at least %d pairs, both intervals excluding 1 and Holm p < %g; otherwise the row says what is missing.", len(cs), stats.MinSamples, stats.Alpha)
 	m.nl()
 	m.head("question", "num / den", "metric", "path", "n", "ratio", "95% CI (paired t)", "95% CI (bootstrap, median)", "Holm p", "verdict")
-	for i, c := range cs {
-		c.pHolm = adj[i]
+	for _, c := range cs {
 		path := c.path
 		switch {
 		case c.metric == "peak RSS":

@@ -192,11 +192,7 @@ func writeLoadgenSection(m *md, fig *figures) {
 	}
 	m.p("## Load engine vs %s", ref)
 	m.nl()
-	m.p("`%s`, started %s: wafbench's load engine (`wafbench load`) and %s (%s) against one passthrough Envoy (CPU %s), "+
-		"each client pinned to CPU %s, same connections and %g s window, %s, in alternated pairs (the tool that goes first "+
-		"alternates). Client CPU: %s, over the window's requests (errors included); *net of start-up* subtracts the CPU and "+
-		"requests of a one-request run of the same tool in the same pair. Ratios are wafbench ÷ %s; over pairs, their median "+
-		"and their geometric mean with its paired-t 95%% interval. Latency percentiles are each tool's own %s, so they are shown, not divided. Rebuilt from %s.",
+	m.p(loadgenMethod,
 		h.Command, h.StartedUTC, ref, version, h.EnvoyCPUs, h.ClientCPUs, h.Seconds, request, h.CPUMethod, ref, latency, loadgenFile)
 	m.nl()
 	for _, t := range []string{ref, "wafbench"} {
@@ -221,6 +217,14 @@ func writeLoadgenSection(m *md, fig *figures) {
 		writeLoadgenPairs(m, ws, ref, c)
 	}
 }
+
+// loadgenMethod says how the load engine was compared with the reference
+// tool; its verbs come from the run's header.
+const loadgenMethod = "`%s`, started %s: wafbench's load engine (`wafbench load`) and %s (%s) against one passthrough Envoy (CPU %s), " +
+	"each client pinned to CPU %s, same connections and %g s window, %s, in alternated pairs (the tool that goes first " +
+	"alternates). Client CPU: %s, over the window's requests (errors included); *net of start-up* subtracts the CPU and " +
+	"requests of a one-request run of the same tool in the same pair. Ratios are wafbench ÷ %s; over pairs, their median " +
+	"and their geometric mean with its paired-t 95%% interval. Latency percentiles are each tool's own %s, so they are shown, not divided. Rebuilt from %s."
 
 // writeLoadgenPairs is the table of the pairs at c connections, wafbench
 // against the reference tool ref.

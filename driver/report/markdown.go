@@ -344,54 +344,32 @@ func writePrecision(m *md, fig *figures) {
 		m.nl()
 		return
 	}
+	pm := buildPrecision(s)
 	met := func(e stats.Estimate) string {
 		if e.PrecisionMet() {
 			return pct(e) + " met"
 		}
 		return pct(e) + " not met"
 	}
-	nReq, nCPU := 0, 0
-	for _, g := range s.Groups {
-		if g.ReqPerS.PrecisionMet() {
-			nReq++
-		}
-		if g.CPUUsPerReq.PrecisionMet() {
-			nCPU++
-		}
-	}
 	m.p("Target ±%g%% (95%% CI half-width / median): met by %d of %d groups for req/s and %d of %d for CPU µs/req.",
-		stats.PrecisionTargetPct, nReq, len(s.Groups), nCPU, len(s.Groups))
+		stats.PrecisionTargetPct, pm.nReq, len(s.Groups), pm.nCPU, len(s.Groups))
 	m.nl()
 	m.head("workload", "mode", "n", "req/s", "CPU µs/req")
 	for _, g := range s.Groups {
 		m.row(g.WorkloadKey().String(), g.Mode, itoa(g.N), met(g.ReqPerS), met(g.CPUUsPerReq))
 	}
 	m.nl()
-	var rows [][]string
-	for i := range s.Comparisons {
-		c := &s.Comparisons[i]
-		if c.Metric != stats.MetricReqPerS && c.Metric != stats.MetricCPU {
-			continue
-		}
-		boot := ratioHalfWidth(c.MedianRatio, c.BootLo, c.BootHi)
-		verdict := "not met"
-		if c.N() < 2 {
-			verdict = noValue
-		} else if c.HalfWidthPct() <= stats.PrecisionTargetPct {
-			verdict = "met"
-		}
-		rows = append(rows, []string{c.WorkloadKey.String(), c.Num + "/" + c.Den, c.Metric.Label(), itoa(c.N()),
-			f(c.GeoRatio, 3), halfWidth(c.HalfWidthPct()), f(c.MedianRatio, 3), halfWidth(boot), halfWidth(ratioHalfWidth(c.MedianRatio, c.OrderLo, c.OrderHi)), verdict})
-	}
-	if len(rows) == 0 {
+	if len(pm.ratios) == 0 {
 		return
 	}
 	m.p("Paired ratios: half-width of the 95%% interval relative to the ratio (the larger side). " +
 		"The target is judged on the paired-t interval of the geometric-mean ratio, the interval run --precision stops on; the bootstrap interval of the median is optimistic with few repeats, and the order-statistic one (∞ below 6 repeats) conservative.")
 	m.nl()
 	m.head("workload", "ratio", "metric", "n", "geo-mean", "paired-t ±", "median", "bootstrap ±", "order-stat ±", "±3% target")
-	for _, r := range rows {
-		m.row(r...)
+	for _, r := range pm.ratios {
+		c := r.c
+		m.row(c.WorkloadKey.String(), c.Num+"/"+c.Den, c.Metric.Label(), itoa(c.N()),
+			f(c.GeoRatio, 3), halfWidth(c.HalfWidthPct()), f(c.MedianRatio, 3), halfWidth(r.boot), halfWidth(r.order), r.verdict)
 	}
 	m.nl()
 }

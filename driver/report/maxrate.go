@@ -20,16 +20,11 @@ import (
 // sweep's rate lies in the search's interval and the ratio of their wall
 // times, with lines pooling the trials.
 func writeMaxRate(m *md, fig *figures) {
-	recs := fig.Records
-	var rs []*result.Record
-	for i := range recs {
-		if len(recs[i].MaxRate) > 0 {
-			rs = append(rs, &recs[i])
-		}
-	}
-	if len(rs) == 0 {
+	mr := buildMaxRate(fig.Records)
+	if mr == nil {
 		return
 	}
+	rs := mr.rs
 	m.p("## Max rate found")
 	m.nl()
 	stop := "until two rates have failed"
@@ -39,63 +34,39 @@ func writeMaxRate(m *md, fig *figures) {
 	if anchored(rs) {
 		stop += "; each method then probes an anchor a quarter above the highest rate it saw fail (its failing windows bound how gently the pass curve falls)"
 	}
-	m.p("Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority). The search doubles the rate to the first failing rate, then bisects to the tolerance; a sweep steps a fixed grid upward %s. The *bracket* runs from the highest rate that passed before the first failing rate to that rate (`–`: none failed up to the limit).", rs[0].MaxRate[0].Objective, stop)
+	m.p(maxRateMethod, rs[0].MaxRate[0].Objective, stop)
 	m.nl()
-	m.p("Near the limit one rate passes some windows and fails others, so a bracket depends on how many chances to fail its method took (a sweep walks up every rate below the limit). *Rate* is where a window meets the objective with probability ½: a logistic curve in ln rate fitted to all of the method's windows (Firth's penalized likelihood), with its 95%% profile-likelihood interval (`–`: open beyond the rates probed; no rate where the windows all passed or all failed). Search and sweep agree when the sweep's rate lies in the search's interval. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency).")
+	m.p(maxRateFit)
 	m.nl()
 	m.head("trial", "mode", "workload", "method", "ran", "rate req/s", "95% interval req/s", "bracket req/s", "windows passed / failed", "fewest requests", "wall s", "sweep's rate in search's interval", "wall ÷ sweep's")
-	var both, agree int
-	var walls, rates []float64
-	for _, r := range rs {
-		var search, sweep *maxrate.Result
-		for _, x := range r.MaxRate {
-			if x.Method == "sweep" {
-				sweep = x
-			} else {
-				search = x
-			}
+	for _, row := range mr.rows {
+		r, x, est := row.r, row.x, row.est
+		rate, iv := "–", "–"
+		if row.ok {
+			rate, iv = f(est.Rate, 0), "["+openEnd(est.Low)+", "+openEnd(est.High)+"]"
 		}
-		for _, x := range r.MaxRate {
-			est, ok := maxrate.Fit(x.Steps)
-			rate, iv := "–", "–"
-			if ok {
-				rate, iv = f(est.Rate, 0), "["+openEnd(est.Low)+", "+openEnd(est.High)+"]"
-			}
-			in, ratio := "", ""
-			if x == search && sweep != nil {
-				both++
-				se, okSe := maxrate.Fit(search.Steps)
-				sw, okSw := maxrate.Fit(sweep.Steps)
-				switch {
-				case okSe && okSw && se.Contains(sw.Rate):
-					in = "yes"
-					agree++
-				case okSe && okSw:
-					in = "no"
-				default:
-					in = "no rate"
-				}
-				if okSe && okSw {
-					rates = append(rates, se.Rate/sw.Rate)
-				}
-				if sweep.WallS > 0 {
-					ratio = f(search.WallS/sweep.WallS, 2) + "×"
-					walls = append(walls, search.WallS/sweep.WallS)
-				}
-			}
-			m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, ran(r.MaxRate, x), rate, iv, bracket(x),
-				itoa(est.Passed)+" / "+itoa(est.Failed), fewest(x.Steps), f(x.WallS, 1), in, ratio)
+		ratio := ""
+		if row.hasWall {
+			ratio = f(row.wallRatio, 2) + "×"
 		}
+		m.row(itoa(r.Trial), r.Mode, r.Workload+"@"+itoa(r.Conns), x.Method, ran(r.MaxRate, x), rate, iv, bracket(x),
+			itoa(est.Passed)+" / "+itoa(est.Failed), fewest(x.Steps), f(x.WallS, 1), row.in, ratio)
 	}
 	m.nl()
-	if both > 0 {
-		m.p("The sweep's rate lies in the search's interval in %d of %d trials; the search's rate ÷ the sweep's is %s over the %d trials where both gave one (geometric mean, paired-t 95%% CI): %s. The search's wall time ÷ the sweep's is %s.", agree, both, geoCI(rates), len(rates), rateVerdict(rates), geoCI(walls))
+	if mr.both > 0 {
+		m.p("The sweep's rate lies in the search's interval in %d of %d trials; the search's rate ÷ the sweep's is %s over the %d trials where both gave one (geometric mean, paired-t 95%% CI): %s. The search's wall time ÷ the sweep's is %s.", mr.agree, mr.both, geoCI(mr.rates), len(mr.rates), rateVerdict(mr.rates), geoCI(mr.walls))
 		m.nl()
-		if alternated(rs) {
+		if mr.alternated {
 			m.p("The method that ran first alternated by repeat (*ran*).")
 			m.nl()
 		}
 	}
+	writeMaxRateNotes(m, rs)
+}
+
+// writeMaxRateNotes names the searches' starting rates and the rates
+// whose windows disagreed.
+func writeMaxRateNotes(m *md, rs []*result.Record) {
 	var caps []string
 	for _, r := range rs {
 		if x := r.MaxRate[0]; x.Capacity > 0 && len(x.Steps) > 0 {
@@ -111,6 +82,13 @@ func writeMaxRate(m *md, fig *figures) {
 		m.nl()
 	}
 }
+
+// maxRateMethod says how a max rate is searched; its verbs are the
+// objective and how far a sweep goes.
+const maxRateMethod = "Objective `%s`. Each probe is a validated open-loop window: it passes when it held its rate, had no errors and met the objective. Each rate's verdict is the majority of its windows (probing it stops once one side holds the majority). The search doubles the rate to the first failing rate, then bisects to the tolerance; a sweep steps a fixed grid upward %s. The *bracket* runs from the highest rate that passed before the first failing rate to that rate (`–`: none failed up to the limit)."
+
+// maxRateFit says what the fitted rate is.
+const maxRateFit = "Near the limit one rate passes some windows and fails others, so a bracket depends on how many chances to fail its method took (a sweep walks up every rate below the limit). *Rate* is where a window meets the objective with probability ½: a logistic curve in ln rate fitted to all of the method's windows (Firth's penalized likelihood), with its 95%% profile-likelihood interval (`–`: open beyond the rates probed; no rate where the windows all passed or all failed). Search and sweep agree when the sweep's rate lies in the search's interval. *Fewest requests* is the smallest count a window's percentile was taken over (a p99 over fewer than 100 requests is its slowest one's latency)."
 
 // bracket is x's [Rate, Above), "–" for an end it lacks.
 func bracket(x *maxrate.Result) string {

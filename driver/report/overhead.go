@@ -173,38 +173,9 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 		case *benchfmt.SyntaxError:
 			return nil, nil, fmt.Errorf("%s: %w", name, rec)
 		case *benchfmt.Result:
-			allocator, caches := "", ""
-			for _, c := range rec.Config {
-				if !c.File {
-					continue
-				}
-				switch c.Key {
-				case "allocator":
-					allocator = string(c.Value)
-					continue
-				case "caches":
-					if v := string(c.Value); v != "hot" {
-						caches = v
-					}
-					continue
-				}
-				line := c.Key + ": " + string(c.Value)
-				if !seen[line] {
-					seen[line] = true
-					cfg = append(cfg, line)
-				}
-			}
-			base, parts := rec.Name.Parts()
-			if string(base) != engineBenchBase {
-				continue
-			}
-			var sub []string
-			for _, p := range parts {
-				if len(p) > 1 && p[0] == '/' {
-					sub = append(sub, string(p[1:]))
-				}
-			}
-			if len(sub) != 2 {
+			allocator, caches := engineBenchConfig(rec, seen, &cfg)
+			sub, ok := engineBenchSub(rec)
+			if !ok {
 				continue
 			}
 			file, line := rec.Pos()
@@ -230,6 +201,55 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 		out = append(out, engineBench{Engine: k.engine, Workload: k.workload, Allocator: k.allocator, Caches: k.caches, NsPerOp: stats.Median(v),
 			BPerOp: stats.MedianOf(bs[k]), Allocs: stats.MedianOf(allocs[k])})
 	}
+	sortEngineBench(out)
+	return out, cfg, nil
+}
+
+// engineBenchConfig reads rec's allocator and cache state ("" for hot) from its
+// file configuration, and appends every other configuration line not seen
+// before to cfg.
+func engineBenchConfig(rec *benchfmt.Result, seen map[string]bool, cfg *[]string) (allocator, caches string) {
+	for _, c := range rec.Config {
+		if !c.File {
+			continue
+		}
+		switch c.Key {
+		case "allocator":
+			allocator = string(c.Value)
+			continue
+		case "caches":
+			if v := string(c.Value); v != "hot" {
+				caches = v
+			}
+			continue
+		}
+		line := c.Key + ": " + string(c.Value)
+		if !seen[line] {
+			seen[line] = true
+			*cfg = append(*cfg, line)
+		}
+	}
+	return allocator, caches
+}
+
+// engineBenchSub is the engine and workload of a
+// BenchmarkEngine/<engine>/<workload> result; ok is false for any other.
+func engineBenchSub(rec *benchfmt.Result) (sub []string, ok bool) {
+	base, parts := rec.Name.Parts()
+	if string(base) != engineBenchBase {
+		return nil, false
+	}
+	for _, p := range parts {
+		if len(p) > 1 && p[0] == '/' {
+			sub = append(sub, string(p[1:]))
+		}
+	}
+	return sub, len(sub) == 2
+}
+
+// sortEngineBench orders benchmarks by engine (passthrough, modsecurity,
+// coraza order), workload, allocator and caches.
+func sortEngineBench(out []engineBench) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if ra, rb := stats.ModeRank(a.Engine), stats.ModeRank(b.Engine); ra != rb {
@@ -246,7 +266,6 @@ func parseEngineBench(r io.Reader, name string) ([]engineBench, []string, error)
 		}
 		return a.Caches < b.Caches
 	})
-	return out, cfg, nil
 }
 
 // overheadRows pairs every WAF mode × workload × conns group of s that has

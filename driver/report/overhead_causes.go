@@ -147,45 +147,57 @@ func writeOverheadParts(m *md, rows []*causeRow) {
 	m.p("**The WAF's own work, part by part, inside Envoy and alone** (µs per request). Envoy's column is the cost account's (mean ± 95%% t over repeats); the engine alone is its benchmark's time per op split by the same rules applied to the benchmark's own perf profile, recorded at the same rate (`account.Alone`: every sample is the engine's; kernel frames are the kernel, the Go runtime's background work is the runtime). **Δ** is Envoy's mean less the engine alone with the largest cold buffer: where inside Envoy the same engine spends more. The benchmarks ran under perf as Envoy did, so both sides carry its sampling cost.")
 	m.nl()
 	head := []string{"mode", "workload", "part", "inside Envoy", "alone, hot"}
-	var last *engineBench
 	for _, e := range with[0].Cold {
 		head = append(head, "alone, "+e.Caches)
 	}
 	m.head(append(head, "Δ")...)
 	for _, c := range with {
-		for _, e := range c.Cold {
-			if e.Parts != nil {
-				last = e
-			}
-		}
-		total := []string{c.Mode, stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String(), "**all**", meanCell(c.Work), f(sum(c.Hot.Parts), 0)}
+		delta, all, ok := partsDelta(c)
+		wl := stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String()
+		total := []string{c.Mode, wl, "**all**", meanCell(c.Work), f(sum(c.Hot.Parts), 0)}
 		for _, e := range c.Cold {
 			total = append(total, partCell(e, -1))
 		}
 		for _, p := range workParts {
-			row := []string{c.Mode, stats.WorkloadKey{Workload: c.Workload, Conns: c.Conns}.String(), p.String(), meanCell(c.Parts[p]), f(c.Hot.Parts[p], 0)}
+			row := []string{c.Mode, wl, p.String(), meanCell(c.Parts[p]), f(c.Hot.Parts[p], 0)}
 			for _, e := range c.Cold {
 				row = append(row, partCell(e, p))
 			}
-			mean, _ := meanT(c.Parts[p])
-			row = append(row, "–")
-			if last != nil {
-				row[len(row)-1] = signed(mean - last.Parts[p])
-			}
-			m.row(row...)
+			m.row(append(row, deltaCell(delta[p], ok))...)
 		}
-		if last != nil {
-			mean, _ := meanT(c.Work)
-			total = append(total, signed(mean-sum(last.Parts)))
-		} else {
-			total = append(total, "–")
-		}
-		m.row(total...)
-		last = nil
+		m.row(append(total, deltaCell(all, ok))...)
 	}
 	m.nl()
 	m.p("**all** inside Envoy is the WAF's own work of the table above (unattributed samples included); alone it is the benchmark's whole time per op.")
 	m.nl()
+}
+
+// partsDelta is c's mean inside Envoy less the engine alone with the last
+// profiled cold buffer, per part and over all parts; ok is false when no
+// cold benchmark was profiled.
+func partsDelta(c *causeRow) (delta [account.NParts]float64, all float64, ok bool) {
+	var last *engineBench
+	for _, e := range c.Cold {
+		if e.Parts != nil {
+			last = e
+		}
+	}
+	if last == nil {
+		return delta, 0, false
+	}
+	for _, p := range workParts {
+		mean, _ := meanT(c.Parts[p])
+		delta[p] = mean - last.Parts[p]
+	}
+	mean, _ := meanT(c.Work)
+	return delta, mean - sum(last.Parts), true
+}
+
+func deltaCell(v float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return signed(v)
 }
 
 // partCell is e's µs for part p (all parts for p < 0), "–" without a

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"wafbench/driver/modes"
@@ -17,60 +16,49 @@ import (
 // Every slow workload carries an attack, so a WAF mode answering any 200
 // is a bypass. Nothing is written without slow-client records.
 func writeSlow(m *md, fig *figures) {
-	var rows []*result.Record
-	for i := range fig.Records {
-		if fig.Records[i].Slow != nil {
-			rows = append(rows, &fig.Records[i])
-		}
-	}
-	if len(rows) == 0 {
+	sm := buildSlow(fig.Records)
+	if sm == nil {
 		return
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return modes.Rank(rows[i].Mode) < modes.Rank(rows[j].Mode) })
 	m.p("## Slow clients")
 	m.nl()
 	m.p("Each plan sends an attack over a raw socket on every one of its connections at once: the head or the body in pieces with a pause between writes, or the body stopped part-way and held. \"Ended by\" names the host's client timeouts whose counters moved during the plan (\"client bound\" when the client gave up first, at its max wait; none when the proxy answered before any fired). Elapsed is connect → answer per connection: median [min, max]. RSS held is the proxy's resident memory once every connection had sent what it would, minus before the plan, per connection. A WAF mode that answers any of these attacks 200 is bypassed.")
 	m.nl()
-	if ts := firstTimeouts(rows); ts != "" {
+	if ts := firstTimeouts(sm.rows); ts != "" {
 		m.p("Client timeouts of the proxy in these trials: %s.", ts)
 		m.nl()
 	}
 	m.head("mode", "plan", "how sent", "conns", "answers", "want", "ended by", "elapsed s", "RSS held KiB/conn", "result")
-	bypass := map[string]int64{}
-	sent := map[string]int64{}
-	var order []string
-	for _, r := range rows {
+	for _, r := range sm.rows {
 		s := r.Slow
-		if !slices.Contains(order, r.Mode) {
-			order = append(order, r.Mode)
-		}
-		res := "held"
-		switch {
-		case r.Error != "":
-			res = "error: " + r.Error
-		case !modes.IsWAF(r.Mode):
-			res = "no WAF"
-		case s.Answers["200"] > 0:
-			res = fmt.Sprintf("**BYPASS**: %d answered 200", s.Answers["200"])
-		}
-		if modes.IsWAF(r.Mode) && r.Error == "" {
-			bypass[r.Mode] += s.Answers["200"]
-			sent[r.Mode] += int64(len(s.ElapsedMs))
-		}
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", howSent(s), fmt.Sprint(r.Conns), countsCell(s.Answers),
-			fmt.Sprint(r.ExpectStatus), endedBy(s), elapsedCell(s.ElapsedMs), heldCell(s, r.Conns), res)
+			fmt.Sprint(r.ExpectStatus), endedBy(s), elapsedCell(s.ElapsedMs), heldCell(s, r.Conns), slowResult(r))
 	}
 	m.nl()
-	for _, md := range order {
+	for _, md := range sm.order {
 		switch {
 		case !modes.IsWAF(md):
-		case bypass[md] > 0:
-			m.p("- `%s`: **bypassed**: %d of %d slow attack requests answered 200.", md, bypass[md], sent[md])
+		case sm.bypass[md] > 0:
+			m.p("- `%s`: **bypassed**: %d of %d slow attack requests answered 200.", md, sm.bypass[md], sm.sent[md])
 		default:
-			m.p("- `%s`: no bypass: none of %d slow attack requests was answered 200.", md, sent[md])
+			m.p("- `%s`: no bypass: none of %d slow attack requests was answered 200.", md, sm.sent[md])
 		}
 	}
 	m.nl()
+}
+
+// slowResult is a slow-client row's result: held, an error, no WAF, or a
+// bypass.
+func slowResult(r *result.Record) string {
+	switch {
+	case r.Error != "":
+		return "error: " + r.Error
+	case !modes.IsWAF(r.Mode):
+		return "no WAF"
+	case r.Slow.Answers["200"] > 0:
+		return fmt.Sprintf("**BYPASS**: %d answered 200", r.Slow.Answers["200"])
+	}
+	return "held"
 }
 
 // firstTimeouts states the client timeouts of the first record that has

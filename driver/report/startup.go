@@ -17,14 +17,8 @@ import (
 // nothing when no record carries a start-up time.
 func writeStartup(m *md, fig *figures) {
 	recs, s := fig.Records, fig.Summary
-	startup := map[string][]float64{} // mode → listener-ready ms per trial
-	for i := range recs {
-		r := &recs[i]
-		if stats.Valid(r) && r.Startup != nil && r.Startup.ListenerReadyMs > 0 {
-			startup[r.Mode] = append(startup[r.Mode], r.Startup.ListenerReadyMs)
-		}
-	}
-	if len(startup) == 0 {
+	rows := buildStartup(recs, s)
+	if rows == nil {
 		return
 	}
 	m.p("## Start-up and memory")
@@ -32,23 +26,20 @@ func writeStartup(m *md, fig *figures) {
 	m.p("Start-up is the time from launching a fresh proxy to its listener accepting connections (Envoy: admin /ready LIVE and the listener bound), once per trial. coraza-wasm's includes V8 compiling the whole Wasm module; its first request waits for it. RSS is the proxy's resident memory after the warm-up and at the end of each measured window. Medians with their 95%% order-statistic intervals (– below 6 values).")
 	m.nl()
 	m.head("mode", "trials", "start-up s", "95% CI", "RSS after warm-up MiB", "RSS at end MiB", "peak MiB")
-	for _, mode := range s.Modes {
-		st := stats.Median(startup[mode])
-		var warm, end, peak []float64
-		for i := range recs {
-			r := &recs[i]
-			if r.Mode == mode && stats.Valid(r) {
-				warm = append(warm, kibToMiB(r.Memory.RSSAfterWarmupKiB))
-				end = append(end, kibToMiB(r.Memory.RSSEndKiB))
-				peak = append(peak, kibToMiB(r.Memory.PeakKiB))
-			}
-		}
-		m.row("`"+mode+"`", itoa(st.N), f(st.Median/1000, 2), ci(st.Lo/1000, st.Hi/1000, 2),
-			f(stats.Median(warm).Median, 0), f(stats.Median(end).Median, 0), f(maxOf(peak), 0))
+	for _, r := range rows {
+		st := r.startup
+		m.row("`"+r.mode+"`", itoa(st.N), f(st.Median/1000, 2), ci(st.Lo/1000, st.Hi/1000, 2),
+			f(r.warm, 0), f(r.end, 0), f(r.peak, 0))
 	}
 	m.nl()
 	writePerCPUCaches(m, recs)
+	writeThroughputMemory(m, s)
+	writeWasmRatios(m, recs, s)
+}
 
+// writeThroughputMemory is the table of median req/s beside median RSS at
+// the end of the window, per workload and mode.
+func writeThroughputMemory(m *md, s *stats.Summary) {
 	m.p("Throughput beside memory, per workload: median req/s and median RSS at the end of the window.")
 	m.nl()
 	head := []string{"workload"}
@@ -69,7 +60,6 @@ func writeStartup(m *md, fig *figures) {
 		m.row(row...)
 	}
 	m.nl()
-	writeWasmRatios(m, recs, s)
 }
 
 // writeWasmRatios: coraza-wasm against the native coraza module, paired

@@ -188,6 +188,15 @@ type behindJSON struct {
 // sorted by encoding/json); floats have 10 significant digits and an
 // unbounded interval is null.
 func writeSummary(w io.Writer, fig *figures) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(buildSummaryJSON(fig))
+}
+
+// buildSummaryJSON is summary.json's content: the run's figures in their
+// JSON form.
+func buildSummaryJSON(fig *figures) summaryJSON {
 	meta, s, ov, q := fig.Meta, fig.Summary, fig.Overhead, fig.Quality
 	out := summaryJSON{
 		Schema: summarySchema,
@@ -227,12 +236,19 @@ func writeSummary(w io.Writer, fig *figures) error {
 	// test or verdict (the report says so once): the ratio is the groups'
 	// medians divided, so its comparisons are left out (an 11-mode
 	// adversarial run's were 1.8 of its 4 MB).
-	comparisons := s.Comparisons
 	if oneRepeat(s) {
-		comparisons, out.Method.HolmFamilySize = nil, 0
+		out.Method.HolmFamilySize = 0
+	} else {
+		out.Comparisons = append(out.Comparisons, comparisonsJSON(s.Comparisons)...)
 	}
-	for _, c := range comparisons {
-		out.Comparisons = append(out.Comparisons, comparisonJSON{
+	addSeriesJSON(&out, s)
+	return out
+}
+
+func comparisonsJSON(cs []stats.Comparison) []comparisonJSON {
+	var out []comparisonJSON
+	for _, c := range cs {
+		out = append(out, comparisonJSON{
 			Workload: c.Workload, Conns: c.Conns, Num: c.Num, Den: c.Den, Metric: string(c.Metric), N: c.N(),
 			Repeats: c.Repeats, NumValues: nums(c.NumValues), DenValues: nums(c.DenValues), Ratios: nums(c.Ratios),
 			MedianRatio: num(c.MedianRatio), BootLo: num(c.BootLo), BootHi: num(c.BootHi),
@@ -242,6 +258,12 @@ func writeSummary(w io.Writer, fig *figures) error {
 			Verdict: c.Verdict, Reason: c.Reason,
 		})
 	}
+	return out
+}
+
+// addSeriesJSON adds the summary's baseline CPU, steady-state, memory and
+// exclusion lists.
+func addSeriesJSON(out *summaryJSON, s *stats.Summary) {
 	for _, b := range s.Baseline {
 		out.BaselineCPU = append(out.BaselineCPU, baselineJSON{
 			Workload: b.Workload, Conns: b.Conns, Mode: b.Mode, Repeats: b.Repeats, ValuesUs: nums(b.Values),
@@ -262,8 +284,4 @@ func writeSummary(w io.Writer, fig *figures) error {
 	for _, e := range s.Excluded {
 		out.Excluded = append(out.Excluded, excludedJSON{e.Trial, e.Repeat, e.Mode, e.Workload, e.Conns, e.Reason})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
 }

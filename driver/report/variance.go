@@ -56,7 +56,7 @@ func allocationNoise(meta *result.Meta, s *stats.Summary) (noise []stats.RatioNo
 // and between-process parts and chooses, Kalibera–Jones style, the repeats
 // × window length that reach the precision target at the least wall time.
 func writeVariance(m *md, fig *figures) {
-	meta, recs, s := fig.Meta, fig.Records, fig.Summary
+	s := fig.Summary
 	if len(s.Components) == 0 {
 		return
 	}
@@ -83,23 +83,19 @@ func writeVariance(m *md, fig *figures) {
 			cvCell(c.BetweenCV), cvCell(c.ProcessCV), share, cvCell(c.CPUBetweenCV))
 	}
 	m.nl()
+	if a := buildAllocation(fig.Meta, fig.Records, s); a != nil {
+		writeAllocation(m, a)
+	}
+}
 
-	pct := stats.PrecisionTargetPct
-	if meta.Precision != nil && meta.Precision.TargetPct > 0 {
-		pct = meta.Precision.TargetPct
-	}
-	noise, what := allocationNoise(meta, s)
-	cost := stats.EstimateCost(meta, recs)
-	if len(noise) == 0 || cost.Modes == 0 || cost.Workloads == 0 {
-		return
-	}
-	m.p("### Repeats × window for ±%g%%", pct)
+// writeAllocation is the repeats × window table and the noisiest
+// comparison behind it.
+func writeAllocation(m *md, a *allocationModel) {
+	m.p("### Repeats × window for ±%g%%", a.pct)
 	m.nl()
 	m.p("Cost model: a block (every mode once) takes %d × (%.1f s per trial for start-up, preflight, trial warmup and stop + %d workloads × (%.1f s warmup + T)), read from this run's wall time. Paired ratios cancel what the two modes share in a block; what is left of each ratio's per-repeat log SD beyond its predicted within-window part is its between-process part. For %s, the paired-t half-width at n repeats of T s windows is predicted from those two parts.",
-		cost.Modes, cost.TrialS, cost.Workloads, cost.WarmupS, what)
+		a.modes, a.trialS, a.workloads, a.warmupS, a.what)
 	m.nl()
-	best := stats.Allocate(noise, cost, pct, stats.Windows)
-	here := stats.Allocate(noise, cost, pct, []float64{math.Round(cost.WindowS*10) / 10})
 	m.head("allocation", "window T", "repeats", "block", "wall time (trials)")
 	row := func(name string, a stats.Allocation) {
 		n := itoa(a.Repeats)
@@ -108,34 +104,24 @@ func writeVariance(m *md, fig *figures) {
 		}
 		m.row(name, f(a.WindowS, 1)+" s", n, minutes(a.BlockS), minutes(a.WallS))
 	}
-	if here.Repeats > 0 {
-		row("this run's window", here)
+	if a.here.Repeats > 0 {
+		row("this run's window", a.here)
 	}
-	if best.Repeats > 0 {
-		row("least wall time", best)
+	if a.best.Repeats > 0 {
+		row("least wall time", a.best)
 	}
 	m.nl()
-	// The comparison that sets the repeats.
-	var worst *stats.RatioNoise
-	for i := range noise {
-		if math.IsNaN(noise[i].SDLog) {
-			continue
-		}
-		if worst == nil || noise[i].SDAt(best.WindowS) > worst.SDAt(best.WindowS) {
-			worst = &noise[i]
-		}
-	}
-	switch {
-	case worst == nil:
-	case worst.WindowS == 0:
-		c := worst.Comparison
+	switch w := a.worst; {
+	case w == nil:
+	case w.WindowS == 0:
+		c := w.Comparison
 		m.p("The noisiest of them, %s %s on %s, has a per-repeat log-ratio SD of %.1f%%; its windows are too short (under 2 whole seconds) to split off a within-window part, so all of it counts as between processes.",
-			c.Name(), c.Metric.Label(), c.WorkloadKey, 100*worst.SDLog)
+			c.Name(), c.Metric.Label(), c.WorkloadKey, 100*w.SDLog)
 		m.nl()
 	default:
-		c := worst.Comparison
+		c := w.Comparison
 		m.p("The noisiest of them, %s %s on %s, has a per-repeat log-ratio SD of %.1f%% at %.0f s windows: %.1f%% between processes, %.1f%% predicted from within the windows.",
-			c.Name(), c.Metric.Label(), c.WorkloadKey, 100*worst.SDLog, worst.WindowS, 100*math.Sqrt(worst.BetweenVar()), 100*math.Sqrt(math.Max(0, worst.SDLog*worst.SDLog-worst.BetweenVar())))
+			c.Name(), c.Metric.Label(), c.WorkloadKey, 100*w.SDLog, w.WindowS, 100*a.worstBetween, 100*a.worstWithin)
 		m.nl()
 	}
 }

@@ -63,7 +63,7 @@ func writeVerdicts(m *md, fig *figures) {
 		return
 	}
 	cost := stats.EstimateCost(meta, recs)
-	block := cost.BlockS(cost.WindowS)
+	v := buildVerdicts(s, cost.BlockS(cost.WindowS))
 	m.p("## Verdicts")
 	m.nl()
 	if oneRepeat(s) {
@@ -72,75 +72,40 @@ func writeVerdicts(m *md, fig *figures) {
 		return
 	}
 	var parts []string
-	for _, fam := range stats.Families {
-		n, est := 0, 0
-		for i := range s.Comparisons {
-			if c := &s.Comparisons[i]; c.Family == fam {
-				n++
-				if c.Verdict != stats.NotEstablished {
-					est++
-				}
-			}
-		}
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s: **%d of %d** established", fam, est, n))
-		}
+	for _, fc := range v.families {
+		parts = append(parts, fmt.Sprintf("%s: **%d of %d** established", fc.family, fc.est, fc.n))
 	}
 	m.p("Per question (one Holm family each, α = %g): %s. A verdict needs n ≥ %d paired repeats and a Holm-adjusted paired-t p < %g; the repeats estimates below assume the ratio and its spread stay as observed, at this run's block time (%s per repeat of every mode).",
-		stats.Alpha, strings.Join(parts, "; "), stats.MinSamples, stats.Alpha, minutes(block))
+		stats.Alpha, strings.Join(parts, "; "), stats.MinSamples, stats.Alpha, minutes(v.block))
 	m.nl()
-
-	var far []*stats.Comparison
-	near := 0
-	for i := range s.Comparisons {
-		c := &s.Comparisons[i]
-		if c.Verdict != stats.NotEstablished {
-			continue
-		}
-		if c.GeoRatio >= nearLo && c.GeoRatio <= nearHi {
-			near++
-			continue
-		}
-		far = append(far, c)
-	}
-	if len(far) == 0 {
+	if len(v.far) == 0 {
 		m.p("Every comparison whose ratio lies outside [%g, %g] is established.", nearLo, nearHi)
 	} else {
-		m.p("Not established although the ratio lies outside [%g, %g] (%d):", nearLo, nearHi, len(far))
+		m.p("Not established although the ratio lies outside [%g, %g] (%d):", nearLo, nearHi, len(v.far))
 		m.nl()
 		m.head("question", "ratio", "metric", "workload", "n", "ratio (geo-mean)", "paired-t 95% CI", "why", "repeats for a verdict")
-		for _, c := range far {
+		for _, c := range v.far {
 			m.row(string(c.Family), c.Name(), c.Metric.Label(), c.WorkloadKey.String(), itoa(c.N()), f(c.GeoRatio, 3),
-				ci(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), block))
+				ci(c.TLo, c.THi, 3), c.Reason, repeatsCell(c.RepeatsToEstablish(s.FamilySize(c.Family)), v.block))
 		}
 	}
 	m.nl()
-	if near > 0 {
-		m.p("%d further comparisons are not established with a ratio inside [%g, %g]: differences under about 10%% that this run's spread cannot separate from none (see the paired ratios).", near, nearLo, nearHi)
+	if v.near > 0 {
+		m.p("%d further comparisons are not established with a ratio inside [%g, %g]: differences under about 10%% that this run's spread cannot separate from none (see the paired ratios).", v.near, nearLo, nearHi)
 		m.nl()
 	}
-
-	checked, flagged := 0, 0
-	var rows [][]string
-	for i := range s.Comparisons {
-		c := &s.Comparisons[i]
-		if !c.Assumptions.Checked {
-			continue
-		}
-		checked++
-		if fl := c.Assumptions.String(); fl != "" {
-			flagged++
-			rows = append(rows, []string{c.Name(), c.Metric.Label(), c.WorkloadKey.String(), fl, c.Assumptions.Describe()})
-		}
-	}
-	m.p("Assumption checks of the paired t (per-repeat log-ratios independent and roughly normal; run with n ≥ %d): %d of %d comparisons checked, %d flagged — skewed (|skewness| > 2 SE), drift (log-ratio correlated with the repeat number, p < %g), order (correlated with the modes' positions in the block, p < %g), or signed-rank disagrees (the paired t establishes a direction the exact Wilcoxon signed-rank test does not, p ≥ %g). Flags are diagnostics, not tests, and do not change a verdict: a few percent of sound comparisons flag by chance (the skewness check alone about 5%%).",
-		stats.CheckMinN, checked, len(s.Comparisons), flagged, stats.CheckLevel, stats.CheckLevel, stats.Alpha)
+	m.p(assumptionsMethod, stats.CheckMinN, v.checked, len(s.Comparisons), len(v.flagged), stats.CheckLevel, stats.CheckLevel, stats.Alpha)
 	m.nl()
-	if len(rows) > 0 {
+	if len(v.flagged) > 0 {
 		m.head("ratio", "metric", "workload", "flags", "checks (per-repeat ratios: Paired ratios)")
-		for _, r := range rows {
-			m.row(r...)
+		for _, c := range v.flagged {
+			m.row(c.Name(), c.Metric.Label(), c.WorkloadKey.String(), c.Assumptions.String(), c.Assumptions.Describe())
 		}
 		m.nl()
 	}
 }
+
+// assumptionsMethod says what the paired t's assumption checks are; its
+// verbs: the least n checked, checked, comparisons, flagged, the drift and
+// order levels, alpha.
+const assumptionsMethod = "Assumption checks of the paired t (per-repeat log-ratios independent and roughly normal; run with n ≥ %d): %d of %d comparisons checked, %d flagged — skewed (|skewness| > 2 SE), drift (log-ratio correlated with the repeat number, p < %g), order (correlated with the modes' positions in the block, p < %g), or signed-rank disagrees (the paired t establishes a direction the exact Wilcoxon signed-rank test does not, p ≥ %g). Flags are diagnostics, not tests, and do not change a verdict: a few percent of sound comparisons flag by chance (the skewness check alone about 5%%)."

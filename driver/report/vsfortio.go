@@ -102,11 +102,7 @@ func val(v *float64) float64 {
 func writeVsFortio(m *md, h loadgenHeader, ws []loadgenWindow) {
 	m.p("## Load engine vs fortio")
 	m.nl()
-	m.p("`%s`, started %s: wafbench's load engine (`wafbench load`) and fortio (%s) against one passthrough Envoy (CPU %s), "+
-		"each client pinned to CPU %s (which the upstream shares), %d connections, %g s windows, GET %s, closed loop and open loop at %s req/s, in alternated pairs (the tool that goes first alternates). "+
-		"Client CPU: %s, net of start-up (the CPU and requests of a one-request run of the same tool in the same pair subtracted), per request of the window. "+
-		"Ratios are wafbench ÷ fortio; over pairs, their median and their geometric mean with its paired-t 95%% interval. "+
-		"Open loop, fortio (`-uniform`) measures latency from the actual send; wafbench's compared latency is from its actual write too, and its latency from the intended send time (corrected for coordinated omission) and its own send delay are shown beside it. Rebuilt from %s.",
+	m.p(vsFortioMethod,
 		h.Command, h.StartedUTC, h.ReferenceVersion, h.EnvoyCPUs, h.ClientCPUs, h.Conns[0], h.Seconds, h.Path, f(h.OpenRatePerS, 0), h.CPUMethod, loadgenFile)
 	m.nl()
 	for _, t := range []string{"fortio", "wafbench"} {
@@ -127,34 +123,48 @@ func writeVsFortio(m *md, h loadgenHeader, ws []loadgenWindow) {
 			m.nl()
 			continue
 		}
-		cols := []string{"pair", "first", "fortio req/s", "wafbench req/s", "req/s ratio", "fortio CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
-			"fortio p50 / p90 / p99 µs", "wafbench p50 / p90 / p99 µs", "p50 ratio", "p90 ratio", "p99 ratio"}
-		if l.Load == "open" {
-			cols[9] = "wafbench from send p50 / p90 / p99 µs"
-			cols = append(cols, "wafbench from intended p50 / p90 / p99 µs", "wafbench own send delay p50 / p90 / p99 µs")
-		}
-		cols = append(cols, "errors fortio / wafbench")
-		m.head(cols...)
-		for _, p := range l.Pairs {
-			row := []string{itoa(p.Pair), p.First, f(p.Fortio.ReqPerS, 0), f(p.Wb.ReqPerS, 0), f(p.ReqRatio, 3),
-				f(p.Fortio.netCPUPerReq(), 2), f(p.Wb.netCPUPerReq(), 2), f(p.CPURatio, 3),
-				triple(p.FortioLatency), triple(p.WbLatency), f(p.LatRatio[0], 3), f(p.LatRatio[1], 3), f(p.LatRatio[2], 3)}
-			if l.Load == "open" {
-				row = append(row, triple(p.WbIntended), triple(p.WbOwn))
-			}
-			m.row(append(row, itoa(p.Fortio.Errors)+" / "+itoa(p.Wb.Errors))...)
-		}
-		rr := l.ratios(func(p *vsFortioPair) float64 { return p.ReqRatio })
-		cr := l.ratios(func(p *vsFortioPair) float64 { return p.CPURatio })
-		var lr [3][]float64
-		for j := range 3 {
-			lr[j] = l.ratios(func(p *vsFortioPair) float64 { return p.LatRatio[j] })
-		}
-		pad := make([]string, len(cols)-13)
-		m.row(append([]string{"median", "", "", "", f(medianOf64(rr), 3), "", "", f(medianOf64(cr), 3), "", "",
-			f(medianOf64(lr[0]), 3), f(medianOf64(lr[1]), 3), f(medianOf64(lr[2]), 3)}, pad...)...)
-		m.row(append([]string{"geo-mean [95% CI]", "", "", "", geoCI(rr), "", "", geoCI(cr), "", "",
-			geoCI(lr[0]), geoCI(lr[1]), geoCI(lr[2])}, pad...)...)
-		m.nl()
+		writeVsFortioLoad(m, &l)
 	}
 }
+
+// writeVsFortioLoad is one load model's table: a row per pair, then the
+// median and geometric mean of each ratio.
+func writeVsFortioLoad(m *md, l *vsFortioLoad) {
+	cols := []string{"pair", "first", "fortio req/s", "wafbench req/s", "req/s ratio", "fortio CPU µs/req", "wafbench CPU µs/req", "CPU ratio",
+		"fortio p50 / p90 / p99 µs", "wafbench p50 / p90 / p99 µs", "p50 ratio", "p90 ratio", "p99 ratio"}
+	if l.Load == "open" {
+		cols[9] = "wafbench from send p50 / p90 / p99 µs"
+		cols = append(cols, "wafbench from intended p50 / p90 / p99 µs", "wafbench own send delay p50 / p90 / p99 µs")
+	}
+	cols = append(cols, "errors fortio / wafbench")
+	m.head(cols...)
+	for _, p := range l.Pairs {
+		row := []string{itoa(p.Pair), p.First, f(p.Fortio.ReqPerS, 0), f(p.Wb.ReqPerS, 0), f(p.ReqRatio, 3),
+			f(p.Fortio.netCPUPerReq(), 2), f(p.Wb.netCPUPerReq(), 2), f(p.CPURatio, 3),
+			triple(p.FortioLatency), triple(p.WbLatency), f(p.LatRatio[0], 3), f(p.LatRatio[1], 3), f(p.LatRatio[2], 3)}
+		if l.Load == "open" {
+			row = append(row, triple(p.WbIntended), triple(p.WbOwn))
+		}
+		m.row(append(row, itoa(p.Fortio.Errors)+" / "+itoa(p.Wb.Errors))...)
+	}
+	rr := l.ratios(func(p *vsFortioPair) float64 { return p.ReqRatio })
+	cr := l.ratios(func(p *vsFortioPair) float64 { return p.CPURatio })
+	var lr [3][]float64
+	for j := range 3 {
+		lr[j] = l.ratios(func(p *vsFortioPair) float64 { return p.LatRatio[j] })
+	}
+	pad := make([]string, len(cols)-13)
+	m.row(append([]string{"median", "", "", "", f(medianOf64(rr), 3), "", "", f(medianOf64(cr), 3), "", "",
+		f(medianOf64(lr[0]), 3), f(medianOf64(lr[1]), 3), f(medianOf64(lr[2]), 3)}, pad...)...)
+	m.row(append([]string{"geo-mean [95% CI]", "", "", "", geoCI(rr), "", "", geoCI(cr), "", "",
+		geoCI(lr[0]), geoCI(lr[1]), geoCI(lr[2])}, pad...)...)
+	m.nl()
+}
+
+// vsFortioMethod says how the comparison with fortio ran; its verbs come
+// from the run's header.
+const vsFortioMethod = "`%s`, started %s: wafbench's load engine (`wafbench load`) and fortio (%s) against one passthrough Envoy (CPU %s), " +
+	"each client pinned to CPU %s (which the upstream shares), %d connections, %g s windows, GET %s, closed loop and open loop at %s req/s, in alternated pairs (the tool that goes first alternates). " +
+	"Client CPU: %s, net of start-up (the CPU and requests of a one-request run of the same tool in the same pair subtracted), per request of the window. " +
+	"Ratios are wafbench ÷ fortio; over pairs, their median and their geometric mean with its paired-t 95%% interval. " +
+	"Open loop, fortio (`-uniform`) measures latency from the actual send; wafbench's compared latency is from its actual write too, and its latency from the intended send time (corrected for coordinated omission) and its own send delay are shown beside it. Rebuilt from %s."
