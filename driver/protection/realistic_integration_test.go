@@ -20,12 +20,12 @@ import (
 	"wafbench/driver/wafconfig"
 )
 
-// TestRealisticThroughCoraza sends the realistic corpus (the shop mix's
-// benign classes and the HAR replay's entries) through the real Envoy and
-// coraza module under the built-in pl1 configuration (CRS 4.25.0, paranoia
-// level 1, blocking), as the protection measurement does: none may be
-// refused, and a refusal names the rules that matched.
-func TestRealisticThroughCoraza(t *testing.T) {
+// TestRealisticAtPL1 sends the realistic corpus (the shop mix's benign
+// classes and the HAR replay's entries) through the real Envoy with the
+// coraza and the modsecurity module under the built-in pl1 configuration
+// (CRS 4.25.0, paranoia level 1, blocking), as the protection measurement
+// does: none may be refused, and a refusal names the rules behind it.
+func TestRealisticAtPL1(t *testing.T) {
 	root, err := envoy.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -45,14 +45,6 @@ func TestRealisticThroughCoraza(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := reg.Resolve(modes.Coraza)
-	if err != nil {
-		t.Fatal(err)
-	}
-	moduleDir := ""
-	if m.CheckBuilt() != nil {
-		moduleDir = filepath.Join(root, "build", "filters")
-	}
 	cs, err := wafconfig.Parse([]string{"pl1"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,9 +53,22 @@ func TestRealisticThroughCoraza(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Name = m.Name.WithConfig(pc.Name)
-	m.RulesFile = pc.RulesFile
-	mode := m.Name.String()
+	byName := map[string]modes.Mode{}
+	var names []string
+	moduleDir := ""
+	for _, e := range []string{modes.Coraza, modes.ModSecurity} {
+		m, err := reg.Resolve(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.CheckBuilt() != nil {
+			moduleDir = filepath.Join(root, "build", "filters")
+		}
+		m.Name = m.Name.WithConfig(pc.Name)
+		m.RulesFile = pc.RulesFile
+		byName[m.Name.String()] = m
+		names = append(names, m.Name.String())
+	}
 
 	set, err := profile.LoadDir(filepath.Join(root, "profiles"))
 	if err != nil {
@@ -77,7 +82,7 @@ func TestRealisticThroughCoraza(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &runner.Config{Dir: t.TempDir(), Self: bin, Modes: map[string]modes.Mode{mode: m}, ClientCPUs: online, UpstreamCPU: online,
+	cfg := &runner.Config{Dir: t.TempDir(), Self: bin, Modes: byName, ClientCPUs: online, UpstreamCPU: online,
 		Envoy: runner.EnvoySpec{Binary: envoyBin, Concurrency: 1, CPUs: online, ModuleDir: moduleDir, MatchLog: true}}
 	ctx := context.Background()
 	sess, err := runner.Open(ctx, cfg)
@@ -85,22 +90,26 @@ func TestRealisticThroughCoraza(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	h, err := sess.Start(ctx, mode, "realistic-legit")
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range names {
+		h, err := sess.Start(ctx, mode, "realistic-legit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := protection.Send(ctx, h.Addr, probes, 30*time.Second)
+		h.Stop()
+		for i, p := range probes {
+			switch s := out[i].Status; {
+			case s == 403:
+				t.Errorf("%s %s (%s): refused (403) at pl1; rules behind the host's denials: %v", mode, p.ID, p.Class, refusing(t, h.LogPath))
+			case s != 200:
+				t.Errorf("%s %s (%s): status %d, want 200 (%s)", mode, p.ID, p.Class, s, out[i].Err)
+			}
+		}
 	}
-	out := protection.Send(ctx, h.Addr, probes, 30*time.Second)
-	h.Stop()
 	har := 0
-	for i, p := range probes {
+	for _, p := range probes {
 		if p.Class == protection.ClassHAR {
 			har++
-		}
-		switch s := out[i].Status; {
-		case s == 403:
-			t.Errorf("%s %s (%s): refused (403) at pl1; rules matched in the run: %v", mode, p.ID, p.Class, refusing(t, h.LogPath))
-		case s != 200:
-			t.Errorf("%s %s (%s): status %d, want 200 (%s)", mode, p.ID, p.Class, s, out[i].Err)
 		}
 	}
 	if har == 0 || har == len(probes) {
