@@ -33,7 +33,7 @@ var attackSections = []string{"script injection", "sql injection", "run code on 
 type Corpus struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
-	SHA256 string `json:"sha256"` // of the file read
+	SHA256 string `json:"sha256"` // of the file read, or of the requests built (Realistic)
 	// Excluded counts the values left out, by section title.
 	Excluded map[string]int `json:"excluded,omitempty"`
 	Count    int            `json:"values"` // len(Values)

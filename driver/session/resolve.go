@@ -81,6 +81,9 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		if _, err := protection.LoadFaker(req.RepoDir); err != nil {
 			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
 		}
+		if _, _, err := protection.Realistic(profiles); err != nil {
+			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
+		}
 	}
 	if ms, err = withEnvoyReleases(ms, req.EnvoyVersions); err != nil {
 		return Plan{}, err
