@@ -67,3 +67,40 @@ func TestBusyWait(t *testing.T) {
 		t.Fatalf("busy host: status %d, err %v; want its 200 after 4 idle intervals", status, err)
 	}
 }
+
+// TestBusyWaitStarved: a host that gets no CPU because the machine is
+// loaded, its threads waiting in the run queue, is working, not holding:
+// busyWait lets it answer after several idle intervals. The CPU clock
+// stands still and the run-queue wait grows with the wall clock, as a
+// starved host's do; the wait is read from procfs for this process too.
+func TestBusyWaitStarved(t *testing.T) {
+	if _, err := processWaiting(os.Getpid())(); err != nil {
+		t.Fatalf("run-queue wait of this process: %v", err)
+	}
+	raw := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	o := options{Timeout: 20 * time.Second, idle: 200 * time.Millisecond}
+	begin := time.Now()
+	starved := target{
+		CPU:     func() (time.Duration, error) { return time.Second, nil },
+		Waiting: func() (time.Duration, error) { return time.Since(begin), nil },
+	}
+	slow := holdingHost(t, func(c net.Conn) {
+		defer c.Close()
+		time.Sleep(5 * o.idle)
+		c.Write([]byte(okResponse))
+	})
+	starved.Addr = slow
+	status, _, err := busyWait(context.Background(), starved, o, func(ctx context.Context) (int, []byte, error) {
+		return exchange(ctx, slow, raw, "GET", o.Timeout)
+	})
+	if err != nil || status != 200 {
+		t.Fatalf("starved host: status %d, err %v; want its 200 after 5 idle intervals", status, err)
+	}
+	starved.Waiting = func() (time.Duration, error) { return time.Second, nil } // neither on CPU nor waiting: idle
+	_, _, err = busyWait(context.Background(), starved, o, func(ctx context.Context) (int, []byte, error) {
+		return exchange(ctx, slow, raw, "GET", o.Timeout)
+	})
+	if !errors.Is(err, errHostIdle) {
+		t.Fatalf("idle host: err %v; want errHostIdle", err)
+	}
+}

@@ -116,7 +116,7 @@ func runModes(ctx context.Context, sess *runner.Session, ms []modes.Mode, s *sui
 			if h.Preflight != nil {
 				mr.ModuleSHA256, mr.EngineLib = h.Preflight.ModuleSHA256, h.Preflight.EngineLib
 			}
-			t := target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID)}
+			t := target{Addr: h.Addr, LogPath: h.LogPath, Exited: h.Exited, CPU: processCPU(h.PID), Waiting: processWaiting(h.PID)}
 			o := o
 			switch {
 			case m.Base == modes.CorazaWasm && o.WasmTimeout > o.Timeout:
@@ -226,6 +226,14 @@ func summaryLine(mr *modeResult) string {
 		s += " — " + mr.Error
 	}
 	return s
+}
+
+// processWaiting reads process pid's run-queue wait; nil for pid ≤ 0.
+func processWaiting(pid int) func() (time.Duration, error) {
+	if pid <= 0 {
+		return nil
+	}
+	return func() (time.Duration, error) { return procstat.RunQueueWait(pid) }
 }
 
 // processCPU reads pid's CPU time (every thread, exited ones included);

@@ -64,6 +64,10 @@ type target struct {
 	// CPU reads the host process's CPU time so far (nil: unknown); it
 	// tells a host evaluating a slow request from one holding it (busyWait).
 	CPU func() (time.Duration, error)
+	// Waiting reads the time the host's threads have waited for a CPU
+	// so far (nil: unknown): busyWait counts it as work, so a host a
+	// loaded machine starves is not taken for one holding a request.
+	Waiting func() (time.Duration, error)
 }
 
 // options tunes a suite run.
@@ -372,7 +376,7 @@ func busyWait(ctx context.Context, t target, o options, exchange func(context.Co
 	go func() {
 		tick := time.NewTicker(o.idle)
 		defer tick.Stop()
-		last, err := t.CPU()
+		last, err := hostWork(t)
 		for err == nil {
 			select {
 			case <-done:
@@ -380,9 +384,9 @@ func busyWait(ctx context.Context, t target, o options, exchange func(context.Co
 			case <-tick.C:
 			}
 			var now time.Duration
-			if now, err = t.CPU(); err == nil {
+			if now, err = hostWork(t); err == nil {
 				if busy := now - last; busy < time.Duration(idleShare*float64(o.idle)) {
-					cancel(fmt.Errorf("%w: no answer within %v, and the host spent %v of the last %v on CPU (it holds the request, it is not evaluating it)",
+					cancel(fmt.Errorf("%w: no answer within %v, and the host spent %v of the last %v on CPU or waiting for one (it holds the request, it is not evaluating it)",
 						errHostIdle, time.Since(begin).Round(time.Second), busy.Round(time.Millisecond), o.idle))
 					return
 				}
@@ -396,6 +400,18 @@ func busyWait(ctx context.Context, t target, o options, exchange func(context.Co
 		err = cause
 	}
 	return status, full, err
+}
+
+// hostWork is the host's CPU time plus, when known, the time its threads
+// waited for a CPU: what a host evaluating a request accumulates however
+// busy the machine is, and an idle host does not.
+func hostWork(t target) (time.Duration, error) {
+	cpu, err := t.CPU()
+	if err != nil || t.Waiting == nil {
+		return cpu, err
+	}
+	wait, err := t.Waiting()
+	return cpu + wait, err
 }
 
 // exchange writes raw on a fresh connection to addr while reading the

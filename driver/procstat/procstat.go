@@ -133,6 +133,30 @@ func CPUTime(pid int) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// RunQueueWait is the time pid's live threads have spent runnable but
+// waiting for a CPU (schedstat's run delay), summed: with CPUTime it tells
+// a host starved of CPU by a loaded machine from one that is idle.
+func RunQueueWait(pid int) (time.Duration, error) {
+	threads, err := procfs.AllThreads(pid)
+	if err != nil {
+		return 0, fmt.Errorf("procstat %d: threads: %w", pid, err)
+	}
+	var ns uint64
+	read := 0
+	for _, t := range threads {
+		ss, err := t.Schedstat()
+		if err != nil {
+			continue // the thread exited after the directory was listed
+		}
+		ns += ss.WaitingNanoseconds
+		read++
+	}
+	if read == 0 {
+		return 0, fmt.Errorf("procstat %d: no thread readable", pid)
+	}
+	return time.Duration(ns), nil
+}
+
 // processClockNs reads the CPU-time clock of process pid, as
 // clock_getcpuclockid(3) would name it: ((^pid) << 3) | CPUCLOCK_SCHED, with
 // the per-thread bit clear. procfs has no equivalent. Returns 0 on error.

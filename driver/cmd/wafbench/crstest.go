@@ -28,9 +28,9 @@ func crsTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	progress := fs.String("progress", "auto", "progress line on stderr: auto (only on a terminal), always, never")
 	fs.DurationVar(&req.Options.MarkerWait, "marker-wait", 30*time.Second, "how long to wait for a marker request's answer and log line before the host counts as dead")
 	fs.DurationVar(&req.Options.Timeout, "timeout", 10*time.Second, "how long a test's request may take before the stage counts as unanswered")
-	fs.DurationVar(&req.Options.BusyTimeout, "busy-timeout", time.Minute, "how long a stage of the native hosts may go on past --timeout while the host works (at least 5% of the last --timeout on CPU: a loaded machine slows it, nothing holds it)")
+	fs.DurationVar(&req.Options.BusyTimeout, "busy-timeout", time.Minute, "how long a stage of the native hosts may go on past --timeout while the host works (at least 5% of the last --timeout on CPU or waiting for one: a loaded machine slows it, nothing holds it)")
 	fs.DurationVar(&req.Options.WasmTimeout, "wasm-timeout", 90*time.Second, "--timeout for coraza-wasm (V8 takes seconds for a 64 KiB argument at paranoia level 4)")
-	fs.DurationVar(&req.Options.WasmIdle, "wasm-idle", 2*time.Second, "with --wasm-timeout: a coraza-wasm stage still unanswered ends as soon as Envoy spent under 5% of the last interval this long on CPU (it holds the request, it is not evaluating it); 0 waits the whole --wasm-timeout")
+	fs.DurationVar(&req.Options.WasmIdle, "wasm-idle", 2*time.Second, "with --wasm-timeout: a coraza-wasm stage still unanswered ends as soon as Envoy spent under 5% of the last interval this long on CPU or waiting for one (it holds the request, it is not evaluating it); 0 waits the whole --wasm-timeout")
 	if err := parse(fs, args, stdout, usageOf("crs-test")); err != nil {
 		return err
 	}
