@@ -44,10 +44,12 @@ func records() []result.Record {
 					}
 				}
 				out = append(out, result.Record{
-					Trial: trial, Repeat: rep, Mode: mode, Workload: wl.name, Conns: wl.conns,
-					ReqPerS: rps, DurationS: 8, PerSecond: per, HistBase64: histOf(lat, trial*10+wi),
-					CPU:     result.CPU{UsPerRequest: 0.9e6 / rps},
-					Latency: result.Latency{P50Us: lat, P95Us: 1.8 * lat, P99Us: 2.7 * lat, P999Us: 4.5 * lat},
+					Case: result.Case{Trial: trial, Repeat: rep, Mode: mode, Workload: wl.name, Conns: wl.conns},
+					Window: result.Window{
+						ReqPerS: rps, DurationS: 8, PerSecond: per, HistBase64: histOf(lat, trial*10+wi),
+						Latency: result.Latency{P50Us: lat, P95Us: 1.8 * lat, P99Us: 2.7 * lat, P999Us: 4.5 * lat},
+					},
+					CPU: result.CPU{UsPerRequest: 0.9e6 / rps},
 				})
 			}
 		}

@@ -40,7 +40,7 @@ func FillRepo(y []byte, root string) []byte {
 }
 
 // Reference is one reference configuration: the bootstrap a benchmark
-// trial of one mode runs (as driver/hosts/envoy configures it), with the
+// trial of one mode runs (as driver/hosts/envoyhost configures it), with the
 // placeholders above for what a run fills in.
 type Reference struct {
 	File string // file name in ReferenceDir

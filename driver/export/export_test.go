@@ -30,9 +30,15 @@ func record(t *testing.T, trial int, mode string, n, base, step int64) result.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	return result.Record{Trial: trial, Repeat: trial, Mode: mode, Workload: "json_4k", Conns: 16, Load: "closed",
-		Requests: n, DurationS: 2, ReqPerS: float64(n) / 2, HistBase64: enc,
-		Statuses: map[string]int64{"200": n}}
+	return result.Record{
+		Case: result.Case{
+			Trial: trial, Repeat: trial, Mode: mode, Workload: "json_4k", Conns: 16, Load: "closed",
+		},
+		Window: result.Window{
+			Requests: n, DurationS: 2, ReqPerS: float64(n) / 2, HistBase64: enc,
+			Statuses: map[string]int64{"200": n},
+		},
+	}
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -61,7 +67,7 @@ func TestWriteRunGolden(t *testing.T) {
 	recs := []result.Record{
 		record(t, 1, "coraza@re2", 1000, 500, 3),
 		record(t, 2, "coraza@re2", 1000, 800, 5),
-		{Trial: 3, Mode: "coraza@re2", Workload: "json_4k", Conns: 16, Error: "envoy exited"},
+		{Case: result.Case{Trial: 3, Mode: "coraza@re2", Workload: "json_4k", Conns: 16}, Error: "envoy exited"},
 	}
 	files, err := WriteRun(dir, recs)
 	if err != nil {
@@ -105,7 +111,7 @@ func TestWriteRunGolden(t *testing.T) {
 // TestWriteRunNothing writes nothing for a run with no measured record.
 func TestWriteRunNothing(t *testing.T) {
 	dir := t.TempDir()
-	files, err := WriteRun(dir, []result.Record{{Mode: "passthrough", Error: "x"}})
+	files, err := WriteRun(dir, []result.Record{{Case: result.Case{Mode: "passthrough"}, Error: "x"}})
 	if err != nil || len(files.HGRM)+len(files.Fortio) != 0 {
 		t.Fatalf("got %v, %v; want no files", files, err)
 	}

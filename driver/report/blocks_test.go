@@ -89,14 +89,19 @@ func writeBlocksFixture(dir string) error {
 					per[s] = int64(math.Round(rps * (1 + 0.004*float64((s*3+tr.Repeat)%3-1))))
 				}
 				recs = append(recs, result.Record{
-					Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Workload: w.name, Conns: w.conns,
-					Load: "closed", RateAchievedPerS: rps, WarmupS: 2, DurationS: 10, ExpectStatus: 200,
-					Requests: int64(math.Round(rps * 10)), Statuses: map[string]int64{"200": int64(math.Round(rps * 10))}, ReqPerS: rps,
-					Latency: result.Latency{P50Us: round(lat*0.92, 1), P90Us: round(lat*1.4, 1), P95Us: round(lat*1.7, 1),
-						P99Us: round(lat*2.6, 1), P999Us: round(lat*4.1, 1), MaxUs: round(lat*9.5, 1), MeanUs: round(lat, 1)},
-					PerSecond: per,
-					CPU:       result.CPU{SchedstatNs: int64(cpuUs * rps * 10 * 1000), UsPerRequest: round(cpuUs, 3), Utilization: util[tr.Mode]},
-					Shard:     sh.String(),
+					Case: result.Case{
+						Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Workload: w.name,
+						Conns: w.conns, Load: "closed", Shard: sh.String(),
+					},
+					Window: result.Window{
+						RateAchievedPerS: rps, WarmupS: 2, DurationS: 10, ExpectStatus: 200,
+						Requests: int64(math.Round(rps * 10)),
+						Statuses: map[string]int64{"200": int64(math.Round(rps * 10))}, ReqPerS: rps,
+						Latency: result.Latency{P50Us: round(lat*0.92, 1), P90Us: round(lat*1.4, 1), P95Us: round(lat*1.7, 1),
+							P99Us: round(lat*2.6, 1), P999Us: round(lat*4.1, 1), MaxUs: round(lat*9.5, 1), MeanUs: round(lat, 1)},
+						PerSecond: per,
+					},
+					CPU: result.CPU{SchedstatNs: int64(cpuUs * rps * 10 * 1000), UsPerRequest: round(cpuUs, 3), Utilization: util[tr.Mode]},
 				})
 			}
 		}

@@ -31,18 +31,30 @@ func growthRecords() []result.Record {
 		for _, mode := range []string{"passthrough", "modsecurity", "coraza"} {
 			w := 1 + 0.01*float64(rep%3-1)
 			for _, x := range sizes {
-				recs = append(recs, result.Record{Repeat: rep, Mode: mode, Load: "closed", Conns: 1, ReqPerS: 100,
-					Workload: profile.PointName("json_real", profile.ParamSize, profile.SizeLabel(x)),
-					CPU:      result.CPU{UsPerRequest: cost[mode](float64(x)) * w}})
+				recs = append(recs, result.Record{
+					Case: result.Case{
+						Repeat: rep, Mode: mode, Load: "closed", Conns: 1,
+						Workload: profile.PointName("json_real", profile.ParamSize, profile.SizeLabel(x)),
+					},
+					Window: result.Window{ReqPerS: 100}, CPU: result.CPU{UsPerRequest: cost[mode](float64(x)) * w},
+				})
 			}
 			capacity := map[string]float64{"passthrough": 20000, "modsecurity": 1500, "coraza": 2000}[mode]
 			for _, fr := range []float64{0.1, 0.5, 0.8, 1.0, 1.1} {
 				p99 := 1000 * math.Pow(100, fr)
-				recs = append(recs, result.Record{Repeat: rep, Mode: mode, Load: "open", Conns: 16,
-					Workload:     profile.PointName("headers_curve", profile.ParamLoad, fmt.Sprintf("%g%%", 100*fr)),
-					LoadFraction: fr, CapacityPerS: capacity,
-					RateRequestedPerS: fr * capacity, RateAchievedPerS: fr * capacity * 0.99, ReqPerS: fr * capacity * 0.99,
-					Latency: result.Latency{P50Us: p99 / 4, P99Us: p99, P999Us: 2 * p99}})
+				recs = append(recs, result.Record{
+					Case: result.Case{
+						Repeat: rep, Mode: mode, Load: "open", Conns: 16,
+						Workload: profile.PointName("headers_curve", profile.ParamLoad, fmt.Sprintf("%g%%", 100*fr)),
+					},
+					OpenLoop: result.OpenLoop{
+						LoadFraction: fr, CapacityPerS: capacity, RateRequestedPerS: fr * capacity,
+					},
+					Window: result.Window{
+						RateAchievedPerS: fr * capacity * 0.99, ReqPerS: fr * capacity * 0.99,
+						Latency: result.Latency{P50Us: p99 / 4, P99Us: p99, P999Us: 2 * p99},
+					},
+				})
 			}
 		}
 	}
@@ -166,8 +178,10 @@ func argsSweep(a, b [][]float64) []result.Record {
 		for i := range a[r] {
 			w := profile.PointName("form_args", profile.ParamArgs, strconv.Itoa(n))
 			for mode, v := range map[string]float64{"passthrough": 1, "modsecurity": a[r][i], "coraza": b[r][i]} {
-				recs = append(recs, result.Record{Repeat: r + 1, Mode: mode, Load: "closed", Conns: 1, ReqPerS: 100,
-					Workload: w, CPU: result.CPU{UsPerRequest: v}})
+				recs = append(recs, result.Record{
+					Case:   result.Case{Repeat: r + 1, Mode: mode, Load: "closed", Conns: 1, Workload: w},
+					Window: result.Window{ReqPerS: 100}, CPU: result.CPU{UsPerRequest: v},
+				})
 			}
 			n *= 10
 		}

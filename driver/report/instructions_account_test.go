@@ -17,8 +17,10 @@ import (
 // accounts has no section.
 func TestWriteInstructionAccount(t *testing.T) {
 	rec := func(mode string, repeat int, envoy, outside int64, acc map[string]int64) result.Record {
-		return result.Record{Mode: mode, Workload: "headers", Conns: 1, Repeat: repeat,
-			Instructions: &result.Instructions{Requests: 10, Envoy: envoy, OutsideHooks: outside, Account: acc}}
+		return result.Record{
+			Case:         result.Case{Mode: mode, Workload: "headers", Conns: 1, Repeat: repeat},
+			Instructions: &result.Instructions{Requests: 10, Envoy: envoy, OutsideHooks: outside, Account: acc},
+		}
 	}
 	recs := []result.Record{
 		rec("passthrough", 1, 1_000_000, 0, nil),

@@ -33,10 +33,13 @@ func integrationRecords() []result.Record {
 			s := specs[mode]
 			j := 1 + 0.01*float64(rep)
 			r := result.Record{
-				Trial: trial, Repeat: rep, Mode: mode, Workload: "headers", Conns: 16, DurationS: 10,
-				Requests: 1000, ReqPerS: 1000, ExpectStatus: 200, Statuses: map[string]int64{"200": 1000},
+				Case: result.Case{Trial: trial, Repeat: rep, Mode: mode, Workload: "headers", Conns: 16},
+				Window: result.Window{
+					DurationS: 10, Requests: 1000, ReqPerS: 1000, ExpectStatus: 200,
+					Statuses: map[string]int64{"200": 1000},
+					Latency:  result.Latency{P50Us: s.p99 / 2, P99Us: s.p99 * j},
+				},
 				CPU:     result.CPU{UsPerRequest: s.envoy * j},
-				Latency: result.Latency{P50Us: s.p99 / 2, P99Us: s.p99 * j},
 				Memory:  result.Memory{RSSEndKiB: int64(float64(s.rss) * j)},
 				Startup: &result.Startup{ListenerReadyMs: s.start * j},
 			}

@@ -40,9 +40,16 @@ func labRecords(t *testing.T) []result.Record {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := result.Record{Trial: trial, Repeat: rep, Position: pos + 1, Mode: mode, Workload: w, Conns: 1, Load: "closed",
-					Requests: 200, ReqPerS: 1e6 / float64(us), HistBase64: enc,
-					Latency: result.Latency{P50Us: float64(us), P95Us: float64(us), P99Us: float64(us)}}
+				r := result.Record{
+					Case: result.Case{
+						Trial: trial, Repeat: rep, Position: pos + 1, Mode: mode, Workload: w, Conns: 1,
+						Load: "closed",
+					},
+					Window: result.Window{
+						Requests: 200, ReqPerS: 1e6 / float64(us), HistBase64: enc,
+						Latency: result.Latency{P50Us: float64(us), P95Us: float64(us), P99Us: float64(us)},
+					},
+				}
 				if newConn {
 					r.ConnMode = string(load.ConnPerRequest)
 				}

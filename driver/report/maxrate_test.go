@@ -30,10 +30,13 @@ func windows(r float64) []maxrate.Step {
 // interval excludes 1.
 func TestWriteMaxRate(t *testing.T) {
 	rec := func(trial int, searchRate, sweepRate float64, sweepFirst bool) result.Record {
-		return result.Record{Trial: trial, Mode: "coraza", Workload: "headers", Conns: 16, MaxRate: []*maxrate.Result{
-			{Objective: "p99<=25ms", Method: "search", Rate: searchRate * 0.9, Above: searchRate * 1.1, Steps: windows(searchRate), WallS: 50},
-			{Objective: "p99<=25ms", Method: "sweep", Rate: sweepRate * 0.9, Above: sweepRate, Steps: windows(sweepRate), WallS: 200, First: sweepFirst},
-		}}
+		return result.Record{
+			Case: result.Case{Trial: trial, Mode: "coraza", Workload: "headers", Conns: 16},
+			MaxRate: []*maxrate.Result{
+				{Objective: "p99<=25ms", Method: "search", Rate: searchRate * 0.9, Above: searchRate * 1.1, Steps: windows(searchRate), WallS: 50},
+				{Objective: "p99<=25ms", Method: "sweep", Rate: sweepRate * 0.9, Above: sweepRate, Steps: windows(sweepRate), WallS: 200, First: sweepFirst},
+			},
+		}
 	}
 	render := func(recs ...result.Record) string {
 		m := &md{}

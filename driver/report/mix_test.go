@@ -26,16 +26,19 @@ func TestWriteMix(t *testing.T) {
 		return s
 	}
 	rec := func(mode string, repeat int, cpu float64, attackStatus string, attackValid int64) result.Record {
-		return result.Record{Mode: mode, Repeat: repeat, Workload: "shop_mix", Conns: 16, ReqPerS: 100, CPU: result.CPU{UsPerRequest: cpu},
+		return result.Record{
+			Case:   result.Case{Mode: mode, Repeat: repeat, Workload: "shop_mix", Conns: 16},
+			Window: result.Window{ReqPerS: 100}, CPU: result.CPU{UsPerRequest: cpu},
 			Classes: []result.Class{
 				{Workload: "api_get", Weight: 9, ExpectStatus: 200, Requests: 90, Statuses: map[string]int64{"200": 90}, HistBase64: hist(100, 200, 300)},
 				{Workload: "api_sqli", Weight: 1, ExpectStatus: map[string]int{"200": 200, "403": 403}[attackStatus], Requests: attackValid, Statuses: map[string]int64{attackStatus: 10}, HistBase64: hist(50)},
-			}}
+			},
+		}
 	}
 	recs := []result.Record{
 		rec("passthrough", 1, 100, "200", 10), rec("passthrough", 2, 120, "200", 10),
 		rec("coraza", 1, 1000, "403", 10), rec("coraza", 2, 1320, "403", 10),
-		{Mode: "coraza", Workload: "headers", Conns: 16, CPU: result.CPU{UsPerRequest: 5}}, // not a mix
+		{Case: result.Case{Mode: "coraza", Workload: "headers", Conns: 16}, CPU: result.CPU{UsPerRequest: 5}}, // not a mix
 	}
 	m := &md{}
 	writeMix(m, &figures{Records: recs})

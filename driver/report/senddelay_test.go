@@ -15,19 +15,29 @@ import (
 // upstream's CPU is said so; closed-loop records make no row.
 func TestSendDelaySection(t *testing.T) {
 	open := func(repeat int, p50, p99, from50, from99, own99 float64) result.Record {
-		return result.Record{Repeat: repeat, Mode: "passthrough", Workload: "headers", Conns: 16, Load: "open", RateRequestedPerS: 15000, Requests: 1000,
-			Latency: result.Latency{P50Us: p50, P90Us: p50 * 2, P99Us: p99},
-			Send: &result.SendDelay{LagThresholdUs: 33.3,
-				FromSend: result.Latency{P50Us: from50, P90Us: from50 * 2, P99Us: from99},
-				Own:      result.Latency{P50Us: 20, P90Us: 50, P99Us: own99}}}
+		return result.Record{
+			Case: result.Case{Repeat: repeat, Mode: "passthrough", Workload: "headers", Conns: 16, Load: "open"},
+			OpenLoop: result.OpenLoop{
+				RateRequestedPerS: 15000,
+				Send: &result.SendDelay{LagThresholdUs: 33.3,
+					FromSend: result.Latency{P50Us: from50, P90Us: from50 * 2, P99Us: from99},
+					Own:      result.Latency{P50Us: 20, P90Us: 50, P99Us: own99}},
+			},
+			Window: result.Window{
+				Requests: 1000, Latency: result.Latency{P50Us: p50, P90Us: p50 * 2, P99Us: p99},
+			},
+		}
 	}
 	recs := []result.Record{
 		open(1, 235, 1200, 170, 700, 551), // client-bound: 551 > 0.25 × 1200
 		open(2, 240, 1000, 175, 900, 100),
 		open(3, 230, 1100, 165, 800, 120),
-		{Repeat: 1, Mode: "passthrough", Workload: "headers", Conns: 16, Load: "closed", Requests: 5000, Latency: result.Latency{P50Us: 400}},
-		{Repeat: 1, Mode: "passthrough", Workload: "headers", Conns: 16, Load: "open", RateRequestedPerS: 20000, Requests: 10,
-			MaxRate: []*maxrate.Result{{Method: "search", Rate: 12000, ClientBound: 24000}}},
+		{Case: result.Case{Repeat: 1, Mode: "passthrough", Workload: "headers", Conns: 16, Load: "closed"}, Window: result.Window{Requests: 5000, Latency: result.Latency{P50Us: 400}}},
+		{
+			Case:     result.Case{Repeat: 1, Mode: "passthrough", Workload: "headers", Conns: 16, Load: "open"},
+			OpenLoop: result.OpenLoop{RateRequestedPerS: 20000}, Window: result.Window{Requests: 10},
+			MaxRate: []*maxrate.Result{{Method: "search", Rate: 12000, ClientBound: 24000}},
+		},
 	}
 	meta := &result.Meta{ClientCPUs: []int{1}, UpstreamCPUs: []int{1}, EnvoyCPUs: []int{0}}
 	s := buildSendDelay(meta, recs)

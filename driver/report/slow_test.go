@@ -18,15 +18,31 @@ func TestWriteSlow(t *testing.T) {
 			{Name: "stream_idle_timeout", AfterS: 30, Fired: idle}, {Name: "request_timeout", AfterS: 60}}
 	}
 	recs := []result.Record{
-		{Mode: "coraza", Workload: "slow_head", Conns: 2, ExpectStatus: 403, Slow: &result.Slow{HeadChunk: 4, IntervalMs: 50, StopAfter: -1,
-			Answers: map[string]int64{"403": 1, "200": 1}, ElapsedMs: []float64{1500, 1600}, RSSBeforeKiB: 1000, RSSHeldKiB: 1100, Timeouts: timeouts(0, 0)}},
-		{Mode: "modsecurity", Workload: "stalled_body", Conns: 4, ExpectStatus: 408, Slow: &result.Slow{BodyChunk: 4096, IntervalMs: 1, StopAfter: 16384, BodyBytes: 65536,
-			Answers: map[string]int64{"408": 4}, ElapsedMs: []float64{30000, 30100, 30002, 30001}, RSSBeforeKiB: 1000, RSSHeldKiB: 1400, Timeouts: timeouts(0, 4)}},
-		{Mode: "modsecurity", Workload: "slow_head_timeout", Conns: 1, ExpectStatus: 408, Slow: &result.Slow{HeadChunk: 1, IntervalMs: 200, StopAfter: -1, MaxWaitS: 5,
-			Answers: map[string]int64{"timeout": 1}, ElapsedMs: []float64{5000}, Timeouts: timeouts(0, 0)}},
-		{Mode: "passthrough", Workload: "slow_head", Conns: 2, ExpectStatus: 200, Slow: &result.Slow{HeadChunk: 4, IntervalMs: 50, StopAfter: -1,
-			Answers: map[string]int64{"200": 2}, ElapsedMs: []float64{1500, 1500}, Timeouts: timeouts(0, 0)}},
-		{Mode: "passthrough", Workload: "headers", Conns: 16},
+		{
+			Case:   result.Case{Mode: "coraza", Workload: "slow_head", Conns: 2},
+			Window: result.Window{ExpectStatus: 403},
+			Slow: &result.Slow{HeadChunk: 4, IntervalMs: 50, StopAfter: -1,
+				Answers: map[string]int64{"403": 1, "200": 1}, ElapsedMs: []float64{1500, 1600}, RSSBeforeKiB: 1000, RSSHeldKiB: 1100, Timeouts: timeouts(0, 0)},
+		},
+		{
+			Case:   result.Case{Mode: "modsecurity", Workload: "stalled_body", Conns: 4},
+			Window: result.Window{ExpectStatus: 408},
+			Slow: &result.Slow{BodyChunk: 4096, IntervalMs: 1, StopAfter: 16384, BodyBytes: 65536,
+				Answers: map[string]int64{"408": 4}, ElapsedMs: []float64{30000, 30100, 30002, 30001}, RSSBeforeKiB: 1000, RSSHeldKiB: 1400, Timeouts: timeouts(0, 4)},
+		},
+		{
+			Case:   result.Case{Mode: "modsecurity", Workload: "slow_head_timeout", Conns: 1},
+			Window: result.Window{ExpectStatus: 408},
+			Slow: &result.Slow{HeadChunk: 1, IntervalMs: 200, StopAfter: -1, MaxWaitS: 5,
+				Answers: map[string]int64{"timeout": 1}, ElapsedMs: []float64{5000}, Timeouts: timeouts(0, 0)},
+		},
+		{
+			Case:   result.Case{Mode: "passthrough", Workload: "slow_head", Conns: 2},
+			Window: result.Window{ExpectStatus: 200},
+			Slow: &result.Slow{HeadChunk: 4, IntervalMs: 50, StopAfter: -1,
+				Answers: map[string]int64{"200": 2}, ElapsedMs: []float64{1500, 1500}, Timeouts: timeouts(0, 0)},
+		},
+		{Case: result.Case{Mode: "passthrough", Workload: "headers", Conns: 16}},
 	}
 	m := &md{}
 	writeSlow(m, &figures{Records: recs})

@@ -57,14 +57,28 @@ func TestWriteSoak(t *testing.T) {
 	}
 	flat := func(int) int64 { return 1000 }
 	recs := []result.Record{
-		{Mode: "coraza", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: series(601, per), Errors: map[string]int64{"timeout": 2, "status_503": 1},
-			AttackWorkload: "blocked_sqli", Attacks: map[string]int64{"403": 3000},
-			LatencySlots: slots(t, 60, func(i int) int64 { return 1000 + int64(max(i-53, 0))*1000/6 })},
-		{Mode: "modsecurity", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: series(601, 0),
-			AttackWorkload: "blocked_sqli", Attacks: map[string]int64{"403": 2990, "200": 1}, LatencySlots: slots(t, 60, flat)},
-		{Mode: "passthrough", Workload: "soak", Repeat: 1, DurationS: 90, RSSSeriesKiB: series(91, 0), LatencySlots: slots(t, 9, flat)},
-		{Mode: "passthrough", Workload: "soak", Repeat: 2, RSSSeriesKiB: series(10, 0)},
-		{Mode: "passthrough", Workload: "soak", Repeat: 3, DurationS: 600, RSSSeriesKiB: early},
+		{
+			Case:   result.Case{Mode: "coraza", Workload: "soak", Repeat: 1},
+			Window: result.Window{DurationS: 600, Errors: map[string]int64{"timeout": 2, "status_503": 1}},
+			Soak: result.Soak{
+				RSSSeriesKiB: series(601, per),
+				LatencySlots: slots(t, 60, func(i int) int64 { return 1000 + int64(max(i-53, 0))*1000/6 }),
+			},
+			AttackStream: result.AttackStream{
+				AttackWorkload: "blocked_sqli", Attacks: map[string]int64{"403": 3000},
+			},
+		},
+		{
+			Case:   result.Case{Mode: "modsecurity", Workload: "soak", Repeat: 1},
+			Window: result.Window{DurationS: 600},
+			Soak:   result.Soak{RSSSeriesKiB: series(601, 0), LatencySlots: slots(t, 60, flat)},
+			AttackStream: result.AttackStream{
+				AttackWorkload: "blocked_sqli", Attacks: map[string]int64{"403": 2990, "200": 1},
+			},
+		},
+		{Case: result.Case{Mode: "passthrough", Workload: "soak", Repeat: 1}, Window: result.Window{DurationS: 90}, Soak: result.Soak{RSSSeriesKiB: series(91, 0), LatencySlots: slots(t, 9, flat)}},
+		{Case: result.Case{Mode: "passthrough", Workload: "soak", Repeat: 2}, Soak: result.Soak{RSSSeriesKiB: series(10, 0)}},
+		{Case: result.Case{Mode: "passthrough", Workload: "soak", Repeat: 3}, Window: result.Window{DurationS: 600}, Soak: result.Soak{RSSSeriesKiB: early}},
 	}
 	m := &md{}
 	writeSoak(m, &figures{Records: recs})
@@ -91,12 +105,12 @@ func TestWriteSoak(t *testing.T) {
 		t.Errorf("a 10-second series was fitted:\n%s", got)
 	}
 	m = &md{}
-	writeSoak(m, &figures{Records: []result.Record{{Mode: "coraza", Workload: "soak", RSSSeriesKiB: series(61, 0)}}})
+	writeSoak(m, &figures{Records: []result.Record{{Case: result.Case{Mode: "coraza", Workload: "soak"}, Soak: result.Soak{RSSSeriesKiB: series(61, 0)}}}})
 	if !strings.Contains(m.b.String(), "not in these records") {
 		t.Errorf("no slots: want the section to say drift is not recorded, got\n%s", m.b.String())
 	}
 	m = &md{}
-	writeSoak(m, &figures{Records: []result.Record{{Mode: "coraza", Workload: "headers"}}})
+	writeSoak(m, &figures{Records: []result.Record{{Case: result.Case{Mode: "coraza", Workload: "headers"}}}})
 	if m.b.Len() != 0 {
 		t.Errorf("no RSS series: want no section, got\n%s", m.b.String())
 	}
@@ -122,9 +136,9 @@ func TestWriteCPUDrift(t *testing.T) {
 	ps1, cpu1 := window(rising)
 	ps2, cpu2 := window(flat)
 	recs := []result.Record{
-		{Mode: "modsecurity", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: make([]int64, 601), PerSecond: ps1, CPUSeriesUs: cpu1},
-		{Mode: "coraza", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: make([]int64, 601), PerSecond: ps2, CPUSeriesUs: cpu2},
-		{Mode: "passthrough", Workload: "soak", Repeat: 1, DurationS: 600, RSSSeriesKiB: make([]int64, 601), PerSecond: ps2},
+		{Case: result.Case{Mode: "modsecurity", Workload: "soak", Repeat: 1}, Window: result.Window{DurationS: 600, PerSecond: ps1}, Soak: result.Soak{RSSSeriesKiB: make([]int64, 601), CPUSeriesUs: cpu1}},
+		{Case: result.Case{Mode: "coraza", Workload: "soak", Repeat: 1}, Window: result.Window{DurationS: 600, PerSecond: ps2}, Soak: result.Soak{RSSSeriesKiB: make([]int64, 601), CPUSeriesUs: cpu2}},
+		{Case: result.Case{Mode: "passthrough", Workload: "soak", Repeat: 1}, Window: result.Window{DurationS: 600, PerSecond: ps2}, Soak: result.Soak{RSSSeriesKiB: make([]int64, 601)}},
 	}
 	m := &md{}
 	writeCPUDrift(m, []*result.Record{&recs[0], &recs[1], &recs[2]})

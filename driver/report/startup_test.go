@@ -23,12 +23,14 @@ func TestWriteStartupWasm(t *testing.T) {
 			}
 			jitter := 1 + 0.01*float64(rep)
 			recs = append(recs, result.Record{
-				Trial: trial, Repeat: rep, Mode: mode, Workload: "headers", Conns: 16, DurationS: 10,
-				Requests: 1000, ReqPerS: 1e6 / cpu * jitter, ExpectStatus: 200,
-				Statuses: map[string]int64{"200": 1000},
-				CPU:      result.CPU{UsPerRequest: cpu * jitter},
-				Memory:   result.Memory{RSSAfterWarmupKiB: rss, RSSEndKiB: int64(float64(rss) * jitter), PeakKiB: rss},
-				Startup:  &result.Startup{ListenerReadyMs: start * jitter},
+				Case: result.Case{Trial: trial, Repeat: rep, Mode: mode, Workload: "headers", Conns: 16},
+				Window: result.Window{
+					DurationS: 10, Requests: 1000, ReqPerS: 1e6 / cpu * jitter, ExpectStatus: 200,
+					Statuses: map[string]int64{"200": 1000},
+				},
+				CPU:     result.CPU{UsPerRequest: cpu * jitter},
+				Memory:  result.Memory{RSSAfterWarmupKiB: rss, RSSEndKiB: int64(float64(rss) * jitter), PeakKiB: rss},
+				Startup: &result.Startup{ListenerReadyMs: start * jitter},
 			})
 			trial++
 		}
@@ -53,7 +55,7 @@ func TestWriteStartupWasm(t *testing.T) {
 
 func TestWriteStartupNone(t *testing.T) {
 	m := &md{}
-	writeStartup(m, &figures{Records: []result.Record{{Mode: modes.Coraza, Workload: "headers", Conns: 1}}, Summary: &stats.Summary{}})
+	writeStartup(m, &figures{Records: []result.Record{{Case: result.Case{Mode: modes.Coraza, Workload: "headers", Conns: 1}}}, Summary: &stats.Summary{}})
 	if m.b.Len() != 0 {
 		t.Errorf("wrote %q for records without start-up times", m.b.String())
 	}
@@ -65,8 +67,10 @@ func TestWritePerCPUCaches(t *testing.T) {
 	var recs []result.Record
 	for trial, v := range []*bool{&off, &off, &on, nil} {
 		for _, w := range []string{"headers", "json_4k"} {
-			recs = append(recs, result.Record{Trial: trial, Mode: modes.ModSecurity, Workload: w,
-				Startup: &result.Startup{ListenerReadyMs: 100, TcmallocPerCPU: v}})
+			recs = append(recs, result.Record{
+				Case:    result.Case{Trial: trial, Mode: modes.ModSecurity, Workload: w},
+				Startup: &result.Startup{ListenerReadyMs: 100, TcmallocPerCPU: v},
+			})
 		}
 	}
 	m := &md{}

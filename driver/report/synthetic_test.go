@@ -91,13 +91,18 @@ func syntheticRecords() []result.Record {
 				cpuUs := util[mode] * 1e6 / rps
 				lat := float64(w.conns) / rps * 1e6
 				r := result.Record{
-					Trial: trial, Repeat: rep, Position: pos + 1, Mode: mode, Workload: w.name, Conns: w.conns, Load: "closed",
-					RateAchievedPerS: rps, WarmupS: 2, DurationS: 10,
-					ExpectStatus: 200, Requests: int64(math.Round(rps * 10)),
-					Statuses: map[string]int64{"200": int64(math.Round(rps * 10))}, ReqPerS: rps,
-					Latency: result.Latency{P50Us: round(lat*0.92, 1), P90Us: round(lat*1.4, 1), P95Us: round(lat*1.7, 1),
-						P99Us: round(lat*2.6*tail, 1), P999Us: round(lat*4.1, 1), MaxUs: round(lat*9.5, 1), MeanUs: round(lat, 1)},
-					PerSecond: per,
+					Case: result.Case{
+						Trial: trial, Repeat: rep, Position: pos + 1, Mode: mode, Workload: w.name, Conns: w.conns,
+						Load: "closed",
+					},
+					Window: result.Window{
+						RateAchievedPerS: rps, WarmupS: 2, DurationS: 10, ExpectStatus: 200,
+						Requests: int64(math.Round(rps * 10)),
+						Statuses: map[string]int64{"200": int64(math.Round(rps * 10))}, ReqPerS: rps,
+						Latency: result.Latency{P50Us: round(lat*0.92, 1), P90Us: round(lat*1.4, 1), P95Us: round(lat*1.7, 1),
+							P99Us: round(lat*2.6*tail, 1), P999Us: round(lat*4.1, 1), MaxUs: round(lat*9.5, 1), MeanUs: round(lat, 1)},
+						PerSecond: per,
+					},
 					CPU: result.CPU{SchedstatNs: int64(cpuUs * rps * 10 * 1000), TicksNs: int64(math.Round(util[mode]*10*100)) * 10_000_000,
 						UsPerRequest: round(cpuUs, 3), Utilization: util[mode]},
 					Memory:   result.Memory{RSSAfterWarmupKiB: rss[mode] - 500, RSSEndKiB: rss[mode] + int64(rep*64), PeakKiB: rss[mode] + 1024},

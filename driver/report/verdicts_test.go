@@ -18,9 +18,17 @@ func verdictRecs(n int, ratio float64) []result.Record {
 			mode string
 			cpu  float64
 		}{{"passthrough", 30}, {"modsecurity", 400 * ratio * jit}, {"coraza", 400}} {
-			out = append(out, result.Record{Trial: len(out) + 1, Repeat: r, Position: i + 1, Mode: m.mode, Workload: "headers", Conns: 16,
-				ReqPerS: 1e6 / m.cpu, Requests: int64(4e6 / m.cpu), DurationS: 4, WarmupS: 0.5,
-				PerSecond: []int64{int64(1e6 / m.cpu), int64(1e6 / m.cpu)}, CPU: result.CPU{UsPerRequest: m.cpu}})
+			out = append(out, result.Record{
+				Case: result.Case{
+					Trial: len(out) + 1, Repeat: r, Position: i + 1, Mode: m.mode, Workload: "headers",
+					Conns: 16,
+				},
+				Window: result.Window{
+					ReqPerS: 1e6 / m.cpu, Requests: int64(4e6 / m.cpu), DurationS: 4, WarmupS: 0.5,
+					PerSecond: []int64{int64(1e6 / m.cpu), int64(1e6 / m.cpu)},
+				},
+				CPU: result.CPU{UsPerRequest: m.cpu},
+			})
 		}
 	}
 	return out

@@ -31,14 +31,14 @@ func TestWriteMetaDiskFullKeepsOldAndNoTemp(t *testing.T) {
 
 func TestAppendDiskFullLeavesNoPartialLine(t *testing.T) {
 	dir := t.TempDir()
-	if err := Append(dir, &Record{Trial: 1}); err != nil {
+	if err := Append(dir, &Record{Case: Case{Trial: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, RawFile))
 	// Swap raw.jsonl for /dev/full: the next append fails as on a full disk.
 	os.Rename(filepath.Join(dir, RawFile), filepath.Join(dir, "kept"))
 	diskfull.At(t, filepath.Join(dir, RawFile))
-	if err := Append(dir, &Record{Trial: 2}); !errors.Is(err, syscall.ENOSPC) {
+	if err := Append(dir, &Record{Case: Case{Trial: 2}}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("got %v, want ENOSPC", err)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "kept"))

@@ -64,107 +64,20 @@ func readRaw(dir string) ([]byte, error) {
 	return b, nil
 }
 
-// Record is one measured workload within one trial. Units are in field names.
+// Record is one measured workload within one trial, one line of raw.jsonl.
+// Units are in field names. A feature's fields are grouped in an embedded
+// struct (Case, EnvoyBinary, OpenLoop, Window, AttackStream, Soak) or a
+// pointer that is nil when the feature is off (Slow, Instructions,
+// Sidecar…). The groups carry no json tag, so encoding/json flattens them:
+// every key sits at the top level of the line, as in records written before
+// the grouping, and their fields promote (rec.Late is rec.OpenLoop.Late).
 type Record struct {
-	Trial    int    `json:"trial"`           // 1-based index of the Envoy process (mode × repeat)
-	Repeat   int    `json:"repeat"`          // 1-based repeat (block) number
-	Position int    `json:"position"`        // 1-based position of the mode inside its repeat
-	Mode     string `json:"mode"`            // a driver/modes name: passthrough, <engine>[@<build>], ref-*
-	Build    string `json:"build,omitempty"` // the engine build the mode ran (its manifest is in meta.json's modules); "" without an engine
-	Workload string `json:"workload"`        // profile workload name, e.g. "headers"
-	Conns    int    `json:"conns"`           // persistent connections held by the client
-	Load     string `json:"load"`            // "closed" or "open"
-	// ConnMode is "per-request" when every request opened a new connection
-	// (run --conn-mode, profile conn_mode); "" is keep-alive.
-	ConnMode string `json:"conn_mode,omitempty"`
-	// Downstream is the protocol the client spoke to the proxy (run
-	// --downstream: h1-tls, h2-tls, h2c); "" is plain HTTP/1.1. Streams is
-	// the concurrent HTTP/2 streams per connection (0 for HTTP/1.1).
-	Downstream string `json:"downstream,omitempty"`
-	Streams    int    `json:"streams,omitempty"`
-
-	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
-	RateAchievedPerS  float64 `json:"rate_achieved_per_s"`
-	// Arrival is an open-loop window's arrival process, "uniform" or
-	// "poisson" ("" for closed loop and in records written before it was
-	// recorded: uniform); ArrivalSeed seeds a Poisson schedule.
-	Arrival     string `json:"arrival,omitempty"`
-	ArrivalSeed int64  `json:"arrival_seed,omitempty"`
-	// LoadFraction is a rate-sweep point's offered load as a fraction of
-	// CapacityPerS, the closed-loop req/s it was scaled from (profile
-	// capacity_from or capacity); both 0 for other workloads.
-	LoadFraction float64 `json:"load_fraction,omitempty"`
-	CapacityPerS float64 `json:"capacity_per_s,omitempty"`
-	// EnvoyVersion and EnvoySHA256 name the Envoy binary the trial ran
-	// (`envoy --version`'s description and the file's hash); empty for
-	// hosts other than Envoy and in records written before they were
-	// recorded (meta.json's then holds for every trial).
-	EnvoyVersion string `json:"envoy_version,omitempty"`
-	EnvoySHA256  string `json:"envoy_sha256,omitempty"`
-	// EnvoyConcurrency is Envoy's worker threads (--concurrency) in this
-	// trial; 0 in records written before it was recorded (see meta.json).
-	EnvoyConcurrency int `json:"envoy_concurrency,omitempty"`
-	// Late counts open-loop sends more than the lag threshold behind their
-	// intended time (Send.LagThresholdUs: half the mean inter-arrival time;
-	// 1 ms in records without Send), waits for a busy connection included;
-	// Lagged those the client itself held back (load.Result.Lagged); Due the arrivals the schedule made due
-	// in the window (load.Result.Due; 0 in records written before it was
-	// recorded); BehindRate flags a window that did not hold its requested
-	// rate (see FellBehind). All are zero for closed loop.
-	Late       int64 `json:"late,omitempty"`
-	Lagged     int64 `json:"client_lagged,omitempty"`
-	Due        int64 `json:"due,omitempty"`
-	BehindRate bool  `json:"behind_rate,omitempty"`
-	// Send is an open-loop window's send delay kept apart from its latency
-	// (load.SendStats); nil for closed loop and in records written before
-	// it was recorded.
-	Send        *SendDelay `json:"send,omitempty"`
-	WarmupS     float64    `json:"warmup_s"`
-	DurationS   float64    `json:"duration_s"` // measured window actually elapsed
-	Interrupted bool       `json:"interrupted,omitempty"`
-
-	ExpectStatus int `json:"expect_status"`
-	// Attacks counts the answers to a concurrent attack stream (profile
-	// attack_stream) during the window, by status or "refused", "reset",
-	// "timeout"; AttackWorkload names the attack and AttackExpect the
-	// status a correct WAF gives it.
-	Attacks        map[string]int64 `json:"attacks,omitempty"`
-	AttackWorkload string           `json:"attack_workload,omitempty"`
-	AttackExpect   int              `json:"attack_expect,omitempty"`
-	// RequestBytes is the size of the request as sent (head and body).
-	RequestBytes int `json:"request_bytes,omitempty"`
-	// DeclaredStatus is set when the verdict was measured (profile
-	// measure_verdict): ExpectStatus is then the status a probe request got
-	// before the window, and DeclaredStatus what the profile says a correct
-	// answer is (403 for an attack in a WAF mode).
-	DeclaredStatus int              `json:"declared_status,omitempty"`
-	Requests       int64            `json:"requests"`                // completed and valid in the window
-	WarmupErrors   int64            `json:"warmup_errors,omitempty"` // errors of any kind during the warmup (not in Errors)
-	Errors         map[string]int64 `json:"errors,omitempty"`        // by kind: status, connect, read, timeout…
-	Statuses       map[string]int64 `json:"statuses,omitempty"`      // observed status codes in the window
-	ReqPerS        float64          `json:"req_per_s"`
-
-	Latency    Latency `json:"latency"`
-	HistBase64 string  `json:"hist_b64,omitempty"` // hdrhistogram-go encoded histogram (µs)
-	PerSecond  []int64 `json:"per_second"`         // completions in each second of the window
-	// RSSSeriesKiB is the proxy's VmRSS once a second through the measured
-	// window, for windows of RSSSeriesMin or longer (the soak suite): the
-	// report fits its slope. Nil for shorter windows.
-	RSSSeriesKiB []int64 `json:"rss_series_kib,omitempty"`
-	// CPUSeriesUs is the proxy's CPU time (µs, all threads, cumulative)
-	// read with each RSSSeriesKiB reading: with PerSecond, the soak
-	// report's CPU per request over the window. Nil where RSSSeriesKiB is,
-	// and in records written before it was recorded.
-	CPUSeriesUs []int64 `json:"cpu_series_us,omitempty"`
-	// LatencySlots holds the window's valid responses' latencies by when
-	// they completed, for the same windows as RSSSeriesKiB: the soak
-	// report compares the first minute's with the last's. Nil for shorter
-	// windows and in records written before it was recorded.
-	LatencySlots *LatencySlots `json:"latency_slots,omitempty"`
-	// VerdictProbeMs is how long a measure_verdict workload's verdict probe
-	// took to be answered, ms (profile min_responses stretches the window
-	// from it); 0 for other workloads.
-	VerdictProbeMs float64 `json:"verdict_probe_ms,omitempty"`
+	Case
+	EnvoyBinary
+	OpenLoop
+	Window
+	AttackStream
+	Soak
 
 	// Slow is a slow-client workload's outcome (profile slow); such a
 	// record measures no load, and its load fields stay zero.
@@ -196,7 +109,130 @@ type Record struct {
 	StatsFile string           `json:"stats_file,omitempty"` // relative path of the admin /stats dump
 	PerfFile  string           `json:"perf_file,omitempty"`  // relative path of perf.data (run --perf); its flat report is beside it as .txt
 	Error     string           `json:"error,omitempty"`      // why the trial failed, if it did
-	Shard     string           `json:"shard,omitempty"`      // "i/N" (0-based i) of a run --shard; "" when not sharded
+}
+
+// Case is a record's identity: which trial, repeat and mode measured which
+// workload, over how many connections and how.
+type Case struct {
+	Trial    int    `json:"trial"`           // 1-based index of the Envoy process (mode × repeat)
+	Repeat   int    `json:"repeat"`          // 1-based repeat (block) number
+	Position int    `json:"position"`        // 1-based position of the mode inside its repeat
+	Mode     string `json:"mode"`            // a driver/modes name: passthrough, <engine>[@<build>], ref-*
+	Build    string `json:"build,omitempty"` // the engine build the mode ran (its manifest is in meta.json's modules); "" without an engine
+	Workload string `json:"workload"`        // profile workload name, e.g. "headers"
+	Conns    int    `json:"conns"`           // persistent connections held by the client
+	Load     string `json:"load"`            // "closed" or "open"
+	// ConnMode is "per-request" when every request opened a new connection
+	// (run --conn-mode, profile conn_mode); "" is keep-alive.
+	ConnMode string `json:"conn_mode,omitempty"`
+	// Downstream is the protocol the client spoke to the proxy (run
+	// --downstream: h1-tls, h2-tls, h2c); "" is plain HTTP/1.1. Streams is
+	// the concurrent HTTP/2 streams per connection (0 for HTTP/1.1).
+	Downstream string `json:"downstream,omitempty"`
+	Streams    int    `json:"streams,omitempty"`
+	Shard      string `json:"shard,omitempty"` // "i/N" (0-based i) of a run --shard; "" when not sharded
+}
+
+// EnvoyBinary names the Envoy binary the trial ran (`envoy --version`'s
+// description and the file's hash) and its worker threads (--concurrency).
+// Empty for hosts other than Envoy and in records written before they were
+// recorded (meta.json's then holds for every trial).
+type EnvoyBinary struct {
+	EnvoyVersion     string `json:"envoy_version,omitempty"`
+	EnvoySHA256      string `json:"envoy_sha256,omitempty"`
+	EnvoyConcurrency int    `json:"envoy_concurrency,omitempty"`
+}
+
+// OpenLoop is how an open-loop window offered its load and whether the
+// client kept to it. All zero for closed loop.
+type OpenLoop struct {
+	RateRequestedPerS float64 `json:"rate_requested_per_s"` // 0 for closed loop
+	// Arrival is the window's arrival process, "uniform" or "poisson" (""
+	// for closed loop and in records written before it was recorded:
+	// uniform); ArrivalSeed seeds a Poisson schedule.
+	Arrival     string `json:"arrival,omitempty"`
+	ArrivalSeed int64  `json:"arrival_seed,omitempty"`
+	// LoadFraction is a rate-sweep point's offered load as a fraction of
+	// CapacityPerS, the closed-loop req/s it was scaled from (profile
+	// capacity_from or capacity); both 0 for other workloads.
+	LoadFraction float64 `json:"load_fraction,omitempty"`
+	CapacityPerS float64 `json:"capacity_per_s,omitempty"`
+	// Late counts sends more than the lag threshold behind their intended
+	// time (Send.LagThresholdUs: half the mean inter-arrival time; 1 ms in
+	// records without Send), waits for a busy connection included; Lagged
+	// those the client itself held back (load.Result.Lagged); Due the
+	// arrivals the schedule made due in the window (load.Result.Due; 0 in
+	// records written before it was recorded); BehindRate flags a window
+	// that did not hold its requested rate (see FellBehind).
+	Late       int64 `json:"late,omitempty"`
+	Lagged     int64 `json:"client_lagged,omitempty"`
+	Due        int64 `json:"due,omitempty"`
+	BehindRate bool  `json:"behind_rate,omitempty"`
+	// Send is the window's send delay kept apart from its latency
+	// (load.SendStats); nil for closed loop and in records written before
+	// it was recorded.
+	Send *SendDelay `json:"send,omitempty"`
+}
+
+// Window is the measured window's intent and outcome: how long it ran,
+// the status a valid response had, what was answered and how fast.
+type Window struct {
+	WarmupS     float64 `json:"warmup_s"`
+	DurationS   float64 `json:"duration_s"` // measured window actually elapsed
+	Interrupted bool    `json:"interrupted,omitempty"`
+
+	ExpectStatus int `json:"expect_status"`
+	// DeclaredStatus is set when the verdict was measured (profile
+	// measure_verdict): ExpectStatus is then the status a probe request got
+	// before the window, and DeclaredStatus what the profile says a correct
+	// answer is (403 for an attack in a WAF mode).
+	DeclaredStatus int `json:"declared_status,omitempty"`
+	// VerdictProbeMs is how long a measure_verdict workload's verdict probe
+	// took to be answered, ms (profile min_responses stretches the window
+	// from it); 0 for other workloads.
+	VerdictProbeMs float64 `json:"verdict_probe_ms,omitempty"`
+	// RequestBytes is the size of the request as sent (head and body).
+	RequestBytes int `json:"request_bytes,omitempty"`
+
+	Requests     int64            `json:"requests"`                // completed and valid in the window
+	WarmupErrors int64            `json:"warmup_errors,omitempty"` // errors of any kind during the warmup (not in Errors)
+	Errors       map[string]int64 `json:"errors,omitempty"`        // by kind: status, connect, read, timeout…
+	Statuses     map[string]int64 `json:"statuses,omitempty"`      // observed status codes in the window
+	ReqPerS      float64          `json:"req_per_s"`
+	// RateAchievedPerS is the rate the window achieved: the open loop's
+	// pacer rate, else ReqPerS.
+	RateAchievedPerS float64 `json:"rate_achieved_per_s"`
+
+	Latency    Latency `json:"latency"`
+	HistBase64 string  `json:"hist_b64,omitempty"` // hdrhistogram-go encoded histogram (µs)
+	PerSecond  []int64 `json:"per_second"`         // completions in each second of the window
+}
+
+// AttackStream is a concurrent attack stream's outcome (profile
+// attack_stream): Attacks counts its answers during the window, by status
+// or "refused", "reset", "timeout"; AttackWorkload names the attack and
+// AttackExpect the status a correct WAF gives it. Zero without a stream.
+type AttackStream struct {
+	Attacks        map[string]int64 `json:"attacks,omitempty"`
+	AttackWorkload string           `json:"attack_workload,omitempty"`
+	AttackExpect   int              `json:"attack_expect,omitempty"`
+}
+
+// Soak is the once-a-second series of a window of RSSSeriesMin or longer
+// (the soak suite); nil series for shorter windows.
+type Soak struct {
+	// RSSSeriesKiB is the proxy's VmRSS once a second through the measured
+	// window: the report fits its slope.
+	RSSSeriesKiB []int64 `json:"rss_series_kib,omitempty"`
+	// CPUSeriesUs is the proxy's CPU time (µs, all threads, cumulative)
+	// read with each RSSSeriesKiB reading: with PerSecond, the soak
+	// report's CPU per request over the window. Nil in records written
+	// before it was recorded.
+	CPUSeriesUs []int64 `json:"cpu_series_us,omitempty"`
+	// LatencySlots holds the window's valid responses' latencies by when
+	// they completed: the soak report compares the first minute's with the
+	// last's. Nil in records written before it was recorded.
+	LatencySlots *LatencySlots `json:"latency_slots,omitempty"`
 }
 
 // SendDelay is what an open-loop window's client added to its latency.

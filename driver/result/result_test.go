@@ -10,7 +10,7 @@ import (
 func TestAppendAndRead(t *testing.T) {
 	dir := t.TempDir()
 	for i := 1; i <= 3; i++ {
-		if err := Append(dir, &Record{Trial: i, Mode: "passthrough", Workload: "headers", Conns: 16, Requests: int64(100 * i)}); err != nil {
+		if err := Append(dir, &Record{Case: Case{Trial: i, Mode: "passthrough", Workload: "headers", Conns: 16}, Window: Window{Requests: int64(100 * i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -25,7 +25,7 @@ func TestAppendAndRead(t *testing.T) {
 
 func TestReadRecordsTornLastLine(t *testing.T) {
 	dir := t.TempDir()
-	if err := Append(dir, &Record{Trial: 1, Mode: "coraza"}); err != nil {
+	if err := Append(dir, &Record{Case: Case{Trial: 1, Mode: "coraza"}}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, RawFile), os.O_APPEND|os.O_WRONLY, 0)

@@ -20,8 +20,11 @@ func budgetRecs(n int, spread float64) []result.Record {
 			mode string
 			v    float64
 		}{{"passthrough", 1000}, {"coraza", 500 * (1 + sign*spread)}} {
-			out = append(out, result.Record{Trial: len(out) + 1, Repeat: r, Mode: m.mode, Workload: "headers", Conns: 16,
-				ReqPerS: m.v, Requests: int64(m.v * 4), DurationS: 4, CPU: result.CPU{UsPerRequest: 1e6 / m.v}})
+			out = append(out, result.Record{
+				Case:   result.Case{Trial: len(out) + 1, Repeat: r, Mode: m.mode, Workload: "headers", Conns: 16},
+				Window: result.Window{ReqPerS: m.v, Requests: int64(m.v * 4), DurationS: 4},
+				CPU:    result.CPU{UsPerRequest: 1e6 / m.v},
+			})
 		}
 	}
 	return out

@@ -119,8 +119,10 @@ func TestFillLoadKeepsOpenLoop(t *testing.T) {
 
 // TestLogLineNamesTheCause: the line of a failed window says why.
 func TestLogLineNamesTheCause(t *testing.T) {
-	rec := result.Record{Trial: 3, Mode: "coraza", Workload: "blocked_sqli", Conns: 1,
-		Error: emptyWindow(&load.Result{Statuses: map[int]int64{200: 1234}}, 403)}
+	rec := result.Record{
+		Case:  result.Case{Trial: 3, Mode: "coraza", Workload: "blocked_sqli", Conns: 1},
+		Error: emptyWindow(&load.Result{Statuses: map[int]int64{200: 1234}}, 403),
+	}
 	if got, want := logLine(&rec), "ERROR status 200 where 403 expected (1234 of 1234 responses)"; !strings.HasSuffix(got, want) {
 		t.Errorf("got %q, want it to end in %q", got, want)
 	}

@@ -338,11 +338,16 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 // measured: what the trial intends.
 func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float64) result.Record {
 	rec := result.Record{
-		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
-		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed", Shard: cfg.Shard,
-		RateRequestedPerS: rate, WarmupS: cfg.Warmup.Seconds(),
-		ExpectStatus: c.Workload.Expected(tr.Mode), EnvoyConcurrency: cfg.Envoy.Concurrency,
-		LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
+		Case: result.Case{
+			Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
+			Build: buildOf(cfg, tr.Mode), Workload: c.Workload.Name, Conns: c.Conns, Load: "closed",
+			Shard: cfg.Shard,
+		},
+		OpenLoop: result.OpenLoop{
+			RateRequestedPerS: rate, LoadFraction: c.LoadFraction(), CapacityPerS: capacity,
+		},
+		Window:      result.Window{WarmupS: cfg.Warmup.Seconds(), ExpectStatus: c.Workload.Expected(tr.Mode)},
+		EnvoyBinary: result.EnvoyBinary{EnvoyConcurrency: cfg.Envoy.Concurrency},
 	}
 	cfg.recordDownstream(&rec)
 	if modes.HostOf(tr.Mode) == modes.Envoy {
@@ -734,8 +739,13 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 	var recs []result.Record
 	for _, ci := range tr.Cases {
 		c := cfg.Cases[ci]
-		rec := result.Record{Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
-			Workload: c.Workload.Name, Conns: c.Conns, ExpectStatus: c.Workload.Expected(tr.Mode), Error: err.Error(), Shard: cfg.Shard}
+		rec := result.Record{
+			Case: result.Case{
+				Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
+				Build: buildOf(cfg, tr.Mode), Workload: c.Workload.Name, Conns: c.Conns, Shard: cfg.Shard,
+			},
+			Window: result.Window{ExpectStatus: c.Workload.Expected(tr.Mode)}, Error: err.Error(),
+		}
 		cfg.recordDownstream(&rec)
 		if errors.Is(err, context.Canceled) {
 			rec.Error, rec.Interrupted = "", true

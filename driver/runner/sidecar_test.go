@@ -13,9 +13,11 @@ import (
 // The log line of an external mode's window shows the server's CPU per
 // request beside Envoy's.
 func TestLogLineShowsTheServer(t *testing.T) {
-	rec := result.Record{Mode: "coraza-extproc", Workload: "headers", Conns: 1, ReqPerS: 100,
-		CPU:     result.CPU{UsPerRequest: 120},
-		Sidecar: &result.Sidecar{Process: "wafbench-extproc", CPU: result.CPU{UsPerRequest: 480.5}}}
+	rec := result.Record{
+		Case:   result.Case{Mode: "coraza-extproc", Workload: "headers", Conns: 1},
+		Window: result.Window{ReqPerS: 100}, CPU: result.CPU{UsPerRequest: 120},
+		Sidecar: &result.Sidecar{Process: "wafbench-extproc", CPU: result.CPU{UsPerRequest: 480.5}},
+	}
 	if got, want := logLine(&rec), "+ wafbench-extproc 480.5 µs-cpu/req"; !strings.Contains(got, want) {
 		t.Errorf("logLine = %q, want it to contain %q", got, want)
 	}
@@ -29,7 +31,7 @@ func TestFillSidecar(t *testing.T) {
 	if none.Sidecar != nil {
 		t.Fatalf("fillSidecar made a sidecar for a mode without one")
 	}
-	rec := result.Record{Requests: 1000, Sidecar: &result.Sidecar{}}
+	rec := result.Record{Window: result.Window{Requests: 1000}, Sidecar: &result.Sidecar{}}
 	before, err := procstat.Sample(os.Getpid())
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	ev "wafbench/driver/envoy"
+	"wafbench/driver/envoy"
 	"wafbench/driver/plan"
 	"wafbench/driver/procstat"
 	"wafbench/driver/profile"
@@ -97,7 +97,7 @@ func counters(ctx context.Context, p *proxy) (map[string]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("slow clients: %w", err)
 	}
-	return ev.ParseStats(b)
+	return envoy.ParseStats(b)
 }
 
 // rss is the proxy's VmRSS in KiB; 0 without a process or a reading.

@@ -34,8 +34,8 @@ workloads:
 	if _, _, err := caseRate(cfg, tr, cases[1]); err == nil || !strings.Contains(err.Error(), "h@16 was not measured in coraza repeat 2") {
 		t.Errorf("no capacity: got %v", err)
 	}
-	noteCapacity(cfg, tr, cases[0], &result.Record{Load: "closed", ReqPerS: 2000})
-	noteCapacity(cfg, plan.Trial{Mode: "coraza", Repeat: 3}, cases[0], &result.Record{Load: "closed", ReqPerS: 9999})
+	noteCapacity(cfg, tr, cases[0], &result.Record{Case: result.Case{Load: "closed"}, Window: result.Window{ReqPerS: 2000}})
+	noteCapacity(cfg, plan.Trial{Mode: "coraza", Repeat: 3}, cases[0], &result.Record{Case: result.Case{Load: "closed"}, Window: result.Window{ReqPerS: 9999}})
 	tests := []struct {
 		c           profile.Case
 		rate, capac float64

@@ -278,8 +278,11 @@ func TestComponents(t *testing.T) {
 				lv = l / 2
 			}
 			ps := []int64{int64(lv * 1.02), int64(lv * 0.98), int64(lv * 1.02), int64(lv * 0.98)}
-			rs = append(rs, result.Record{Trial: len(rs) + 1, Repeat: i + 1, Mode: m, Workload: "headers", Conns: 16,
-				ReqPerS: lv, Requests: int64(lv * 4), DurationS: 4, PerSecond: ps, CPU: result.CPU{UsPerRequest: 1e6 / lv}})
+			rs = append(rs, result.Record{
+				Case:   result.Case{Trial: len(rs) + 1, Repeat: i + 1, Mode: m, Workload: "headers", Conns: 16},
+				Window: result.Window{ReqPerS: lv, Requests: int64(lv * 4), DurationS: 4, PerSecond: ps},
+				CPU:    result.CPU{UsPerRequest: 1e6 / lv},
+			})
 		}
 	}
 	s := Summarize(rs)

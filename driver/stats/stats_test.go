@@ -115,10 +115,12 @@ func recs(vals map[string][]float64) []result.Record {
 		for i, v := range vals[m] {
 			trial++
 			out = append(out, result.Record{
-				Trial: trial, Repeat: i + 1, Mode: m, Workload: "headers", Conns: 16,
-				ReqPerS: v, Requests: int64(v * 10), DurationS: 10,
-				CPU:     result.CPU{UsPerRequest: 1e6 / v},
-				Latency: result.Latency{P99Us: 16e6 / v},
+				Case: result.Case{Trial: trial, Repeat: i + 1, Mode: m, Workload: "headers", Conns: 16},
+				Window: result.Window{
+					ReqPerS: v, Requests: int64(v * 10), DurationS: 10,
+					Latency: result.Latency{P99Us: 16e6 / v},
+				},
+				CPU: result.CPU{UsPerRequest: 1e6 / v},
 			})
 		}
 	}
@@ -258,7 +260,7 @@ func TestCheckDrift(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := CheckDrift(&result.Record{PerSecond: tt.ps, DurationS: tt.dur})
+			d := CheckDrift(&result.Record{Window: result.Window{PerSecond: tt.ps, DurationS: tt.dur}})
 			if d.Flagged != tt.flagged || d.TooShort != tt.short || d.Seconds != tt.seconds || math.Abs(100*d.Change-tt.changePc) > 1e-9 {
 				t.Errorf("got flagged %v short %v seconds %d change %.3f%%; want %v %v %d %.3f%%",
 					d.Flagged, d.TooShort, d.Seconds, 100*d.Change, tt.flagged, tt.short, tt.seconds, tt.changePc)
@@ -269,8 +271,11 @@ func TestCheckDrift(t *testing.T) {
 
 func TestCheckGrowth(t *testing.T) {
 	rec := func(before, after, requests int64) *result.Record {
-		return &result.Record{Mode: "modsecurity", Workload: "phase1_block", Conns: 1, Requests: requests,
-			Memory: result.Memory{RSSAfterWarmupKiB: before, RSSEndKiB: after}}
+		return &result.Record{
+			Case:   result.Case{Mode: "modsecurity", Workload: "phase1_block", Conns: 1},
+			Window: result.Window{Requests: requests},
+			Memory: result.Memory{RSSAfterWarmupKiB: before, RSSEndKiB: after},
+		}
 	}
 	tests := []struct {
 		name    string

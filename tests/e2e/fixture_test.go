@@ -206,7 +206,7 @@ var wafModes = []envoy.Mode{envoy.ModSecurity, envoy.Coraza}
 // fixtureModes are the Envoy modes this package starts itself: every mode
 // whose filter runs inside Envoy. The external modes (ext_proc, ext_authz)
 // need the wafbench-extproc server beside Envoy; their end-to-end tests on
-// the real Envoy, server and CRS are in driver/hosts/envoy (TestExternal*)
+// the real Envoy, server and CRS are in driver/hosts/envoyhost (TestExternal*)
 // and filters/extproc/e2e.
 var fixtureModes = slices.DeleteFunc(slices.Clone(envoy.Modes), envoy.Mode.IsExternal)
 

@@ -11,14 +11,14 @@ import (
 	"wafbench/driver/hosts"
 	"wafbench/driver/hosts/caddy"
 	"wafbench/driver/hosts/direct"
-	"wafbench/driver/hosts/envoy"
+	"wafbench/driver/hosts/envoyhost"
 	"wafbench/driver/hosts/nginx"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 )
 
 // Hosts lists every host.
-var Hosts = []hosts.Host{envoy.Host{}, nginx.Host{}, caddy.Host{}, direct.Host{}}
+var Hosts = []hosts.Host{envoyhost.Host{}, nginx.Host{}, caddy.Host{}, direct.Host{}}
 
 // Of is the host that serves mode m. A mode no host serves (a Mode not
 // resolved by modes.Registry) gets a host whose every answer is an error

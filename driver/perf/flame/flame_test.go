@@ -31,7 +31,7 @@ func TestRead(t *testing.T) {
 	write("t02.folded.gz", gz.String())
 	write("t03.folded", "")
 	rec := func(trial int, mode, file, errText string) result.Record {
-		return result.Record{Trial: trial, Mode: mode, Workload: "headers", Conns: 16, Requests: 100, PerfFile: file, Error: errText}
+		return result.Record{Case: result.Case{Trial: trial, Mode: mode, Workload: "headers", Conns: 16}, Window: result.Window{Requests: 100}, PerfFile: file, Error: errText}
 	}
 	recs := []result.Record{
 		rec(1, "coraza", "perf/t01.data", ""),

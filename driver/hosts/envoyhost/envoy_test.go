@@ -1,11 +1,11 @@
-package envoy
+package envoyhost
 
 import (
 	"strings"
 	"testing"
 
 	"wafbench/driver/builds"
-	ev "wafbench/driver/envoy"
+	"wafbench/driver/envoy"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
 )
@@ -15,17 +15,17 @@ import (
 func TestChain(t *testing.T) {
 	for _, tt := range []struct {
 		mode string
-		want ev.Mode
+		want envoy.Mode
 		file string
 	}{
-		{"passthrough", ev.Passthrough, ""},
-		{"modsecurity", ev.ModSecurity, "libwafbench_modsecurity.so"},
-		{"modsecurity@3.0.14-pgo", ev.ModSecurity, "libwafbench_modsecurity.so"},
-		{"coraza@re2", ev.Coraza, "libwafbench_coraza.so"},
-		{"coraza-wasm", ev.CorazaWasm, "coraza.wasm"},
-		{"coraza-extproc", ev.ExtProc, ""},
-		{"modsecurity-extproc", ev.ExtProc, ""},
-		{"coraza-extauthz", ev.ExtAuthz, ""},
+		{"passthrough", envoy.Passthrough, ""},
+		{"modsecurity", envoy.ModSecurity, "libwafbench_modsecurity.so"},
+		{"modsecurity@3.0.14-pgo", envoy.ModSecurity, "libwafbench_modsecurity.so"},
+		{"coraza@re2", envoy.Coraza, "libwafbench_coraza.so"},
+		{"coraza-wasm", envoy.CorazaWasm, "coraza.wasm"},
+		{"coraza-extproc", envoy.ExtProc, ""},
+		{"modsecurity-extproc", envoy.ExtProc, ""},
+		{"coraza-extauthz", envoy.ExtAuthz, ""},
 	} {
 		n, err := modes.Parse(tt.mode)
 		if err != nil {

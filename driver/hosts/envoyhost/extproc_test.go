@@ -1,6 +1,6 @@
 //go:build integration
 
-package envoy
+package envoyhost
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	ev "wafbench/driver/envoy"
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/modes"
 	"wafbench/driver/upstream/upstreamtest"
@@ -26,11 +26,11 @@ import (
 // saying how to build what is missing.
 func externalStack(t *testing.T, name, transport string) (modes.Mode, hosts.Stack) {
 	t.Helper()
-	root, err := ev.RepoRoot()
+	root, err := envoy.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, err := ev.FindBinary("")
+	bin, err := envoy.FindBinary("")
 	if err != nil {
 		t.Fatalf("%v: run ./scripts/setup.sh", err)
 	}
@@ -140,7 +140,7 @@ func TestExternalModesEnforce(t *testing.T) {
 				{"benign form", "POST", "/post", nil, "name=alice&city=paris", 200},
 				{"sqli query", "GET", "/get?id=1%27%20OR%20%271%27%3D%271", nil, "", 403},
 				{"sqli body", "POST", "/post", nil, "id=1%27%20OR%20%271%27%3D%271", 403},
-				{"phase-1 header", "GET", "/get", map[string]string{ev.BlockHeader: ev.BlockValue}, "", 403},
+				{"phase-1 header", "GET", "/get", map[string]string{envoy.BlockHeader: envoy.BlockValue}, "", 403},
 				// Over the engine's 1 MiB body limit: 413, as the module answers.
 				{"body over the limit", "POST", "/post", nil, "a=" + strings.Repeat("b", 1<<20), 413},
 			} {
@@ -161,12 +161,12 @@ func TestExternalModesEnforce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, err := ev.ParseStats(b)
+			all, err := envoy.ParseStats(b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if all["http."+ev.StatPrefix+".downstream_rq_total"] < 5 {
-				t.Errorf("merged stats lack Envoy's http.%s.downstream_rq_total", ev.StatPrefix)
+			if all["http."+envoy.StatPrefix+".downstream_rq_total"] < 5 {
+				t.Errorf("merged stats lack Envoy's http.%s.downstream_rq_total", envoy.StatPrefix)
 			}
 			// Stop: Envoy first, then the server, which exits cleanly on SIGTERM.
 			p.Stop()

@@ -1,4 +1,4 @@
-package envoy
+package envoyhost
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"wafbench/driver/child"
-	ev "wafbench/driver/envoy"
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/modes"
 )
@@ -48,16 +48,16 @@ func (s *sidecarProc) stats(ctx context.Context) ([]byte, error) {
 // pinned where st.Sidecar says, listening on a Unix socket under w.TmpDir
 // or on a loopback port; it returns once the server printed its ready
 // line. Its stderr and stdout go to w.Dir/extproc-<tag>.log.
-func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where, cfg ev.Config) (*sidecarProc, error) {
+func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where, cfg envoy.Config) (*sidecarProc, error) {
 	bin := m.ModuleFile()
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("mode %s: %s: %v: run 'make modules'", m, sidecarName, err)
 	}
-	tr, err := ev.ParseTransport(st.Sidecar.Transport)
+	tr, err := envoy.ParseTransport(st.Sidecar.Transport)
 	if err != nil {
 		return nil, fmt.Errorf("mode %s: %v", m, err)
 	}
-	js, err := ev.SidecarConfig(cfg)
+	js, err := envoy.SidecarConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func freeAddr() (string, error) {
 
 // mergeStats is Envoy's admin /stats?format=json document with the
 // server's stats appended to its "stats" list: one document with Envoy's
-// counters and the engine's (ev.ParseStats reads both).
+// counters and the engine's (envoy.ParseStats reads both).
 func mergeStats(envoy, server []byte) ([]byte, error) {
 	var e, s struct {
 		Stats []json.RawMessage `json:"stats"`

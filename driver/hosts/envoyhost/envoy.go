@@ -1,4 +1,4 @@
-// Package envoy is the Envoy host: a fresh Envoy per trial (package
+// Package envoyhost is the Envoy host: a fresh Envoy per trial (package
 // wafbench/driver/envoy builds its bootstrap and runs the process) whose filter chain
 // is the router alone (passthrough), one engine's dynamic module (any build
 // of modsecurity or coraza), the Coraza proxy-wasm filter in V8
@@ -7,7 +7,7 @@
 // (coraza-extproc, modsecurity-extproc, coraza-extauthz). It owns how a
 // mode maps to a filter chain and a module file, the preflight's proof of which module Envoy loaded, and what
 // meta.json records of that module.
-package envoy
+package envoyhost
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"wafbench/driver/builds"
 	"wafbench/driver/callgrind"
 	"wafbench/driver/downstream"
-	ev "wafbench/driver/envoy"
+	"wafbench/driver/envoy"
 	"wafbench/driver/hosts"
 	"wafbench/driver/internal/host"
 	"wafbench/driver/modes"
@@ -51,18 +51,18 @@ func (Host) ProcessName() string { return "envoy" }
 
 // chain is the filter chain of m: every build of an engine runs its
 // engine's module; a mode without an engine runs the router alone.
-func chain(m modes.Mode) ev.Mode {
+func chain(m modes.Mode) envoy.Mode {
 	switch {
 	case m.IsWasm():
-		return ev.CorazaWasm
+		return envoy.CorazaWasm
 	case m.Integration() == modes.ExtProc:
-		return ev.ExtProc
+		return envoy.ExtProc
 	case m.Integration() == modes.ExtAuthz:
-		return ev.ExtAuthz
+		return envoy.ExtAuthz
 	case m.Engine != "":
-		return ev.Mode(m.Engine)
+		return envoy.Mode(m.Engine)
 	}
-	return ev.Passthrough
+	return envoy.Passthrough
 }
 
 // moduleFile is the file name of the module m loads (libwafbench_<engine>.so
@@ -79,7 +79,7 @@ func (Host) Check(m modes.Mode, st hosts.Stack) error {
 		if st.Callgrind != nil {
 			return fmt.Errorf("mode %s: --callgrind counts native modules only (not the %s server)", m, sidecarName)
 		}
-		if _, err := ev.ParseTransport(st.Sidecar.Transport); err != nil {
+		if _, err := envoy.ParseTransport(st.Sidecar.Transport); err != nil {
 			return fmt.Errorf("mode %s: %v", m, err)
 		}
 		return m.CheckBuilt() // the server is never taken from --module-dir
@@ -105,7 +105,7 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if m.IsExternal() {
 		moduleDir = "" // the engine is in the server, not in Envoy
 	}
-	cfg := ev.Config{
+	cfg := envoy.Config{
 		Mode:             chain(m),
 		UpstreamAddr:     w.UpstreamAddr,
 		ModuleSearchPath: moduleDir,
@@ -137,7 +137,7 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if err != nil {
 		return nil, err
 	}
-	cfg.Sidecar = &ev.Sidecar{Listen: sc.Listen, FailureModeAllow: sc.FailureModeAllow}
+	cfg.Sidecar = &envoy.Sidecar{Listen: sc.Listen, FailureModeAllow: sc.FailureModeAllow}
 	p, err := startEnvoy(ctx, m, st, w, cfg)
 	if err != nil {
 		sc.stop()
@@ -148,27 +148,27 @@ func (Host) Start(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 }
 
 // startEnvoy writes cfg into w.Dir and starts a fresh Envoy on it.
-func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where, cfg ev.Config) (*hosts.Process, error) {
+func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where, cfg envoy.Config) (*hosts.Process, error) {
 	mode := cfg.Mode
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfgPath := filepath.Join(w.Dir, "envoy-"+w.Tag+".yaml")
-	if err := ev.WriteYAML(cfg, cfgPath); err != nil {
+	if err := envoy.WriteYAML(cfg, cfgPath); err != nil {
 		return nil, err
 	}
 	work, err := os.MkdirTemp(w.TmpDir, "envoy-"+w.Tag+"-")
 	if err != nil {
 		return nil, err
 	}
-	var startTimeout time.Duration // ev.Start's default
-	if mode == ev.CorazaWasm {
+	var startTimeout time.Duration // envoy.Start's default
+	if mode == envoy.CorazaWasm {
 		startTimeout = st.WasmStartTimeout
 		if startTimeout <= 0 {
 			startTimeout = hosts.DefaultWasmStartTimeout
 		}
 	}
-	opts := ev.Options{
+	opts := envoy.Options{
 		StartTimeout: startTimeout,
 		Binary:       st.BinaryOf(m.Name),
 		ConfigPath:   cfgPath,
@@ -176,7 +176,7 @@ func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where
 		LogPath:      filepath.Join(w.Dir, "envoy-"+w.Tag+".log"),
 		Concurrency:  st.Concurrency,
 		CPUs:         st.CPUs,
-		Env:          append(ev.Env(cfg), st.ExtraEnv...),
+		Env:          append(envoy.Env(cfg), st.ExtraEnv...),
 	}
 	stopWait := 5 * time.Second
 	var meter *callgrind.Meter
@@ -193,7 +193,7 @@ func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where
 			opts.Env = append(opts.Env, callgrind.MeterFlagEnv+"="+meter.Path())
 		}
 	}
-	e, err := ev.Start(ctx, opts)
+	e, err := envoy.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where
 		}
 	}
 	p.LogPath, p.ModuleOverride, p.RulesFile = e.LogPath, st.ModuleDir != "", st.RulesFile
-	for _, t := range ev.ClientTimeouts {
+	for _, t := range envoy.ClientTimeouts {
 		p.Timeouts = append(p.Timeouts, hosts.Timeout(t))
 	}
 	return p, nil

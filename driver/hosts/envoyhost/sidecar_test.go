@@ -1,10 +1,10 @@
-package envoy
+package envoyhost
 
 import (
 	"strings"
 	"testing"
 
-	ev "wafbench/driver/envoy"
+	"wafbench/driver/envoy"
 )
 
 func TestCheckReady(t *testing.T) {
@@ -27,13 +27,13 @@ func TestCheckReady(t *testing.T) {
 // TestMergeStats: the server's counters join Envoy's in one document that
 // ParseStats reads, histograms and all.
 func TestMergeStats(t *testing.T) {
-	envoy := `{"stats":[{"name":"http.ingress.downstream_rq_total","value":7},{"histograms":{"computed_quantiles":[]}}]}`
+	envoyStats := `{"stats":[{"name":"http.ingress.downstream_rq_total","value":7},{"histograms":{"computed_quantiles":[]}}]}`
 	server := `{"stats":[{"name":"wafbench_coraza_requests","value":5},{"name":"wafbench_coraza_blocked_phase2","value":1}]}`
-	b, err := mergeStats([]byte(envoy), []byte(server))
+	b, err := mergeStats([]byte(envoyStats), []byte(server))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ev.ParseStats(b)
+	got, err := envoy.ParseStats(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestMergeStats(t *testing.T) {
 			t.Errorf("%s = %d, want %d (merged %s)", name, got[name], want, b)
 		}
 	}
-	if _, err := mergeStats([]byte(envoy), []byte("not json")); err == nil || !strings.Contains(err.Error(), "wafbench-extproc admin /stats") {
+	if _, err := mergeStats([]byte(envoyStats), []byte("not json")); err == nil || !strings.Contains(err.Error(), "wafbench-extproc admin /stats") {
 		t.Errorf("a bad server document: %v", err)
 	}
 }
