@@ -14,8 +14,8 @@ func TestComparePairs(t *testing.T) {
 	cpu := map[string]float64{"passthrough": 100, "modsecurity@3.0.14-pgo": 300, "coraza@3.7.0": 400, "coraza": 420}
 	for rep := 1; rep <= 3; rep++ {
 		for m, us := range cpu {
-			r := result.Record{Trial: rep, Repeat: rep, Mode: m, Workload: "headers", Conns: 1, Load: "closed",
-				Requests: 1000, DurationS: 1, ReqPerS: 1000, ExpectStatus: 200, Statuses: map[string]int64{"200": 1000}}
+			r := result.Record{Case: result.Case{Trial: rep, Repeat: rep, Mode: m, Workload: "headers", Conns: 1, Load: "closed"},
+				Window: result.Window{Requests: 1000, DurationS: 1, ReqPerS: 1000, ExpectStatus: 200, Statuses: map[string]int64{"200": 1000}}}
 			r.Latency.P99Us = us
 			r.CPU.UsPerRequest = us + float64(rep)
 			recs = append(recs, r)
