@@ -71,8 +71,14 @@ func Execute(ctx context.Context, p Plan, out IO) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	dir := filepath.Join(p.ResultsDir, time.Now().UTC().Format("20060102T150405Z")+"-"+p.Name)
-	if err := os.MkdirAll(p.ResultsDir, 0o755); err != nil {
+	// Envoy and the other hosts read the run directory's files from their
+	// own working directory: a relative --results is made absolute.
+	parent, err := filepath.Abs(p.ResultsDir)
+	if err != nil {
+		return outcome{}, err
+	}
+	dir := filepath.Join(parent, time.Now().UTC().Format("20060102T150405Z")+"-"+p.Name)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return outcome{}, err
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
