@@ -12,6 +12,7 @@ import (
 
 	"wafbench/driver/conformance"
 	"wafbench/driver/crssuite"
+	"wafbench/driver/modes"
 	"wafbench/driver/protection"
 	"wafbench/driver/result"
 	"wafbench/driver/runner"
@@ -31,20 +32,10 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 	if err != nil {
 		return err
 	}
-	blns, err := protection.LoadBLNS(p.RepoDir)
+	legit, corpora, err := p.legitimate()
 	if err != nil {
 		return err
 	}
-	faker, err := protection.LoadFaker(p.RepoDir)
-	if err != nil {
-		return err
-	}
-	realistic, realCorpora, err := protection.Realistic(p.set)
-	if err != nil {
-		return err
-	}
-	legit := append(protection.Legitimate(blns.Name, blns.Values), protection.Legitimate(faker.Name, faker.Values)...)
-	legit = append(legit, realistic...)
 	meta, _ := result.ReadMeta(cfg.Dir) // engine versions narrow the overrides; none known narrows nothing
 	tmp, err := os.MkdirTemp("", "wafbench-protection-")
 	if err != nil {
@@ -59,53 +50,82 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 		return err
 	}
 	defer s.Close()
-	rep := &protection.Report{Suite: crssuite.Source, Corpora: append([]*protection.Corpus{blns, faker}, realCorpora...), Selection: map[string]protection.Selection{},
-		Method: "blocking mode under each configuration; 403 = refused. Attacks: CRS regression-suite stages with expect_ids, without RESPONSE-* files and without the tests overrides.yaml expects to fail for the mode; legitimate: every value of the string corpora as a query value, a form field, a JSON value and a cookie, and every benign request of the realistic suite's shop mix and HAR replay once, as the load engine sends it. Rates with Wilson 95% intervals."}
+	rep := &protection.Report{Suite: crssuite.Source, Corpora: corpora, Selection: map[string]protection.Selection{}, Method: protectionMethod}
 	for _, md := range p.modeSpecs {
 		if md.Config == "" || md.Engine == "" {
 			continue
 		}
-		r := protection.ModeResult{Mode: md.String(), Configuration: md.Config}
-		ver := ""
-		if meta != nil {
-			if mod, ok := meta.Modules[md.String()]; ok {
-				ver = mod.EngineVersion
-			}
-		}
-		ov, err := conformance.OverriddenTests(filepath.Join(p.RepoDir, conformance.OverridesFile), md, ver)
+		ov, err := conformance.OverriddenTests(filepath.Join(p.RepoDir, conformance.OverridesFile), md, engineVersion(meta, md))
 		if err != nil {
 			return err
 		}
 		attacks, sel := protection.Attacks(suite, ov)
 		rep.Selection[md.String()] = sel
 		fmt.Fprintf(stderr, "wafbench: protection: %s: %d attacks, %d legitimate requests\n", md, len(attacks), len(legit))
-		ao, _, err := sendTo(ctx, s, md.String(), "protection-attacks", attacks)
-		if err != nil {
-			r.Error = err.Error()
-			rep.Modes = append(rep.Modes, r)
-			continue
-		}
-		lo, lines, err := sendTo(ctx, s, md.String(), "protection-legit", legit)
-		if err != nil {
-			r.Error = err.Error()
-			rep.Modes = append(rep.Modes, r)
-			continue
-		}
-		protection.Score(attacks, ao, legit, lo, &r)
-		r.TopRules = protection.TopRules(lines, 10)
-		if len(r.TopRules) == 0 && r.Refused.K > 0 {
-			// Seen with the libmodsecurity module in blocking mode (its
-			// match lines appear in crs-test's DetectionOnly runs); the
-			// cause is not established.
-			r.TopRulesNote = "the host logged no rule match of a denied request"
-		}
-		rep.Modes = append(rep.Modes, r)
+		rep.Modes = append(rep.Modes, protectMode(ctx, s, md, attacks, legit))
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(cfg.Dir, protection.File), append(b, '\n'))
+}
+
+// protectionMethod is how protection-deployed.json says it was measured.
+const protectionMethod = "blocking mode under each configuration; 403 = refused. Attacks: CRS regression-suite stages with expect_ids, without RESPONSE-* files and without the tests overrides.yaml expects to fail for the mode; legitimate: every value of the string corpora as a query value, a form field, a JSON value and a cookie, and every benign request of the realistic suite's shop mix and HAR replay once, as the load engine sends it. Rates with Wilson 95% intervals."
+
+// legitimate builds the legitimate probes — the Big List of Naughty
+// Strings and the Faker text in every placement, the realistic suite's
+// benign requests — and lists their corpora.
+func (p *Plan) legitimate() ([]protection.Probe, []*protection.Corpus, error) {
+	blns, err := protection.LoadBLNS(p.RepoDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	faker, err := protection.LoadFaker(p.RepoDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	realistic, realCorpora, err := protection.Realistic(p.set)
+	if err != nil {
+		return nil, nil, err
+	}
+	legit := append(protection.Legitimate(blns.Name, blns.Values), protection.Legitimate(faker.Name, faker.Values)...)
+	return append(legit, realistic...), append([]*protection.Corpus{blns, faker}, realCorpora...), nil
+}
+
+// engineVersion is the engine version meta.json records for mode md's
+// module ("" when unknown).
+func engineVersion(meta *result.Meta, md modes.Mode) string {
+	if meta == nil {
+		return ""
+	}
+	return meta.Modules[md.String()].EngineVersion
+}
+
+// protectMode sends mode md the attacks, then the legitimate requests,
+// and scores its answers with the rules that refused the most.
+func protectMode(ctx context.Context, s *runner.Session, md modes.Mode, attacks, legit []protection.Probe) protection.ModeResult {
+	r := protection.ModeResult{Mode: md.String(), Configuration: md.Config}
+	ao, _, err := sendTo(ctx, s, md.String(), "protection-attacks", attacks)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	lo, lines, err := sendTo(ctx, s, md.String(), "protection-legit", legit)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	protection.Score(attacks, ao, legit, lo, &r)
+	r.TopRules = protection.TopRules(lines, 10)
+	if len(r.TopRules) == 0 && r.Refused.K > 0 {
+		// Seen with the libmodsecurity module in blocking mode (its
+		// match lines appear in crs-test's DetectionOnly runs); the
+		// cause is not established.
+		r.TopRulesNote = "the host logged no rule match of a denied request"
+	}
+	return r
 }
 
 // sendTo starts mode in a fresh host, sends probes, stops the host and

@@ -63,29 +63,8 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if err != nil {
 		return Plan{}, usage.Wrap(err)
 	}
-	ms, err := registry.ResolveList(req.Modes)
+	ms, configs, err := resolveModes(req, profiles, registry)
 	if err != nil {
-		return Plan{}, usage.Errorf("--modes: %v", err)
-	}
-	configs, err := wafconfig.Parse(modes.SplitList(req.Configs), req.WafConfigs)
-	if err != nil {
-		return Plan{}, usage.Errorf("--configs: %v", err)
-	}
-	ms = expandConfigs(ms, configs)
-	if len(configs) > 0 && !req.NoProtection {
-		// The protection measurement runs after every trial: a missing
-		// corpus is bad input now, not a lost half of the run later.
-		if _, err := protection.LoadBLNS(req.RepoDir); err != nil {
-			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
-		}
-		if _, err := protection.LoadFaker(req.RepoDir); err != nil {
-			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
-		}
-		if _, _, err := protection.Realistic(profiles); err != nil {
-			return Plan{}, usage.Errorf("--configs: %v (or --no-protection)", err)
-		}
-	}
-	if ms, err = withEnvoyReleases(ms, req.EnvoyVersions); err != nil {
 		return Plan{}, err
 	}
 	p := Plan{Command: req.Command, RepoDir: req.RepoDir, Suite: req.Suite, Name: req.Name,
@@ -95,23 +74,9 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 		NoReport: req.NoReport, NoProtection: req.NoProtection, Progress: req.Progress,
 		set: profiles, cases: cases, modeSpecs: ms, configs: configs}
 	p.Matrix = matrix.ForSuite(req.Matrix, req.Suite)
-	if p.Warmup < 0 || p.TrialWarmup < 0 || p.MaxRequests < 0 || p.Rate < 0 {
-		return Plan{}, usage.Errorf("--warmup, --trial-warmup, --max-requests and --rate must not be negative")
+	if err := p.resolveLoad(req); err != nil {
+		return Plan{}, err
 	}
-	if p.Duration <= 0 {
-		return Plan{}, usage.Errorf("--duration: want a window > 0 like 2s, got %v", p.Duration)
-	}
-	if p.Timeout <= 0 {
-		return Plan{}, usage.Errorf("--timeout: want > 0 like 5s, got %v", p.Timeout)
-	}
-	if _, err := load.ParseConnMode(req.ConnMode); err != nil {
-		return Plan{}, usage.Errorf("--conn-mode: %v", err)
-	}
-	arr, err := load.ParseArrival(req.Arrival)
-	if err != nil {
-		return Plan{}, usage.Errorf("--arrival: %v", err)
-	}
-	p.Arrival = string(arr)
 	if err := p.resolveDownstream(req, ms, cases); err != nil {
 		return Plan{}, err
 	}
@@ -123,7 +88,73 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	}
 	p.Workloads = caseKeys(cases)
 	p.Design = plan.Options{Modes: p.Modes, Cases: len(cases), Repeats: req.Repeats, Order: req.Order, Seed: req.Seed, Scope: req.Scope}
-	// meta.json records the flags as resolved: the suite's values filled in.
+	p.recordFlags(req)
+	return p, nil
+}
+
+// resolveModes reads --modes, expands them over --configs (checking, unless
+// --no-protection, that the corpora the protection measurement sends are
+// there) and over --envoy-versions.
+func resolveModes(req Request, profiles *profile.Set, registry *modes.Registry) ([]modes.Mode, []wafconfig.Config, error) {
+	ms, err := registry.ResolveList(req.Modes)
+	if err != nil {
+		return nil, nil, usage.Errorf("--modes: %v", err)
+	}
+	configs, err := wafconfig.Parse(modes.SplitList(req.Configs), req.WafConfigs)
+	if err != nil {
+		return nil, nil, usage.Errorf("--configs: %v", err)
+	}
+	ms = expandConfigs(ms, configs)
+	if len(configs) > 0 && !req.NoProtection {
+		// The protection measurement runs after every trial: a missing
+		// corpus is bad input now, not a lost half of the run later.
+		if err := checkCorpora(req.RepoDir, profiles); err != nil {
+			return nil, nil, usage.Errorf("--configs: %v (or --no-protection)", err)
+		}
+	}
+	ms, err = withEnvoyReleases(ms, req.EnvoyVersions)
+	return ms, configs, err
+}
+
+// checkCorpora loads the legitimate corpora the protection measurement
+// sends: the Big List of Naughty Strings, the Faker text and the realistic
+// suite's benign requests.
+func checkCorpora(repoDir string, profiles *profile.Set) error {
+	if _, err := protection.LoadBLNS(repoDir); err != nil {
+		return err
+	}
+	if _, err := protection.LoadFaker(repoDir); err != nil {
+		return err
+	}
+	_, _, err := protection.Realistic(profiles)
+	return err
+}
+
+// resolveLoad checks the window and load-model flags.
+func (p *Plan) resolveLoad(req Request) error {
+	if p.Warmup < 0 || p.TrialWarmup < 0 || p.MaxRequests < 0 || p.Rate < 0 {
+		return usage.Errorf("--warmup, --trial-warmup, --max-requests and --rate must not be negative")
+	}
+	if p.Duration <= 0 {
+		return usage.Errorf("--duration: want a window > 0 like 2s, got %v", p.Duration)
+	}
+	if p.Timeout <= 0 {
+		return usage.Errorf("--timeout: want > 0 like 5s, got %v", p.Timeout)
+	}
+	if _, err := load.ParseConnMode(req.ConnMode); err != nil {
+		return usage.Errorf("--conn-mode: %v", err)
+	}
+	arr, err := load.ParseArrival(req.Arrival)
+	if err != nil {
+		return usage.Errorf("--arrival: %v", err)
+	}
+	p.Arrival = string(arr)
+	return nil
+}
+
+// recordFlags sets the flags meta.json records: those given, with the
+// suite's values filled in.
+func (p *Plan) recordFlags(req Request) {
 	p.Flags = maps.Clone(req.Flags)
 	if p.Flags == nil {
 		p.Flags = map[string]string{}
@@ -134,7 +165,6 @@ func resolveSuite(req Request, suite *profile.Suite, profiles *profile.Set, regi
 	if req.Downstream != "" {
 		p.Flags["downstream"], p.Flags["streams"] = req.Downstream, fmt.Sprint(max(req.Streams, 1))
 	}
-	return p, nil
 }
 
 // resolveDownstream checks --downstream and --streams against the load
