@@ -42,6 +42,9 @@ func (p *Plan) resolveCallgrind(req Request) error {
 			c.Requests, c.Warmup, c.Bound, c.StartTimeout)
 	}
 	for _, m := range p.modeSpecs {
+		if m.IsExternal() {
+			return usage.Errorf("--callgrind: mode %s: its engine runs in the wafbench-extproc server, which callgrind would not count (--perf samples both processes)", m)
+		}
 		if m.Host != modes.Envoy || m.IsWasm() {
 			return usage.Errorf("--callgrind: mode %s: counts Envoy with a native module or none only", m)
 		}
