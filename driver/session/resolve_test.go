@@ -158,7 +158,9 @@ func TestResolveBadInput(t *testing.T) {
 		{"compare mode", []int{0, 1}, func(r *Request) { r.Modes, r.Compare = "passthrough,coraza", "coraza/coraza@3.7.0" }, `--compare: mode "coraza@3.7.0" is not one of the run's modes (passthrough, coraza)`},
 		{"compare syntax", []int{0, 1}, func(r *Request) { r.Compare = "coraza,passthrough" }, `--compare: want pairs A/B of two modes, got "coraza"`},
 		{"compare itself", []int{0, 1}, func(r *Request) { r.Compare = "coraza/coraza" }, `--compare: "coraza/coraza" compares a mode with itself`},
-		{"callgrind external", []int{0, 1}, func(r *Request) { r.Modes, r.Callgrind = "passthrough,coraza-extproc", CallgrindRequest{Requests: 10, Bound: time.Minute, StartTimeout: time.Minute} }, "--callgrind: mode coraza-extproc: its engine runs in the wafbench-extproc server"},
+		{"callgrind external", []int{0, 1}, func(r *Request) {
+			r.Modes, r.Callgrind = "passthrough,coraza-extproc", CallgrindRequest{Requests: 10, Bound: time.Minute, StartTimeout: time.Minute}
+		}, "--callgrind: mode coraza-extproc: its engine runs in the wafbench-extproc server"},
 		{"perf diff", []int{0, 1}, func(r *Request) { r.PerfHz, r.PerfDiff = 99, "coraza,nope" }, `--perf-diff: mode "nope"`},
 		{"upstream", []int{0, 1}, func(r *Request) { r.Upstream = "httpbin" }, `--upstream: unknown upstream "httpbin"`},
 		{"name", []int{0, 1}, func(r *Request) { r.Name = "a b"; give(r, "name") }, "--name: want no slashes or spaces"},
