@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"os/signal"
 	"slices"
 	"strings"
@@ -71,8 +72,8 @@ Serves one WAF engine to Envoy over gRPC: ext_proc (envoy.service.ext_proc.v3)
 and ext_authz (envoy.service.auth.v3) on one listener, with the code, the
 filter_config, the counters and the self-report line of the engine's Envoy
 module. On start it prints the self-report line on stderr, then
-"wafbench-extproc ready engine=E listen=ADDR admin=ADDR" on stdout once it
-accepts. SIGTERM or SIGINT stops it gracefully (exit 0).
+"wafbench-extproc ready engine=E listen=ADDR admin=ADDR gomaxprocs=N" on
+stdout once it accepts. SIGTERM or SIGINT stops it gracefully (exit 0).
 
 Flags:
 `
@@ -228,7 +229,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		listenAddr = "unix:" + addr
 	}
-	fmt.Fprintf(stdout, "wafbench-extproc ready engine=%s listen=%s admin=%s\n", o.engine, listenAddr, aln.Addr())
+	// GOMAXPROCS follows the CPUs the server was pinned to: the driver
+	// records it beside the placement.
+	fmt.Fprintf(stdout, "wafbench-extproc ready engine=%s listen=%s admin=%s gomaxprocs=%d\n", o.engine, listenAddr, aln.Addr(), runtime.GOMAXPROCS(0))
 
 	var serveErr error
 	select {

@@ -155,6 +155,9 @@ func startServer(t *testing.T, engine, transport, name string) *wafServer {
 		if f["engine"] != engine {
 			t.Fatalf("ready line %q: want engine=%s", line, engine)
 		}
+		if n, err := strconv.Atoi(f["gomaxprocs"]); err != nil || n < 1 {
+			t.Fatalf("ready line %q: want gomaxprocs= a positive count", line)
+		}
 		s.listen, s.admin = f["listen"], f["admin"]
 	case <-s.proc.Done():
 		t.Fatalf("server exited before its ready line: %v\n%s", s.proc.ExitErr(), readFile(t, s.stderr))
@@ -164,12 +167,12 @@ func startServer(t *testing.T, engine, transport, name string) *wafServer {
 	return s
 }
 
-// readyFields parses "wafbench-extproc ready engine=E listen=L admin=A".
+// readyFields parses "wafbench-extproc ready engine=E listen=L admin=A gomaxprocs=N".
 func readyFields(t *testing.T, line string) map[string]string {
 	t.Helper()
 	words := strings.Fields(line)
-	if len(words) != 5 || words[0] != "wafbench-extproc" || words[1] != "ready" {
-		t.Fatalf("ready line %q: want `wafbench-extproc ready engine=… listen=… admin=…`", line)
+	if len(words) != 6 || words[0] != "wafbench-extproc" || words[1] != "ready" {
+		t.Fatalf("ready line %q: want `wafbench-extproc ready engine=… listen=… admin=… gomaxprocs=…`", line)
 	}
 	out := map[string]string{}
 	for _, w := range words[2:] {
