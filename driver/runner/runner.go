@@ -265,72 +265,14 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 	return all.Of(m).Start(ctx, m, st, hosts.Where{UpstreamAddr: upstreamAddr, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
 }
 
-// measure runs case c of trial tr against p: the max-rate search when the
-// run has one, then the measured window with Envoy sampled around it.
+// measure runs case c of trial tr against p: its record as the trial
+// intends it, filled by the one strategy that measures the case.
 func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := newRecord(cfg, tr, c, rate, capacity)
 	rec.Sidecar = sidecarRecord(cfg.Modes[tr.Mode], p.Sidecar)
-	if c.Workload.Slow != nil {
-		measureSlow(ctx, cfg, tr, c, p, up, &rec)
-		return rec
-	}
-	if cfg.MaxRate != nil && rateErr == nil {
-		found, ok := searchRate(ctx, cfg, tr, c, p, &rec)
-		if !ok {
-			return rec
-		}
-		rate = found
-	}
-	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
-	recordLoadModel(&rec, cfg, rate, connMode)
-	if rateErr != nil {
-		rec.Error = rateErr.Error()
-		return rec
-	}
-	w := &measuredWindow{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rec: &rec, window: c.Window(cfg.Duration), timeout: cfg.Timeout,
-		perfData: filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))}
-	if cfg.PerfFreqHz > 0 {
-		if err := os.MkdirAll(filepath.Dir(w.perfData), 0o755); err != nil {
-			rec.Error = err.Error()
-			return rec
-		}
-	}
-	var req load.Request
-	if !c.Workload.IsMix() {
-		req = buildRequest(cfg.Set, c, tr.Mode)
-		rec.RequestBytes = len(req.Raw)
-		if c.Workload.MeasureVerdict {
-			if c.Workload.MinResponses > 0 {
-				// An input that costs seconds: wait for it up to the
-				// workload's bound, and stretch the window to hold a
-				// few responses.
-				w.timeout = max(cfg.Timeout, time.Duration(c.Workload.MaxWindow))
-			}
-			took, err := probeVerdict(ctx, p.Addr, w.timeout, &req, &rec)
-			if err != nil {
-				rec.Error = err.Error()
-				return rec
-			}
-			w.window = c.Stretched(cfg.Duration, took)
-		}
-	}
-	if cfg.Callgrind != nil {
-		w.countInstructions(req)
-		fillCPU(&rec, w.before, w.after)
-		return rec
-	}
-	res, err := w.drive(w.options(rate, connMode), req)
-	stopAttacks(w.atk, &rec) // when the window did not end normally
-	if res != nil {
-		fillLoad(&rec, res)
-		fillClasses(&rec, res)
-	}
-	w.stopPerf()
-	w.check("end")
-	w.judge(res, err)
-	fillCPU(&rec, w.before, w.after)
-	fillSidecar(&rec, w.sidecarBefore, w.sidecarAfter)
+	cr := &caseRun{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rate: rate}
+	strategyFor(cfg, c, rateErr).measure(cr, &rec)
 	return rec
 }
 
@@ -410,6 +352,10 @@ type measuredWindow struct {
 	perfData                    string
 	atk                         *verdict.Stream
 	rss                         *rssSampler
+	src                         loadSource    // what the window sends
+	req                         load.Request  // a single-request source's request
+	connMode                    load.ConnMode // the case's connection mode
+	perfHz                      int           // > 0: perf records the proxy over the window at this rate
 	// window and timeout are the measured window and the per-request
 	// timeout: the run's, the workload's max_window, or stretched for an
 	// input that costs seconds (profile.Case.Stretched).
@@ -480,9 +426,9 @@ func (w *measuredWindow) start() {
 	if cfg.onWindowStart != nil {
 		cfg.onWindowStart(p, w.up)
 	}
-	if cfg.PerfFreqHz > 0 && p.PID != 0 {
+	if w.perfHz > 0 && p.PID != 0 {
 		var err error
-		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
+		w.perf, err = perf.Start(p.PID, w.perfData, w.perfHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
 	if cfg.overTime(w.c) && p.PID != 0 {
@@ -532,12 +478,9 @@ func (w *measuredWindow) end() {
 	}
 }
 
-// drive sends the case's load with opts: its mix, or req.
-func (w *measuredWindow) drive(opts load.Options, req load.Request) (*load.Result, error) {
-	if w.c.Workload.IsMix() {
-		return drive(w.ctx, w.cfg, opts, w.c, w.tr.Mode)
-	}
-	return load.Run(w.ctx, opts, req)
+// drive sends the window's load with opts.
+func (w *measuredWindow) drive(opts load.Options) (*load.Result, error) {
+	return w.src.drive(w, opts)
 }
 
 // stopPerf ends the perf recording and writes its flat report.
