@@ -24,10 +24,6 @@ type MaxRate struct {
 	MaxWindow   time.Duration
 	Method      string  // "search", "sweep" or "both" (both in one trial, the order alternating by repeat)
 	SweepStep   float64 // req/s between sweep rates; 0 with MethodBoth: the search's resolution (tolerance × its rate)
-
-	// steps remembers, per mode and case, the sweep step a search gave,
-	// for a later repeat that sweeps first. Trials run one at a time.
-	steps map[string]float64
 }
 
 // Max-rate methods.
@@ -40,7 +36,7 @@ const (
 // searchCase runs the max-rate search (and/or sweep) of case c against
 // proxy p in the given repeat. The first result is the search's when it
 // ran, the rate the case is measured at.
-func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode string, repeat int) ([]*maxrate.Result, error) {
+func searchCase(ctx context.Context, cfg *runner, c profile.Case, p *proxy, mode string, repeat int) ([]*maxrate.Result, error) {
 	s := &caseSearch{ctx: ctx, cfg: cfg, mr: cfg.MaxRate, c: c, p: p, mode: mode, key: mode + " " + c.Key()}
 	mr := s.mr
 	switch mr.Method {
@@ -57,7 +53,7 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 	// result stays first in the record, the rate the case is measured at.
 	step := mr.SweepStep
 	if step == 0 {
-		step = mr.steps[s.key]
+		step = s.cfg.steps[s.key]
 	}
 	if repeat%2 == 0 && step > 0 {
 		sw, err := s.sweep(step)
@@ -73,7 +69,7 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 		return nonNil(se), err // no rate found: nothing to sweep up to
 	}
 	if mr.SweepStep == 0 {
-		step = mr.steps[s.key]
+		step = s.cfg.steps[s.key]
 	}
 	sw, err := s.sweep(step)
 	return append([]*maxrate.Result{se}, nonNil(sw)...), err
@@ -82,12 +78,12 @@ func searchCase(ctx context.Context, cfg *Config, c profile.Case, p *proxy, mode
 // caseSearch is the max-rate search of one case against one proxy.
 type caseSearch struct {
 	ctx  context.Context
-	cfg  *Config
+	cfg  *runner
 	mr   *MaxRate
 	c    profile.Case
 	p    *proxy
 	mode string
-	key  string // mode and case: the key of mr.steps
+	key  string // mode and case: the key of the run's steps
 }
 
 // probe measures one open-loop window at rate for the search to judge.
@@ -151,10 +147,10 @@ func (s *caseSearch) search() (*maxrate.Result, error) {
 	if res.Rate > 0 {
 		// A sweep as fine as the search: one step per tolerance of
 		// the rate the search found.
-		if mr.steps == nil {
-			mr.steps = map[string]float64{}
+		if s.cfg.steps == nil {
+			s.cfg.steps = map[string]float64{}
 		}
-		mr.steps[s.key] = max(mr.Search.Tolerance*res.Rate, mr.Search.Start/64)
+		s.cfg.steps[s.key] = max(mr.Search.Tolerance*res.Rate, mr.Search.Start/64)
 	}
 	return res, nil
 }

@@ -95,10 +95,19 @@ type Config struct {
 	// window sampled over time (result.RSSSeriesMin) and its latency slot
 	// (result.LatencySlotEvery).
 	seriesFrom, slotEvery time.Duration
-	cert                  *downstream.Cert   // the run's certificate (TLS downstreams)
-	clientTLS             *tls.Config        // the load engine's TLS configuration trusting cert
-	writeErr              error              // first failure to append to raw.jsonl (see failTrial)
-	capacity              map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
+}
+
+// runner is one run of a Config: the Config as given, and what the run
+// learns as it goes, which the Config does not hold.
+type runner struct {
+	*Config
+	cert      *downstream.Cert   // the run's certificate (TLS downstreams)
+	clientTLS *tls.Config        // the load engine's TLS configuration trusting cert
+	writeErr  error              // first failure to append to raw.jsonl (see failTrial)
+	capacity  map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
+	// steps remembers, per mode and case, the sweep step a max-rate search
+	// gave, for a later repeat that sweeps first. Trials run one at a time.
+	steps map[string]float64
 }
 
 // errTrialsFailed reports that some trials failed but the run finished.
@@ -106,7 +115,8 @@ var errTrialsFailed = errors.New("some trials failed")
 
 // Run executes every trial of cfg and appends records to cfg.Dir. It returns
 // ctx.Err() when interrupted; every finished record is already on disk.
-func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
+func Run(ctx context.Context, given *Config) (recs []result.Record, err error) {
+	cfg := &runner{Config: given}
 	defer cfg.Progress.Done()
 	tmp, err := os.MkdirTemp("", "wafbench-run-")
 	if err != nil {
@@ -168,7 +178,7 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 	return recs, nil
 }
 
-func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp string) ([]result.Record, error) {
+func runTrial(ctx context.Context, cfg *runner, tr plan.Trial, up *Upstream, tmp string) ([]result.Record, error) {
 	tag := fmt.Sprintf("t%02d-r%d-%s", tr.Index, tr.Repeat, strings.ReplaceAll(tr.Mode, "@", "_"))
 	if len(tr.Cases) == 1 {
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
@@ -246,14 +256,14 @@ func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp
 type proxy = hosts.Process
 
 // hostOf is the host of mode (a name of cfg.Trials, resolved in cfg.Modes).
-func (cfg *Config) hostOf(mode string) hosts.Host { return all.Of(cfg.Modes[mode]) }
+func (cfg *runner) hostOf(mode string) hosts.Host { return all.Of(cfg.Modes[mode]) }
 
 // processName names the proxy process of mode in messages and affinity
 // records.
-func (cfg *Config) processName(mode string) string { return cfg.hostOf(mode).ProcessName() }
+func (cfg *runner) processName(mode string) string { return cfg.hostOf(mode).ProcessName() }
 
 // startProxy starts the host of mode as a trial runs it.
-func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
+func startProxy(ctx context.Context, cfg *runner, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
 	st := cfg.downstreamStack(cfg.Envoy)
 	if cfg.Conformance {
 		st.MatchLog, st.InspectResponse = true, true
@@ -267,7 +277,7 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 
 // measure runs case c of trial tr against p: its record as the trial
 // intends it, filled by the one strategy that measures the case.
-func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
+func measure(ctx context.Context, cfg *runner, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := newRecord(cfg, tr, c, rate, capacity)
 	rec.Sidecar = sidecarRecord(cfg.Modes[tr.Mode], p.Sidecar)
@@ -278,7 +288,7 @@ func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p 
 
 // newRecord is the record of case c in trial tr before anything is
 // measured: what the trial intends.
-func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float64) result.Record {
+func newRecord(cfg *runner, tr plan.Trial, c profile.Case, rate, capacity float64) result.Record {
 	rec := result.Record{
 		Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode, Build: buildOf(cfg, tr.Mode),
 		Workload: c.Workload.Name, Conns: c.Conns, Load: "closed", Shard: cfg.Shard,
@@ -297,7 +307,7 @@ func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float6
 // searchRate runs the max-rate search of case c and records it in rec. It
 // returns the rate found, or false when the search ended the record
 // (interrupted, failed, or no rate met the objective).
-func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, rec *result.Record) (float64, bool) {
+func searchRate(ctx context.Context, cfg *runner, tr plan.Trial, c profile.Case, p *proxy, rec *result.Record) (float64, bool) {
 	found, err := searchCase(ctx, cfg, c, p, tr.Mode, tr.Repeat)
 	rec.MaxRate = found
 	switch {
@@ -318,7 +328,7 @@ func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case,
 
 // recordLoadModel records the load model of a window at rate (0 = closed
 // loop) with connMode.
-func recordLoadModel(rec *result.Record, cfg *Config, rate float64, connMode load.ConnMode) {
+func recordLoadModel(rec *result.Record, cfg *runner, rate float64, connMode load.ConnMode) {
 	if rate > 0 {
 		rec.Load = "open"
 		a, _ := load.ParseArrival(string(cfg.Arrival))
@@ -337,7 +347,7 @@ func recordLoadModel(rec *result.Record, cfg *Config, rate float64, connMode loa
 // and the first error any of them met.
 type measuredWindow struct {
 	ctx           context.Context
-	cfg           *Config
+	cfg           *runner
 	tr            plan.Trial
 	c             profile.Case
 	p             *proxy
@@ -438,7 +448,7 @@ func (w *measuredWindow) start() {
 
 // overTime reports whether case c's windows are sampled over time: the
 // proxy's RSS once a second, latencies by slot (the soak suite).
-func (cfg *Config) overTime(c profile.Case) bool {
+func (cfg *runner) overTime(c profile.Case) bool {
 	from := cfg.seriesFrom
 	if from == 0 {
 		from = result.RSSSeriesMin
@@ -448,7 +458,7 @@ func (cfg *Config) overTime(c profile.Case) bool {
 
 // latencySlot is the latency slot of case c's windows; 0 when they are
 // not sampled over time.
-func (cfg *Config) latencySlot(c profile.Case) time.Duration {
+func (cfg *runner) latencySlot(c profile.Case) time.Duration {
 	switch {
 	case !cfg.overTime(c):
 		return 0
@@ -631,7 +641,7 @@ func latencyOf(h *hdrhistogram.Histogram) result.Latency {
 // verifyAffinity reads the affinity of every thread of the proxy (Envoy or a
 // reference host; skipped when proxyPID is 0), the upstream and this driver,
 // and fails on the first thread outside its set.
-func verifyAffinity(cfg *Config, proxyName string, proxyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
+func verifyAffinity(cfg *runner, proxyName string, proxyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
 	var out []result.ThreadAffinity
 	var firstErr error
 	for _, p := range []struct {
@@ -673,7 +683,7 @@ func saveStats(ctx context.Context, dir, rel string, stats func(context.Context)
 	return nil
 }
 
-func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
+func failTrial(cfg *runner, tr plan.Trial, err error) []result.Record {
 	var recs []result.Record
 	for _, ci := range tr.Cases {
 		c := cfg.Cases[ci]
@@ -696,7 +706,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 
 // drive runs one window of case c: a plain workload's request, or a mix's
 // classes (the mix's order seeded by opts.Seed).
-func drive(ctx context.Context, cfg *Config, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
+func drive(ctx context.Context, cfg *runner, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
 	opts.Downstream, opts.TLS, opts.Streams = cfg.Downstream, cfg.clientTLS, cfg.Streams
 	if c.Workload.IsMix() {
 		return load.RunMix(ctx, opts, cfg.Set.Classes(c.Workload, mode))
@@ -738,7 +748,7 @@ func logLine(r *result.Record) string {
 }
 
 // buildOf is the engine build mode runs ("" when it runs none).
-func buildOf(cfg *Config, mode string) string {
+func buildOf(cfg *runner, mode string) string {
 	if b := cfg.Modes[mode].Build; b != nil {
 		return b.Mode()
 	}

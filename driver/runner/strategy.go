@@ -16,7 +16,7 @@ import (
 // caseRun is one case of one trial as a window strategy measures it.
 type caseRun struct {
 	ctx  context.Context
-	cfg  *Config
+	cfg  *runner
 	tr   plan.Trial
 	c    profile.Case
 	p    *proxy
@@ -35,7 +35,7 @@ type windowStrategy interface {
 
 // strategyFor chooses how case c of a run with cfg is measured; rateErr is
 // the failure to find c's rate (a rate-sweep point without its capacity).
-func strategyFor(cfg *Config, c profile.Case, rateErr error) windowStrategy {
+func strategyFor(cfg *runner, c profile.Case, rateErr error) windowStrategy {
 	if c.Workload.Slow != nil {
 		return slowClients{}
 	}
