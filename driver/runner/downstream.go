@@ -95,7 +95,7 @@ func (cfg *runner) downstreamStack(st hosts.Stack) hosts.Stack {
 
 // recordDownstream notes the protocol in a record; plain HTTP/1.1 with one
 // stream is left out, as records before the field had it.
-func (cfg *runner) recordDownstream(rec *result.Record) {
+func (cfg *Config) recordDownstream(rec *result.Record) {
 	if p := cfg.Downstream.Or(); p != downstream.H1 {
 		rec.Downstream = string(p)
 		if p.HTTP2() {

@@ -108,6 +108,6 @@ func (h *host) Stop() {
 }
 
 // startUpstream starts the upstream cfg names, pinned to its CPUs.
-func (cfg *runner) startUpstream(ctx context.Context, tmp string) (*Upstream, error) {
+func (cfg *Config) startUpstream(ctx context.Context, tmp string) (*Upstream, error) {
 	return startUpstreamKind(ctx, cfg.Upstream, cfg.Self, cfg.UpstreamCPU, tmp)
 }

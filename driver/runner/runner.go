@@ -256,11 +256,11 @@ func runTrial(ctx context.Context, cfg *runner, tr plan.Trial, up *Upstream, tmp
 type proxy = hosts.Process
 
 // hostOf is the host of mode (a name of cfg.Trials, resolved in cfg.Modes).
-func (cfg *runner) hostOf(mode string) hosts.Host { return all.Of(cfg.Modes[mode]) }
+func (cfg *Config) hostOf(mode string) hosts.Host { return all.Of(cfg.Modes[mode]) }
 
 // processName names the proxy process of mode in messages and affinity
 // records.
-func (cfg *runner) processName(mode string) string { return cfg.hostOf(mode).ProcessName() }
+func (cfg *Config) processName(mode string) string { return cfg.hostOf(mode).ProcessName() }
 
 // startProxy starts the host of mode as a trial runs it.
 func startProxy(ctx context.Context, cfg *runner, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
@@ -448,7 +448,7 @@ func (w *measuredWindow) start() {
 
 // overTime reports whether case c's windows are sampled over time: the
 // proxy's RSS once a second, latencies by slot (the soak suite).
-func (cfg *runner) overTime(c profile.Case) bool {
+func (cfg *Config) overTime(c profile.Case) bool {
 	from := cfg.seriesFrom
 	if from == 0 {
 		from = result.RSSSeriesMin
@@ -458,7 +458,7 @@ func (cfg *runner) overTime(c profile.Case) bool {
 
 // latencySlot is the latency slot of case c's windows; 0 when they are
 // not sampled over time.
-func (cfg *runner) latencySlot(c profile.Case) time.Duration {
+func (cfg *Config) latencySlot(c profile.Case) time.Duration {
 	switch {
 	case !cfg.overTime(c):
 		return 0
