@@ -87,14 +87,6 @@ type Config struct {
 	// instructions over a fixed number of requests instead of timing a
 	// window (Envoy.Callgrind starts Envoy under callgrind).
 	Callgrind *Callgrind
-
-	// onWindowStart, when set (tests), runs as each measured window starts,
-	// after the procfs sample: where a test injects a fault.
-	onWindowStart func(p *proxy, up *Upstream)
-	// seriesFrom and slotEvery replace, when set (tests), the shortest
-	// window sampled over time (result.RSSSeriesMin) and its latency slot
-	// (result.LatencySlotEvery).
-	seriesFrom, slotEvery time.Duration
 }
 
 // runner is one run of a Config: the Config as given, and what the run
@@ -108,6 +100,18 @@ type runner struct {
 	// steps remembers, per mode and case, the sweep step a max-rate search
 	// gave, for a later repeat that sweeps first. Trials run one at a time.
 	steps map[string]float64
+	testHooks
+}
+
+// testHooks are what a test puts into a run; zero in every other run.
+type testHooks struct {
+	// onWindowStart, when set, runs as each measured window starts, after
+	// the procfs sample: where a test injects a fault.
+	onWindowStart func(p *proxy, up *Upstream)
+	// seriesFrom and slotEvery replace, when set, the shortest window
+	// sampled over time (result.RSSSeriesMin) and its latency slot
+	// (result.LatencySlotEvery).
+	seriesFrom, slotEvery time.Duration
 }
 
 // errTrialsFailed reports that some trials failed but the run finished.
@@ -115,8 +119,12 @@ var errTrialsFailed = errors.New("some trials failed")
 
 // Run executes every trial of cfg and appends records to cfg.Dir. It returns
 // ctx.Err() when interrupted; every finished record is already on disk.
-func Run(ctx context.Context, given *Config) (recs []result.Record, err error) {
-	cfg := &runner{Config: given}
+func Run(ctx context.Context, cfg *Config) ([]result.Record, error) {
+	return runAll(ctx, &runner{Config: cfg})
+}
+
+// runAll is Run of the run cfg.
+func runAll(ctx context.Context, cfg *runner) (recs []result.Record, err error) {
 	defer cfg.Progress.Done()
 	tmp, err := os.MkdirTemp("", "wafbench-run-")
 	if err != nil {
@@ -448,7 +456,7 @@ func (w *measuredWindow) start() {
 
 // overTime reports whether case c's windows are sampled over time: the
 // proxy's RSS once a second, latencies by slot (the soak suite).
-func (cfg *Config) overTime(c profile.Case) bool {
+func (cfg *runner) overTime(c profile.Case) bool {
 	from := cfg.seriesFrom
 	if from == 0 {
 		from = result.RSSSeriesMin
@@ -458,7 +466,7 @@ func (cfg *Config) overTime(c profile.Case) bool {
 
 // latencySlot is the latency slot of case c's windows; 0 when they are
 // not sampled over time.
-func (cfg *Config) latencySlot(c profile.Case) time.Duration {
+func (cfg *runner) latencySlot(c profile.Case) time.Duration {
 	switch {
 	case !cfg.overTime(c):
 		return 0
