@@ -46,6 +46,9 @@ func (t *trainer) train(ctx context.Context, b *Build) (*profileInfo, error) {
 	return t.trainInstrumented(ctx, b)
 }
 
+// trainInstrumented trains the profile of a clang build: the training
+// suite on its instrumented pgo.from build, the raw profiles merged and
+// checked, then installed with their info beside the build file.
 func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo, error) {
 	r := t.Runner
 	start := time.Now()
@@ -68,43 +71,15 @@ func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo
 			os.RemoveAll(work)
 		}
 	}()
-	raw, results := filepath.Join(work, "raw"), filepath.Join(work, "results")
-	for _, d := range []string{raw, results} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
+	raw := filepath.Join(work, "raw")
 	label := b.Mode() + " training"
-	fmt.Fprintf(r.Stderr, "%s: running suite %s on %s (profiles to %s)\n", label, b.PGO.Training, from.Mode(), rel(r.Root, raw))
-	args := append([]string{"run", "--suite", b.PGO.Training, "--modes", from.Mode(), "--results", results,
-		"--name", "train", "--no-report", "--progress", "never"}, t.RunArgs...)
-	env := append(os.Environ(), "LLVM_PROFILE_FILE="+filepath.Join(raw, "%p-%m.profraw"))
-	// Training takes the machine's run lock like any run: it is not a
-	// measurement, but it would load the CPUs a measured run pins.
-	if err := r.run(ctx, label, "training", env, t.Wafbench, args...); err != nil {
-		return nil, fmt.Errorf("%w (kept %s): %w", err, rel(r.Root, work), errTraining)
-	}
-	runs, _ := filepath.Glob(filepath.Join(results, "*", "raw.jsonl"))
-	if len(runs) != 1 {
-		return nil, fmt.Errorf("%s: want one run directory with raw.jsonl under %s, found %d: %w", label, rel(r.Root, results), len(runs), errTraining)
-	}
-	tr, err := checkTraining(runs[0], t.Cases)
+	tr, err := t.runTraining(ctx, b, from, work, label)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v (kept %s): %w", label, err, rel(r.Root, work), errTraining)
-	}
-	profraws, _ := filepath.Glob(filepath.Join(raw, "*.profraw"))
-	var nonEmpty []string
-	for _, p := range profraws {
-		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
-			nonEmpty = append(nonEmpty, p)
-		}
-	}
-	if len(nonEmpty) < tr.Trials {
-		return nil, fmt.Errorf("%s: %d Envoy trial(s) but %d non-empty .profraw file(s) in %s: an Envoy that is killed instead of exiting cleanly writes no profile: %w",
-			label, tr.Trials, len(nonEmpty), rel(r.Root, raw), errTraining)
+		return nil, err
 	}
 	merged := filepath.Join(work, "merged.profdata")
-	if err := r.run(ctx, label, "merging", os.Environ(), profdata, append([]string{"merge", "-o", merged}, nonEmpty...)...); err != nil {
+	nonEmpty, err := t.mergeProfiles(ctx, raw, merged, profdata, label, tr.Trials)
+	if err != nil {
 		return nil, err
 	}
 	counted, total, err := profileCoverage(ctx, profdata, merged)
@@ -133,8 +108,61 @@ func (t *trainer) trainInstrumented(ctx context.Context, b *Build) (*profileInfo
 		return nil, err
 	}
 	keep = false
-	fmt.Fprintf(r.Stderr, "%s: %s from %d .profraw, %d requests; coverage %s\n", label, profRel, len(nonEmpty), tr.Requests, info.coverage())
+	fmt.Fprintf(r.Stderr, "%s: %s from %d .profraw, %d requests; coverage %s\n", label, profRel, nonEmpty, tr.Requests, info.coverage())
 	return info, nil
+}
+
+// runTraining runs b's training suite on the instrumented build from,
+// its profiles to work/raw and its run under work/results, and checks
+// that the run measured the training cases.
+func (t *trainer) runTraining(ctx context.Context, b, from *Build, work, label string) (*training, error) {
+	r := t.Runner
+	raw, results := filepath.Join(work, "raw"), filepath.Join(work, "results")
+	for _, d := range []string{raw, results} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(r.Stderr, "%s: running suite %s on %s (profiles to %s)\n", label, b.PGO.Training, from.Mode(), rel(r.Root, raw))
+	args := append([]string{"run", "--suite", b.PGO.Training, "--modes", from.Mode(), "--results", results,
+		"--name", "train", "--no-report", "--progress", "never"}, t.RunArgs...)
+	env := append(os.Environ(), "LLVM_PROFILE_FILE="+filepath.Join(raw, "%p-%m.profraw"))
+	// Training takes the machine's run lock like any run: it is not a
+	// measurement, but it would load the CPUs a measured run pins.
+	if err := r.run(ctx, label, "training", env, t.Wafbench, args...); err != nil {
+		return nil, fmt.Errorf("%w (kept %s): %w", err, rel(r.Root, work), errTraining)
+	}
+	runs, _ := filepath.Glob(filepath.Join(results, "*", "raw.jsonl"))
+	if len(runs) != 1 {
+		return nil, fmt.Errorf("%s: want one run directory with raw.jsonl under %s, found %d: %w", label, rel(r.Root, results), len(runs), errTraining)
+	}
+	tr, err := checkTraining(runs[0], t.Cases)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v (kept %s): %w", label, err, rel(r.Root, work), errTraining)
+	}
+	return tr, nil
+}
+
+// mergeProfiles merges the non-empty .profraw files in raw into merged
+// with profdata (llvm-profdata), wanting at least one per Envoy trial; it
+// returns how many it merged.
+func (t *trainer) mergeProfiles(ctx context.Context, raw, merged, profdata, label string, trials int) (int, error) {
+	r := t.Runner
+	profraws, _ := filepath.Glob(filepath.Join(raw, "*.profraw"))
+	var nonEmpty []string
+	for _, p := range profraws {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+			nonEmpty = append(nonEmpty, p)
+		}
+	}
+	if len(nonEmpty) < trials {
+		return 0, fmt.Errorf("%s: %d Envoy trial(s) but %d non-empty .profraw file(s) in %s: an Envoy that is killed instead of exiting cleanly writes no profile: %w",
+			label, trials, len(nonEmpty), rel(r.Root, raw), errTraining)
+	}
+	if err := r.run(ctx, label, "merging", os.Environ(), profdata, append([]string{"merge", "-o", merged}, nonEmpty...)...); err != nil {
+		return 0, err
+	}
+	return len(nonEmpty), nil
 }
 
 // trainGo asks the coraza script for a Go CPU profile (the contract's

@@ -51,65 +51,24 @@ func ReadProfile(path string) (*Profile, error) {
 // cost lines of one or more positions then the events; jump lines are
 // skipped.
 func ParseProfile(r io.Reader) (*Profile, error) {
-	p := &Profile{Self: map[Symbol]int64{}, Calls: map[Call]int64{}, Total: -1}
+	ps := &profileParser{
+		p:         &Profile{Self: map[Symbol]int64{}, Calls: map[Call]int64{}, Total: -1},
+		names:     map[string]map[string]string{},
+		positions: 1,
+		irCol:     -1,
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	names := map[string]map[string]string{} // "ob", "fl" or "fn" → id → name
-	name := func(kind, v string) string {
-		v = strings.TrimSpace(v)
-		if !strings.HasPrefix(v, "(") {
-			return v
-		}
-		end := strings.IndexByte(v, ')')
-		if end < 0 {
-			return v
-		}
-		id, rest := v[1:end], strings.TrimSpace(v[end+1:])
-		// Objects (ob=, cob=), files (fl=, fi=, fe=, cfi=) and functions
-		// (fn=, cfn=) each number their names.
-		if names[kind] == nil {
-			names[kind] = map[string]string{}
-		}
-		if rest != "" {
-			names[kind][id] = rest
-			return rest
-		}
-		return names[kind][id]
-	}
-	var (
-		positions = 1  // columns before the events
-		irCol     = -1 // column of Ir among the events
-		ob, fn    string
-		cob, cfn  string
-		inCall    bool // the next cost line is a call's inclusive cost
-		line      int
-	)
 	for sc.Scan() {
-		line++
+		ps.line++
 		s := sc.Text()
 		if s == "" || s[0] == '#' {
 			continue
 		}
 		c := s[0]
 		if (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '*' {
-			if irCol < 0 {
-				return nil, fmt.Errorf("line %d: cost before an events: line with Ir", line)
-			}
-			fields := strings.Fields(s)
-			var ir int64
-			if k := positions + irCol; k < len(fields) {
-				v, err := strconv.ParseInt(fields[k], 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("line %d: cost %q: %w", line, fields[k], err)
-				}
-				ir = v
-			} // a missing column is zero
-			me := Symbol{ob, fn}
-			if inCall {
-				p.Calls[Call{me, Symbol{cob, cfn}}] += ir
-				inCall, cob = false, ob // cob= names the next call's object only
-			} else {
-				p.Self[me] += ir
+			if err := ps.cost(s); err != nil {
+				return nil, err
 			}
 			continue
 		}
@@ -120,50 +79,118 @@ func ParseProfile(r io.Reader) (*Profile, error) {
 				continue
 			}
 		}
-		switch key {
-		case "ob":
-			ob = name("ob", val)
-			cob = ob
-		case "fl", "fi", "fe", "cfi", "cfl":
-			name("fl", val)
-		case "fn":
-			fn = name("fn", val)
-		case "cob":
-			cob = name("ob", val)
-		case "cfn":
-			cfn = name("fn", val)
-		case "calls":
-			inCall = true
-		case "jump", "jcnd":
-			// the jump's cost line follows; it is not a cost of the function
-			inCall = false
-		case "positions":
-			positions = len(strings.Fields(val))
-		case "events":
-			irCol = -1
-			for i, e := range strings.Fields(val) {
-				if e == "Ir" {
-					irCol = i
-				}
-			}
-			if irCol < 0 {
-				return nil, fmt.Errorf("line %d: events %q: no Ir", line, strings.TrimSpace(val))
-			}
-		case "totals":
-			n, err := strconv.ParseInt(strings.Fields(val + " x")[irCol], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: totals %q: %w", line, strings.TrimSpace(val), err)
-			}
-			p.Total = n
+		if err := ps.spec(key, val); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if p.Total < 0 {
+	if ps.p.Total < 0 {
 		return nil, fmt.Errorf("no totals line (not a complete callgrind dump?)")
 	}
-	return p, nil
+	return ps.p, nil
+}
+
+// profileParser is ParseProfile's state between lines.
+type profileParser struct {
+	p         *Profile
+	names     map[string]map[string]string // "ob", "fl" or "fn" → id → name
+	positions int                          // columns before the events
+	irCol     int                          // column of Ir among the events
+	ob, fn    string
+	cob, cfn  string
+	inCall    bool // the next cost line is a call's inclusive cost
+	line      int
+}
+
+// name resolves a compressed name "(id) name" or "(id)" of kind.
+func (ps *profileParser) name(kind, v string) string {
+	v = strings.TrimSpace(v)
+	if !strings.HasPrefix(v, "(") {
+		return v
+	}
+	end := strings.IndexByte(v, ')')
+	if end < 0 {
+		return v
+	}
+	id, rest := v[1:end], strings.TrimSpace(v[end+1:])
+	// Objects (ob=, cob=), files (fl=, fi=, fe=, cfi=) and functions
+	// (fn=, cfn=) each number their names.
+	if ps.names[kind] == nil {
+		ps.names[kind] = map[string]string{}
+	}
+	if rest != "" {
+		ps.names[kind][id] = rest
+		return rest
+	}
+	return ps.names[kind][id]
+}
+
+// cost adds a cost line's Ir to the current function's self cost, or to
+// the call the preceding calls= line announced.
+func (ps *profileParser) cost(s string) error {
+	if ps.irCol < 0 {
+		return fmt.Errorf("line %d: cost before an events: line with Ir", ps.line)
+	}
+	fields := strings.Fields(s)
+	var ir int64
+	if k := ps.positions + ps.irCol; k < len(fields) {
+		v, err := strconv.ParseInt(fields[k], 10, 64)
+		if err != nil {
+			return fmt.Errorf("line %d: cost %q: %w", ps.line, fields[k], err)
+		}
+		ir = v
+	} // a missing column is zero
+	me := Symbol{ps.ob, ps.fn}
+	if ps.inCall {
+		ps.p.Calls[Call{me, Symbol{ps.cob, ps.cfn}}] += ir
+		ps.inCall, ps.cob = false, ps.ob // cob= names the next call's object only
+	} else {
+		ps.p.Self[me] += ir
+	}
+	return nil
+}
+
+// spec applies a specification line key=val (or key: val).
+func (ps *profileParser) spec(key, val string) error {
+	switch key {
+	case "ob":
+		ps.ob = ps.name("ob", val)
+		ps.cob = ps.ob
+	case "fl", "fi", "fe", "cfi", "cfl":
+		ps.name("fl", val)
+	case "fn":
+		ps.fn = ps.name("fn", val)
+	case "cob":
+		ps.cob = ps.name("ob", val)
+	case "cfn":
+		ps.cfn = ps.name("fn", val)
+	case "calls":
+		ps.inCall = true
+	case "jump", "jcnd":
+		// the jump's cost line follows; it is not a cost of the function
+		ps.inCall = false
+	case "positions":
+		ps.positions = len(strings.Fields(val))
+	case "events":
+		ps.irCol = -1
+		for i, e := range strings.Fields(val) {
+			if e == "Ir" {
+				ps.irCol = i
+			}
+		}
+		if ps.irCol < 0 {
+			return fmt.Errorf("line %d: events %q: no Ir", ps.line, strings.TrimSpace(val))
+		}
+	case "totals":
+		n, err := strconv.ParseInt(strings.Fields(val + " x")[ps.irCol], 10, 64)
+		if err != nil {
+			return fmt.Errorf("line %d: totals %q: %w", ps.line, strings.TrimSpace(val), err)
+		}
+		ps.p.Total = n
+	}
+	return nil
 }
 
 // SelfSum is the sum of every function's self cost: Total, in a dump

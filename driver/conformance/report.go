@@ -223,24 +223,39 @@ func (r *run) disagreeAmong(ms []modeResult) []disagreement {
 // the disagreements and the builds' differences, and stale overrides.
 func (r *run) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# CRS regression suite (crs-test)\n\n%s: %d files, %d tests, %d stages", r.Suite, r.Files, r.Tests, r.Stages)
+	r.writeSummary(&b)
+	r.writeByRuleFile(&b)
+	r.writeTimes(&b)
+	r.writeDiff(&b, "Tests on which modes disagree", r.disagreements())
+	r.writeDiff(&b, "Tests on which a build differs from its engine's default", r.buildDifferences())
+	r.writeFailures(&b)
+	r.writeStale(&b)
+	return b.String()
+}
+
+// writeSummary writes the title, what ran and one row of counts per mode.
+func (r *run) writeSummary(b *strings.Builder) {
+	fmt.Fprintf(b, "# CRS regression suite (crs-test)\n\n%s: %d files, %d tests, %d stages", r.Suite, r.Files, r.Tests, r.Stages)
 	if r.Only != "" {
-		fmt.Fprintf(&b, " (only tests matching `%s`)", r.Only)
+		fmt.Fprintf(b, " (only tests matching `%s`)", r.Only)
 	}
-	fmt.Fprintf(&b, ". Configuration: `crs-test` (DetectionOnly, PL 4, CRS test settings, marker rule 999999); backend %s; overrides `%s`.\n\n", r.Backend, r.OverridesFile)
+	fmt.Fprintf(b, ". Configuration: `crs-test` (DetectionOnly, PL 4, CRS test settings, marker rule 999999); backend %s; overrides `%s`.\n\n", r.Backend, r.OverridesFile)
 	b.WriteString("| mode | host | engine | passed | failed | overridden (engine / envoy / host) | not run | pass rate | wall |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Modes {
 		c := m.Counts
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d (%d / %d / %d) | %d | %.1f%% | %.0f s |\n", m.Mode, m.Host, m.Engine,
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d (%d / %d / %d) | %d | %.1f%% | %.0f s |\n", m.Mode, m.Host, m.Engine,
 			c.Passed, c.Failed, c.Overridden, c.ByCause[causeEngine], c.ByCause[causeEnvoy], c.ByCause[causeHost], c.NotRun, 100*m.passRate(), m.WallSeconds)
 	}
 	for _, m := range r.Modes {
 		if m.Error != "" {
-			fmt.Fprintf(&b, "\n**%s did not finish**: %s\n", m.Mode, m.Error)
+			fmt.Fprintf(b, "\n**%s did not finish**: %s\n", m.Mode, m.Error)
 		}
 	}
 	b.WriteString("\nPass rate: passed ÷ tests run (an overridden test is not a pass: its reason is below).\n")
+}
 
+// writeByRuleFile writes each rule file's counts per mode.
+func (r *run) writeByRuleFile(b *strings.Builder) {
 	b.WriteString("\n## Per rule file (passed / failed / overridden)\n\n| rule file |")
 	for _, m := range r.Modes {
 		b.WriteString(" " + m.Mode + " |")
@@ -268,42 +283,50 @@ func (r *run) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+}
 
-	writeDiff := func(title string, ds []disagreement) {
-		fmt.Fprintf(&b, "\n## %s (%d tests)\n\n", title, len(ds))
-		if len(ds) == 0 {
-			b.WriteString("None.\n")
-			return
+// writeDiff writes a section listing tests whose outcomes differ, each
+// with the reasons of the overrides its outcomes name.
+func (r *run) writeDiff(b *strings.Builder, title string, ds []disagreement) {
+	fmt.Fprintf(b, "\n## %s (%d tests)\n\n", title, len(ds))
+	if len(ds) == 0 {
+		b.WriteString("None.\n")
+		return
+	}
+	b.WriteString("| test | outcomes | reasons |\n|---|---|---|\n")
+	for _, d := range ds {
+		var parts []string
+		for _, m := range r.Modes {
+			if o, ok := d.Outcomes[m.Mode]; ok {
+				parts = append(parts, m.Mode+": "+o)
+			}
 		}
-		b.WriteString("| test | outcomes | reasons |\n|---|---|---|\n")
-		for _, d := range ds {
-			var parts, reasons []string
-			for _, m := range r.Modes {
-				if o, ok := d.Outcomes[m.Mode]; ok {
-					parts = append(parts, m.Mode+": "+o)
-				}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", d.Test, strings.Join(parts, "; "), strings.Join(r.overrideReasons(d), " "))
+	}
+}
+
+// overrideReasons are the overrides d's outcomes name, each with its reason.
+func (r *run) overrideReasons(d disagreement) []string {
+	var reasons []string
+	for _, e := range r.Overrides {
+		for _, m := range r.Modes {
+			if o := d.Outcomes[m.Mode]; strings.Contains(o, "("+e.Name+")") && !slices.Contains(reasons, e.Name) {
+				reasons = append(reasons, e.Name)
 			}
-			for _, e := range r.Overrides {
-				for _, m := range r.Modes {
-					if o := d.Outcomes[m.Mode]; strings.Contains(o, "("+e.Name+")") && !slices.Contains(reasons, e.Name) {
-						reasons = append(reasons, e.Name)
-					}
-				}
-			}
-			for i, n := range reasons {
-				for _, e := range r.Overrides {
-					if e.Name == n {
-						reasons[i] = "**" + n + "**: " + oneLine(e.Reason)
-					}
-				}
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", d.Test, strings.Join(parts, "; "), strings.Join(reasons, " "))
 		}
 	}
-	r.writeTimes(&b)
-	writeDiff("Tests on which modes disagree", r.disagreements())
-	writeDiff("Tests on which a build differs from its engine's default", r.buildDifferences())
+	for i, n := range reasons {
+		for _, e := range r.Overrides {
+			if e.Name == n {
+				reasons[i] = "**" + n + "**: " + oneLine(e.Reason)
+			}
+		}
+	}
+	return reasons
+}
 
+// writeFailures lists every failed test that no override explains.
+func (r *run) writeFailures(b *strings.Builder) {
 	b.WriteString("\n## Unexplained failures\n\n")
 	n := 0
 	for _, m := range r.Modes {
@@ -313,25 +336,28 @@ func (r *run) Markdown() string {
 					b.WriteString("| mode | test | why |\n|---|---|---|\n")
 				}
 				n++
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", m.Mode, t.ID, strings.ReplaceAll(oneLine(t.Why), "|", "\\|"))
+				fmt.Fprintf(b, "| %s | %s | %s |\n", m.Mode, t.ID, strings.ReplaceAll(oneLine(t.Why), "|", "\\|"))
 			}
 		}
 	}
 	if n == 0 {
 		b.WriteString("None.\n")
 	}
+}
+
+// writeStale lists the overrides of tests that pass now.
+func (r *run) writeStale(b *strings.Builder) {
 	b.WriteString("\n## Stale overrides (the test passes now)\n\n")
-	n = 0
+	n := 0
 	for _, m := range r.Modes {
 		for _, s := range m.Stale {
 			n++
-			fmt.Fprintf(&b, "- %s: %s\n", m.Mode, s)
+			fmt.Fprintf(b, "- %s: %s\n", m.Mode, s)
 		}
 	}
 	if n == 0 {
 		b.WriteString("None.\n")
 	}
-	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

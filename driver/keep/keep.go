@@ -90,32 +90,48 @@ func Keep(src string, o Options) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(stage)
-	if err := copyTree(abs, stage); err != nil {
+	if err := leanCopy(src, abs, stage, root, o.Rerender); err != nil {
 		return "", err
 	}
-	if err := lean(stage, root); err != nil {
-		return "", fmt.Errorf("keep %s: %w", src, err)
+	return install(stage, dest, inPlace)
+}
+
+// leanCopy copies the run in abs (given as src) into stage, makes it lean
+// (paths under root made relative), renders its outputs (again, with
+// rerender) and checks that the copy rebuilds and holds no machine path.
+func leanCopy(src, abs, stage, root string, rerender bool) error {
+	if err := copyTree(abs, stage); err != nil {
+		return err
 	}
-	if o.Rerender { // outputs today's report no longer writes go
+	if err := lean(stage, root); err != nil {
+		return fmt.Errorf("keep %s: %w", src, err)
+	}
+	if rerender { // outputs today's report no longer writes go
 		outs, err := outputs(stage)
 		if err != nil {
-			return "", err
+			return err
 		}
 		for _, rel := range outs {
 			if err := os.Remove(filepath.Join(stage, rel)); err != nil {
-				return "", err
+				return err
 			}
 		}
 	}
 	if err := build(stage); err != nil {
-		return "", fmt.Errorf("keep %s: %w", src, err)
+		return fmt.Errorf("keep %s: %w", src, err)
 	}
 	if err := Rebuilds(stage); err != nil {
-		return "", fmt.Errorf("keep %s: the lean copy: %w", src, err)
+		return fmt.Errorf("keep %s: the lean copy: %w", src, err)
 	}
 	if err := checkPaths(stage); err != nil {
-		return "", fmt.Errorf("keep %s: %w", src, err)
+		return fmt.Errorf("keep %s: %w", src, err)
 	}
+	return nil
+}
+
+// install moves the finished stage to dest, replacing dest (the run kept
+// in place) only once stage is there.
+func install(stage, dest string, inPlace bool) (string, error) {
 	if inPlace {
 		old := stage + ".old"
 		if err := os.Rename(dest, old); err != nil {

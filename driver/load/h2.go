@@ -618,69 +618,9 @@ func (w *worker) handleFrame(f http2.Frame) kind {
 	h := w.h2
 	switch f := f.(type) {
 	case *http2.DataFrame:
-		n := int64(f.Header().Length) // padding counts against the windows too
-		if h.recvd += n; h.recvd >= h2ConnWindow/2 {
-			h.fr.WriteWindowUpdate(0, uint32(h.recvd))
-			h.recvd = 0
-		}
-		s := h.stream(f.StreamID)
-		if s == nil {
-			return kindOK // a stream we already closed (reset or timed out)
-		}
-		if f.StreamEnded() {
-			return w.finish(s)
-		}
-		if s.recvd += n; s.recvd >= h2StreamWindow/2 {
-			h.fr.WriteWindowUpdate(s.id, uint32(s.recvd))
-			s.recvd = 0
-		}
+		return w.handleData(f)
 	case *http2.HeadersFrame:
-		// Every header block is decoded, even of a closed stream: the
-		// server's HPACK table depends on it.
-		h.status = 0
-		h.dec.SetEmitEnabled(true)
-		// f is valid only until the next read (CONTINUATION frames).
-		id, endStream, ended := f.StreamID, f.StreamEnded(), f.HeadersEnded()
-		if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
-			return kindParse
-		}
-		for !ended {
-			w.blockingReads()
-			next, err := h.readFrame()
-			if err != nil {
-				return h2Kind(err)
-			}
-			c, ok := next.(*http2.ContinuationFrame)
-			if !ok { // the Framer checks the sequence; this is a safeguard
-				return kindParse
-			}
-			if _, err := h.dec.Write(c.HeaderBlockFragment()); err != nil {
-				return kindParse
-			}
-			ended = c.HeadersEnded()
-		}
-		if err := h.dec.Close(); err != nil {
-			return kindParse
-		}
-		s := h.stream(id)
-		if s == nil {
-			return kindOK
-		}
-		if s.status == 0 { // response headers, not trailers
-			switch {
-			case h.status == 0:
-				return kindParse // no valid :status
-			case h.status < 200:
-				if endStream {
-					return kindParse
-				}
-				return kindOK // 100 Continue, 103 Early Hints: the real one follows
-			}
-			s.status = h.status
-		}
-		if endStream {
-			return w.finish(s)
-		}
+		return w.handleHeaders(f)
 	case *http2.RSTStreamFrame:
 		if s := h.stream(f.StreamID); s != nil {
 			w.count(s.class, kindReset, w.t.since())
@@ -705,22 +645,103 @@ func (w *worker) handleFrame(f http2.Frame) kind {
 			h.fr.WritePing(true, f.Data)
 		}
 	case *http2.GoAwayFrame:
-		// Streams above the last one the server will process are lost;
-		// the others finish, then the worker opens a new connection.
-		// The GOAWAY itself counts once as "closed", as a "Connection:
-		// close" does over HTTP/1.1.
-		w.count(int(w.t.seq[w.pos%len(w.t.seq)]), kindClosed, w.t.since())
-		h.goAway = true
-		for i := range h.streams {
-			if s := &h.streams[i]; s.id != 0 && s.id > f.LastStreamID {
-				w.count(s.class, kindClosed, w.t.since())
-				h.close(s)
-			}
-		}
+		w.handleGoAway(f)
 	case *http2.PushPromiseFrame:
 		return kindParse // SETTINGS_ENABLE_PUSH is 0
 	}
 	return kindOK
+}
+
+// handleData returns flow-control credit for a DATA frame and finishes its
+// stream when the frame ends it.
+func (w *worker) handleData(f *http2.DataFrame) kind {
+	h := w.h2
+	n := int64(f.Header().Length) // padding counts against the windows too
+	if h.recvd += n; h.recvd >= h2ConnWindow/2 {
+		h.fr.WriteWindowUpdate(0, uint32(h.recvd))
+		h.recvd = 0
+	}
+	s := h.stream(f.StreamID)
+	if s == nil {
+		return kindOK // a stream we already closed (reset or timed out)
+	}
+	if f.StreamEnded() {
+		return w.finish(s)
+	}
+	if s.recvd += n; s.recvd >= h2StreamWindow/2 {
+		h.fr.WriteWindowUpdate(s.id, uint32(s.recvd))
+		s.recvd = 0
+	}
+	return kindOK
+}
+
+// handleHeaders decodes a header block (with its CONTINUATION frames) and
+// takes the response status from it.
+func (w *worker) handleHeaders(f *http2.HeadersFrame) kind {
+	h := w.h2
+	// Every header block is decoded, even of a closed stream: the
+	// server's HPACK table depends on it.
+	h.status = 0
+	h.dec.SetEmitEnabled(true)
+	// f is valid only until the next read (CONTINUATION frames).
+	id, endStream, ended := f.StreamID, f.StreamEnded(), f.HeadersEnded()
+	if _, err := h.dec.Write(f.HeaderBlockFragment()); err != nil {
+		return kindParse
+	}
+	for !ended {
+		w.blockingReads()
+		next, err := h.readFrame()
+		if err != nil {
+			return h2Kind(err)
+		}
+		c, ok := next.(*http2.ContinuationFrame)
+		if !ok { // the Framer checks the sequence; this is a safeguard
+			return kindParse
+		}
+		if _, err := h.dec.Write(c.HeaderBlockFragment()); err != nil {
+			return kindParse
+		}
+		ended = c.HeadersEnded()
+	}
+	if err := h.dec.Close(); err != nil {
+		return kindParse
+	}
+	s := h.stream(id)
+	if s == nil {
+		return kindOK
+	}
+	if s.status == 0 { // response headers, not trailers
+		switch {
+		case h.status == 0:
+			return kindParse // no valid :status
+		case h.status < 200:
+			if endStream {
+				return kindParse
+			}
+			return kindOK // 100 Continue, 103 Early Hints: the real one follows
+		}
+		s.status = h.status
+	}
+	if endStream {
+		return w.finish(s)
+	}
+	return kindOK
+}
+
+// handleGoAway loses the streams above the last one the server will
+// process; the others finish, then the worker opens a new connection. The
+// GOAWAY itself counts once as "closed", as a "Connection: close" does over
+// HTTP/1.1.
+func (w *worker) handleGoAway(f *http2.GoAwayFrame) {
+	h := w.h2
+	w.count(int(w.t.seq[w.pos%len(w.t.seq)]), kindClosed, w.t.since())
+	h.goAway = true
+	for i := range h.streams {
+		if s := &h.streams[i]; s.id != 0 && s.id > f.LastStreamID {
+			w.count(s.class, kindClosed, w.t.since())
+			h.close(s)
+		}
+	}
 }
 
 // finish accounts for a stream whose response ended.

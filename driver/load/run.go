@@ -45,6 +45,7 @@ type trial struct {
 	capAt   atomic.Int64 // offset at which MaxRequests was reached
 	capOnce sync.Once
 	capped  chan struct{}
+	running sync.WaitGroup // the workers' goroutines
 }
 
 // Run drives one trial: it opens opts.Conns connections to opts.Target (a
@@ -80,17 +81,9 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	if err != nil {
 		return nil, err
 	}
-
-	workers := make([]*worker, opts.Conns)
-	for i := range workers {
-		c, sock, err := t.dial()
-		if err != nil {
-			for _, w := range workers[:i] {
-				w.close()
-			}
-			return nil, fmt.Errorf("connect %s: %w", opts.Target, dialCause(err))
-		}
-		workers[i] = newWorker(t, i, c, sock)
+	workers, err := t.dialWorkers()
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		for _, w := range workers {
@@ -98,6 +91,49 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 		}
 	}()
 
+	res := t.measureWindow(ctx, workers)
+	// Workers stop by themselves at wEnd; wake those blocked in I/O or in
+	// their pacer after a cap or cancel.
+	t.stop.Store(true)
+	cancel()
+	for _, w := range workers {
+		w.interrupt()
+	}
+	t.running.Wait()
+
+	res.Elapsed = min(max(res.Elapsed, 0), opts.Duration)
+	collect(res, t, workers)
+	if mix {
+		res.Classes = collectClasses(classes, workers)
+	}
+	if res.Interrupted {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// dialWorkers opens the trial's connections, one worker each; on a failure
+// it closes those already open.
+func (t *trial) dialWorkers() ([]*worker, error) {
+	workers := make([]*worker, t.opts.Conns)
+	for i := range workers {
+		c, sock, err := t.dial()
+		if err != nil {
+			for _, w := range workers[:i] {
+				w.close()
+			}
+			return nil, fmt.Errorf("connect %s: %w", t.opts.Target, dialCause(err))
+		}
+		workers[i] = newWorker(t, i, c, sock)
+	}
+	return workers, nil
+}
+
+// measureWindow starts the workers and waits out warmup and the measured
+// window (or a cap, or ctx's end), returning the Result's window fields.
+// The workers are still running when it returns.
+func (t *trial) measureWindow(ctx context.Context, workers []*worker) *Result {
+	opts := t.opts
 	// Without a warmup the window opens before the first request: the
 	// caller's OnWarmupEnd (a procfs sample of the target) runs before any
 	// worker starts, so no measured request can complete before it. Were
@@ -116,22 +152,15 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 	t.base = time.Now()
 	t.wStart = opts.Warmup
 	t.wEnd = opts.Warmup + opts.Duration
-	var wg sync.WaitGroup
 	for _, w := range workers {
-		wg.Add(1)
+		t.running.Add(1)
 		go func() {
-			defer wg.Done()
+			defer t.running.Done()
 			w.run()
 		}()
 	}
 
-	res := &Result{RateRequested: opts.Rate}
-	if opts.Rate > 0 {
-		res.Arrival, _ = ParseArrival(string(opts.Arrival))
-		if res.Arrival == ArrivalPoisson {
-			res.Seed = opts.Seed
-		}
-	}
+	res := newResult(opts)
 	timer := time.NewTimer(opts.Warmup)
 	defer timer.Stop()
 	select {
@@ -144,15 +173,7 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 			opts.OnWarmupEnd()
 		}
 		timer.Reset(time.Until(t.base.Add(t.wEnd)))
-		select {
-		case <-timer.C:
-			res.Elapsed = time.Since(t.base) - t.wStart
-		case <-t.capped:
-			res.Elapsed = time.Duration(t.capAt.Load()) - t.wStart
-		case <-ctx.Done():
-			res.Elapsed = time.Since(t.base) - t.wStart
-			res.Interrupted = true
-		}
+		t.awaitWindowEnd(ctx, res, timer)
 		res.ClientCPU = processCPU() - cpu0
 		if !res.Interrupted && opts.OnMeasureEnd != nil {
 			opts.OnMeasureEnd()
@@ -171,24 +192,33 @@ func run(ctx context.Context, opts Options, classes []Class, mix bool) (*Result,
 			}
 		}
 	}
-	// Workers stop by themselves at wEnd; wake those blocked in I/O or in
-	// their pacer after a cap or cancel.
-	t.stop.Store(true)
-	cancel()
-	for _, w := range workers {
-		w.interrupt()
-	}
-	wg.Wait()
+	return res
+}
 
-	res.Elapsed = min(max(res.Elapsed, 0), opts.Duration)
-	collect(res, t, workers)
-	if mix {
-		res.Classes = collectClasses(classes, workers)
+// newResult is a Result holding what opts requested.
+func newResult(opts Options) *Result {
+	res := &Result{RateRequested: opts.Rate}
+	if opts.Rate > 0 {
+		res.Arrival, _ = ParseArrival(string(opts.Arrival))
+		if res.Arrival == ArrivalPoisson {
+			res.Seed = opts.Seed
+		}
 	}
-	if res.Interrupted {
-		return res, ctx.Err()
+	return res
+}
+
+// awaitWindowEnd waits for the measured window to end by its timer, by
+// MaxRequests or by ctx, and sets res.Elapsed (and Interrupted).
+func (t *trial) awaitWindowEnd(ctx context.Context, res *Result, timer *time.Timer) {
+	select {
+	case <-timer.C:
+		res.Elapsed = time.Since(t.base) - t.wStart
+	case <-t.capped:
+		res.Elapsed = time.Duration(t.capAt.Load()) - t.wStart
+	case <-ctx.Done():
+		res.Elapsed = time.Since(t.base) - t.wStart
+		res.Interrupted = true
 	}
-	return res, nil
 }
 
 // newTrial is the shared state of a run's workers, before any connects.

@@ -174,6 +174,33 @@ func (w *Workload) expand() ([]Workload, error) {
 		param, rng = k, v
 	}
 	written := "[" + joinValues(rng) + "]"
+	vals, err := sweepValues(where, param, rng, written)
+	if err != nil {
+		return nil, err
+	}
+	if param == ParamConns {
+		if len(w.Conns) > 0 {
+			return nil, fmt.Errorf("%s: sweep conns: give conns either as the sweep or as conns, not both", where)
+		}
+		if vals[0] < 1 || vals[len(vals)-1] > load.MaxConns {
+			return nil, fmt.Errorf("%s: sweep conns: range %s: want 1..%d", where, written, load.MaxConns)
+		}
+		out := *w
+		out.Sweep = nil
+		for _, v := range vals {
+			out.Conns = append(out.Conns, int(v))
+		}
+		return []Workload{out}, nil
+	}
+	if err := w.checkSweep(where, param, vals, written); err != nil {
+		return nil, err
+	}
+	return w.sweepPoints(param, rng, vals), nil
+}
+
+// sweepValues parses the range rng (as written) of the sweep of param,
+// which must be non-empty and increasing.
+func sweepValues(where, param string, rng []value, written string) ([]float64, error) {
 	if len(rng) == 0 {
 		return nil, fmt.Errorf("%s: sweep %s: range %s is empty", where, param, written)
 	}
@@ -191,43 +218,40 @@ func (w *Workload) expand() ([]Workload, error) {
 		}
 		vals[i] = f
 	}
+	return vals, nil
+}
+
+// checkSweep checks that w has what a sweep of param over vals varies.
+func (w *Workload) checkSweep(where, param string, vals []float64, written string) error {
 	switch param {
-	case ParamConns:
-		if len(w.Conns) > 0 {
-			return nil, fmt.Errorf("%s: sweep conns: give conns either as the sweep or as conns, not both", where)
-		}
-		if vals[0] < 1 || vals[len(vals)-1] > load.MaxConns {
-			return nil, fmt.Errorf("%s: sweep conns: range %s: want 1..%d", where, written, load.MaxConns)
-		}
-		out := *w
-		out.Sweep = nil
-		for _, v := range vals {
-			out.Conns = append(out.Conns, int(v))
-		}
-		return []Workload{out}, nil
 	case ParamSize:
 		if w.Body == nil || (w.Body.Shape == "" && w.Body.Fill == "") {
-			return nil, fmt.Errorf("%s: sweep body.size: want a body with a shape or a fill", where)
+			return fmt.Errorf("%s: sweep body.size: want a body with a shape or a fill", where)
 		}
 	case ParamArgs:
 		if w.Body == nil || w.Body.Shape != shapeForm {
-			return nil, fmt.Errorf("%s: sweep args: want body.shape %s", where, shapeForm)
+			return fmt.Errorf("%s: sweep args: want body.shape %s", where, shapeForm)
 		}
 		if vals[0] < 1 {
-			return nil, fmt.Errorf("%s: sweep args: range %s: want ≥ 1 fields", where, written)
+			return fmt.Errorf("%s: sweep args: range %s: want ≥ 1 fields", where, written)
 		}
 	case paramN:
 		if w.Generate == nil {
-			return nil, fmt.Errorf("%s: sweep generate.size: want a generate input", where)
+			return fmt.Errorf("%s: sweep generate.size: want a generate input", where)
 		}
 	case ParamLoad:
 		if w.CapacityFrom == "" && w.Capacity <= 0 {
-			return nil, fmt.Errorf("%s: sweep load: range %s needs a capacity figure: capacity_from (a closed-loop workload run earlier in the suite) or capacity (req/s)", where, written)
+			return fmt.Errorf("%s: sweep load: range %s needs a capacity figure: capacity_from (a closed-loop workload run earlier in the suite) or capacity (req/s)", where, written)
 		}
 		if vals[0] <= 0 || vals[len(vals)-1] > maxLoadFraction {
-			return nil, fmt.Errorf("%s: sweep load: range %s: want percentages in (0%%, %g%%]", where, written, maxLoadFraction*100)
+			return fmt.Errorf("%s: sweep load: range %s: want percentages in (0%%, %g%%]", where, written, maxLoadFraction*100)
 		}
 	}
+	return nil
+}
+
+// sweepPoints are w's workloads at each value of its sweep of param.
+func (w *Workload) sweepPoints(param string, rng []value, vals []float64) []Workload {
 	var out []Workload
 	for i, v := range vals {
 		p := *w
@@ -253,7 +277,7 @@ func (w *Workload) expand() ([]Workload, error) {
 		p.Point = &point{Base: w.Name, Param: param, Value: v, Label: label}
 		out = append(out, p)
 	}
-	return out, nil
+	return out
 }
 
 func joinValues(vs []value) string {

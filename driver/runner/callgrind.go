@@ -30,7 +30,7 @@ type Callgrind struct {
 // record's) and, when a meter wraps the module, a second window of as many
 // requests with the module's hooks excluded; the two windows' dumps, function
 // by function, give the account of the hooks' instructions.
-func (w *measuredWindow) countInstructions(req load.Request) {
+func (w *measuredWindow) countInstructions() {
 	cg, p, rec := w.cfg.Callgrind, w.p, w.rec
 	if p.Callgrind == nil {
 		rec.Error = fmt.Sprintf("--callgrind: %s did not start under callgrind", w.cfg.hostOf(w.tr.Mode).Title())
@@ -41,14 +41,14 @@ func (w *measuredWindow) countInstructions(req load.Request) {
 	opts := load.Options{Target: p.Addr, Conns: 1, Duration: cg.Bound, MaxRequests: cg.Warmup, Timeout: w.cfg.Timeout,
 		Downstream: w.cfg.Downstream, TLS: w.cfg.clientTLS, Streams: w.cfg.Streams}
 	if cg.Warmup > 0 {
-		res, err := w.drive(opts, req)
+		res, err := w.drive(opts)
 		if err = counted(res, err, cg.Warmup, "warm-up"); err != nil {
 			rec.Error = err.Error()
 			return
 		}
 	}
 	var whole, outside *callgrind.Profile
-	res, err := w.count(opts, req, false, &whole)
+	res, err := w.count(opts, false, &whole)
 	if whole != nil {
 		in.Envoy = whole.Total
 	}
@@ -60,7 +60,7 @@ func (w *measuredWindow) countInstructions(req load.Request) {
 		return
 	}
 	if p.Meter != nil {
-		res, err := w.count(opts, req, true, &outside)
+		res, err := w.count(opts, true, &outside)
 		if err == nil {
 			err = p.Meter.ExcludeHooks(false)
 		}
@@ -78,7 +78,7 @@ func (w *measuredWindow) countInstructions(req load.Request) {
 // the first and dumped after the last into *prof, the meter excluding the
 // hooks or not. The first window (excludeHooks false) is the record's: it
 // is sampled from procfs and its affinity checked at both edges.
-func (w *measuredWindow) count(opts load.Options, req load.Request, excludeHooks bool, prof **callgrind.Profile) (*load.Result, error) {
+func (w *measuredWindow) count(opts load.Options, excludeHooks bool, prof **callgrind.Profile) (*load.Result, error) {
 	p := w.p
 	if p.Meter != nil {
 		if err := p.Meter.ExcludeHooks(excludeHooks); err != nil {
@@ -111,7 +111,7 @@ func (w *measuredWindow) count(opts load.Options, req load.Request, excludeHooks
 			w.end()
 		}
 	}
-	res, err := w.drive(opts, req)
+	res, err := w.drive(opts)
 	if err == nil {
 		err = cgErr
 	}

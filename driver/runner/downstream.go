@@ -38,7 +38,7 @@ func CheckDownstream(p downstream.Protocol, ms []modes.Mode, cases []profile.Cas
 
 // prepareDownstream checks that every trial can run over cfg.Downstream
 // (CheckDownstream) and makes the run's certificate for a TLS protocol.
-func (cfg *Config) prepareDownstream() error {
+func (cfg *runner) prepareDownstream() error {
 	ms := make([]modes.Mode, len(cfg.Trials))
 	for i, tr := range cfg.Trials {
 		ms[i] = cfg.Modes[tr.Mode]
@@ -67,7 +67,7 @@ type client struct {
 
 // client is the trials' client (run --downstream); under callgrind its
 // preflight requests may take as long as the run's timeout.
-func (cfg *Config) client() client {
+func (cfg *runner) client() client {
 	c := client{downstream: cfg.Downstream, tls: cfg.clientTLS}
 	if cfg.Callgrind != nil {
 		c.timeout = cfg.Timeout
@@ -85,7 +85,7 @@ func (c client) requestTimeout() time.Duration {
 
 // downstreamStack is st serving cfg's downstream protocol, with the run's
 // certificate over TLS.
-func (cfg *Config) downstreamStack(st hosts.Stack) hosts.Stack {
+func (cfg *runner) downstreamStack(st hosts.Stack) hosts.Stack {
 	st.Downstream = cfg.Downstream
 	if cfg.cert != nil {
 		st.CertFile, st.KeyFile = cfg.cert.CertFile, cfg.cert.KeyFile

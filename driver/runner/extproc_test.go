@@ -79,13 +79,14 @@ func externalRun(t *testing.T, mode string, caseKeys []string, fault func(t *tes
 		Modes: map[string]modes.Mode{mode: m},
 	}
 	var once sync.Once
+	var hooks testHooks
 	if fault != nil {
-		cfg.onWindowStart = func(p *proxy, _ *Upstream) { once.Do(func() { fault(t, p) }) }
+		hooks.onWindowStart = func(p *proxy, _ *Upstream) { once.Do(func() { fault(t, p) }) }
 	}
 	if err := cpu.PinSelf(online); err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := Run(context.Background(), cfg)
+	recs, _ := runAll(context.Background(), &runner{Config: cfg, testHooks: hooks})
 	return recs, errs.String()
 }
 

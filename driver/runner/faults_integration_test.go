@@ -174,7 +174,8 @@ func passthroughRun(t *testing.T, prepare func(dir string), selfOverride func(t 
 	if prepare != nil {
 		prepare(cfg.Dir)
 	}
-	cfg.onWindowStart = func(p *proxy, up *Upstream) {
+	var hooks testHooks
+	hooks.onWindowStart = func(p *proxy, up *Upstream) {
 		mu.Lock()
 		defer mu.Unlock()
 		windows++
@@ -186,6 +187,6 @@ func passthroughRun(t *testing.T, prepare func(dir string), selfOverride func(t 
 	if err := cpu.PinSelf(online); err != nil {
 		t.Fatal(err)
 	}
-	recs, runErr = Run(context.Background(), cfg)
+	recs, runErr = runAll(context.Background(), &runner{Config: cfg, testHooks: hooks})
 	return recs, windows, runErr, errs.String()
 }

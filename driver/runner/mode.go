@@ -12,7 +12,7 @@ import (
 // mode at a time the way a trial does, for callers that send their own
 // requests (the request matrix) instead of a workload.
 type Session struct {
-	cfg *Config
+	cfg *runner
 	up  *Upstream
 	tmp string
 }
@@ -20,7 +20,8 @@ type Session struct {
 // Open starts cfg's upstream, as Run does, with a fresh temporary directory
 // for process work files. cfg.Dir must exist: each mode's configuration and
 // log are written there, as for a trial.
-func Open(ctx context.Context, cfg *Config) (*Session, error) {
+func Open(ctx context.Context, given *Config) (*Session, error) {
+	cfg := &runner{Config: given}
 	tmp, err := os.MkdirTemp("", "wafbench-session-")
 	if err != nil {
 		return nil, err
@@ -71,9 +72,9 @@ func (s *Session) Start(ctx context.Context, mode, tag string) (*host, error) {
 	if !ok {
 		return nil, fmt.Errorf("mode %s: not resolved in the run's modes", mode)
 	}
-	h1 := *s.cfg
+	h1 := *s.cfg.Config
 	h1.Downstream = "" // a session's clients (matrix, crs-test) speak plain HTTP/1.1
-	p, err := startProxy(ctx, &h1, mode, s.up.Addr, s.tmp, tag)
+	p, err := startProxy(ctx, &runner{Config: &h1}, mode, s.up.Addr, s.tmp, tag)
 	if err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", mode, s.cfg.processName(mode), err)
 	}

@@ -57,7 +57,7 @@ func TestPreflightCaddy(t *testing.T) {
 		t.Helper()
 		cfg := &Config{Dir: t.TempDir(), Envoy: EnvoySpec{RulesFile: rules, Concurrency: concurrency},
 			Modes: map[string]modes.Mode{mode.String(): mode}}
-		p, err := startProxy(ctx, cfg, mode.String(), ln.Addr().String(), t.TempDir(), "t01")
+		p, err := startProxy(ctx, &runner{Config: cfg}, mode.String(), ln.Addr().String(), t.TempDir(), "t01")
 		if err != nil {
 			t.Fatal(err)
 		}

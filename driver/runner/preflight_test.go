@@ -64,7 +64,7 @@ func TestPreflightRefusesWhatDoesNotEnforce(t *testing.T) {
 		}
 		cfg := &Config{Dir: t.TempDir(), Envoy: EnvoySpec{Binary: bin, Concurrency: 1, ModuleDir: moduleDir, RulesFile: rules},
 			Modes: map[string]modes.Mode{mode.String(): mode}}
-		p, err := startProxy(ctx, cfg, mode.String(), up, tmp, strings.ReplaceAll(t.Name(), "/", "_"))
+		p, err := startProxy(ctx, &runner{Config: cfg}, mode.String(), up, tmp, strings.ReplaceAll(t.Name(), "/", "_"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,18 +87,31 @@ type Config struct {
 	// instructions over a fixed number of requests instead of timing a
 	// window (Envoy.Callgrind starts Envoy under callgrind).
 	Callgrind *Callgrind
+}
 
-	// onWindowStart, when set (tests), runs as each measured window starts,
-	// after the procfs sample: where a test injects a fault.
+// runner is one run of a Config: the Config as given, and what the run
+// learns as it goes, which the Config does not hold.
+type runner struct {
+	*Config
+	cert      *downstream.Cert   // the run's certificate (TLS downstreams)
+	clientTLS *tls.Config        // the load engine's TLS configuration trusting cert
+	writeErr  error              // first failure to append to raw.jsonl (see failTrial)
+	capacity  map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
+	// steps remembers, per mode and case, the sweep step a max-rate search
+	// gave, for a later repeat that sweeps first. Trials run one at a time.
+	steps map[string]float64
+	testHooks
+}
+
+// testHooks are what a test puts into a run; zero in every other run.
+type testHooks struct {
+	// onWindowStart, when set, runs as each measured window starts, after
+	// the procfs sample: where a test injects a fault.
 	onWindowStart func(p *proxy, up *Upstream)
-	// seriesFrom and slotEvery replace, when set (tests), the shortest
-	// window sampled over time (result.RSSSeriesMin) and its latency slot
+	// seriesFrom and slotEvery replace, when set, the shortest window
+	// sampled over time (result.RSSSeriesMin) and its latency slot
 	// (result.LatencySlotEvery).
 	seriesFrom, slotEvery time.Duration
-	cert                  *downstream.Cert   // the run's certificate (TLS downstreams)
-	clientTLS             *tls.Config        // the load engine's TLS configuration trusting cert
-	writeErr              error              // first failure to append to raw.jsonl (see failTrial)
-	capacity              map[string]float64 // closed-loop req/s by capacityKey, for rate sweeps
 }
 
 // errTrialsFailed reports that some trials failed but the run finished.
@@ -106,7 +119,12 @@ var errTrialsFailed = errors.New("some trials failed")
 
 // Run executes every trial of cfg and appends records to cfg.Dir. It returns
 // ctx.Err() when interrupted; every finished record is already on disk.
-func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
+func Run(ctx context.Context, cfg *Config) ([]result.Record, error) {
+	return runAll(ctx, &runner{Config: cfg})
+}
+
+// runAll is Run of the run cfg.
+func runAll(ctx context.Context, cfg *runner) (recs []result.Record, err error) {
 	defer cfg.Progress.Done()
 	tmp, err := os.MkdirTemp("", "wafbench-run-")
 	if err != nil {
@@ -168,7 +186,7 @@ func Run(ctx context.Context, cfg *Config) (recs []result.Record, err error) {
 	return recs, nil
 }
 
-func runTrial(ctx context.Context, cfg *Config, tr plan.Trial, up *Upstream, tmp string) ([]result.Record, error) {
+func runTrial(ctx context.Context, cfg *runner, tr plan.Trial, up *Upstream, tmp string) ([]result.Record, error) {
 	tag := fmt.Sprintf("t%02d-r%d-%s", tr.Index, tr.Repeat, strings.ReplaceAll(tr.Mode, "@", "_"))
 	if len(tr.Cases) == 1 {
 		tag += "-" + strings.ReplaceAll(cfg.Cases[tr.Cases[0]].Key(), "@", "-c")
@@ -253,7 +271,7 @@ func (cfg *Config) hostOf(mode string) hosts.Host { return all.Of(cfg.Modes[mode
 func (cfg *Config) processName(mode string) string { return cfg.hostOf(mode).ProcessName() }
 
 // startProxy starts the host of mode as a trial runs it.
-func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
+func startProxy(ctx context.Context, cfg *runner, mode, upstreamAddr, tmp, tag string) (*proxy, error) {
 	st := cfg.downstreamStack(cfg.Envoy)
 	if cfg.Conformance {
 		st.MatchLog, st.InspectResponse = true, true
@@ -265,78 +283,20 @@ func startProxy(ctx context.Context, cfg *Config, mode, upstreamAddr, tmp, tag s
 	return all.Of(m).Start(ctx, m, st, hosts.Where{UpstreamAddr: upstreamAddr, Dir: cfg.Dir, TmpDir: tmp, Tag: tag})
 }
 
-// measure runs case c of trial tr against p: the max-rate search when the
-// run has one, then the measured window with Envoy sampled around it.
-func measure(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
+// measure runs case c of trial tr against p: its record as the trial
+// intends it, filled by the one strategy that measures the case.
+func measure(ctx context.Context, cfg *runner, tr plan.Trial, c profile.Case, p *proxy, up *Upstream) result.Record {
 	rate, capacity, rateErr := caseRate(cfg, tr, c)
 	rec := newRecord(cfg, tr, c, rate, capacity)
 	rec.Sidecar = sidecarRecord(cfg.Modes[tr.Mode], p.Sidecar)
-	if c.Workload.Slow != nil {
-		measureSlow(ctx, cfg, tr, c, p, up, &rec)
-		return rec
-	}
-	if cfg.MaxRate != nil && rateErr == nil {
-		found, ok := searchRate(ctx, cfg, tr, c, p, &rec)
-		if !ok {
-			return rec
-		}
-		rate = found
-	}
-	connMode := c.Workload.ConnModeIn(cfg.ConnMode)
-	recordLoadModel(&rec, cfg, rate, connMode)
-	if rateErr != nil {
-		rec.Error = rateErr.Error()
-		return rec
-	}
-	w := &measuredWindow{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rec: &rec, window: c.Window(cfg.Duration), timeout: cfg.Timeout,
-		perfData: filepath.Join(cfg.Dir, "perf", fmt.Sprintf("t%02d-%s-%s-c%d.data", tr.Index, tr.Mode, c.Workload.Name, c.Conns))}
-	if cfg.PerfFreqHz > 0 {
-		if err := os.MkdirAll(filepath.Dir(w.perfData), 0o755); err != nil {
-			rec.Error = err.Error()
-			return rec
-		}
-	}
-	var req load.Request
-	if !c.Workload.IsMix() {
-		req = buildRequest(cfg.Set, c, tr.Mode)
-		rec.RequestBytes = len(req.Raw)
-		if c.Workload.MeasureVerdict {
-			if c.Workload.MinResponses > 0 {
-				// An input that costs seconds: wait for it up to the
-				// workload's bound, and stretch the window to hold a
-				// few responses.
-				w.timeout = max(cfg.Timeout, time.Duration(c.Workload.MaxWindow))
-			}
-			took, err := probeVerdict(ctx, p.Addr, w.timeout, &req, &rec)
-			if err != nil {
-				rec.Error = err.Error()
-				return rec
-			}
-			w.window = c.Stretched(cfg.Duration, took)
-		}
-	}
-	if cfg.Callgrind != nil {
-		w.countInstructions(req)
-		fillCPU(&rec, w.before, w.after)
-		return rec
-	}
-	res, err := w.drive(w.options(rate, connMode), req)
-	stopAttacks(w.atk, &rec) // when the window did not end normally
-	if res != nil {
-		fillLoad(&rec, res)
-		fillClasses(&rec, res)
-	}
-	w.stopPerf()
-	w.check("end")
-	w.judge(res, err)
-	fillCPU(&rec, w.before, w.after)
-	fillSidecar(&rec, w.sidecarBefore, w.sidecarAfter)
+	cr := &caseRun{ctx: ctx, cfg: cfg, tr: tr, c: c, p: p, up: up, rate: rate}
+	strategyFor(cfg, c, rateErr).measure(cr, &rec)
 	return rec
 }
 
 // newRecord is the record of case c in trial tr before anything is
 // measured: what the trial intends.
-func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float64) result.Record {
+func newRecord(cfg *runner, tr plan.Trial, c profile.Case, rate, capacity float64) result.Record {
 	rec := result.Record{
 		Case: result.Case{
 			Trial: tr.Index, Repeat: tr.Repeat, Position: tr.Position, Mode: tr.Mode,
@@ -360,7 +320,7 @@ func newRecord(cfg *Config, tr plan.Trial, c profile.Case, rate, capacity float6
 // searchRate runs the max-rate search of case c and records it in rec. It
 // returns the rate found, or false when the search ended the record
 // (interrupted, failed, or no rate met the objective).
-func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, rec *result.Record) (float64, bool) {
+func searchRate(ctx context.Context, cfg *runner, tr plan.Trial, c profile.Case, p *proxy, rec *result.Record) (float64, bool) {
 	found, err := searchCase(ctx, cfg, c, p, tr.Mode, tr.Repeat)
 	rec.MaxRate = found
 	switch {
@@ -381,7 +341,7 @@ func searchRate(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case,
 
 // recordLoadModel records the load model of a window at rate (0 = closed
 // loop) with connMode.
-func recordLoadModel(rec *result.Record, cfg *Config, rate float64, connMode load.ConnMode) {
+func recordLoadModel(rec *result.Record, cfg *runner, rate float64, connMode load.ConnMode) {
 	if rate > 0 {
 		rec.Load = "open"
 		a, _ := load.ParseArrival(string(cfg.Arrival))
@@ -400,7 +360,7 @@ func recordLoadModel(rec *result.Record, cfg *Config, rate float64, connMode loa
 // and the first error any of them met.
 type measuredWindow struct {
 	ctx           context.Context
-	cfg           *Config
+	cfg           *runner
 	tr            plan.Trial
 	c             profile.Case
 	p             *proxy
@@ -415,6 +375,10 @@ type measuredWindow struct {
 	perfData                    string
 	atk                         *verdict.Stream
 	rss                         *rssSampler
+	src                         loadSource    // what the window sends
+	req                         load.Request  // a single-request source's request
+	connMode                    load.ConnMode // the case's connection mode
+	perfHz                      int           // > 0: perf records the proxy over the window at this rate
 	// window and timeout are the measured window and the per-request
 	// timeout: the run's, the workload's max_window, or stretched for an
 	// input that costs seconds (profile.Case.Stretched).
@@ -485,9 +449,9 @@ func (w *measuredWindow) start() {
 	if cfg.onWindowStart != nil {
 		cfg.onWindowStart(p, w.up)
 	}
-	if cfg.PerfFreqHz > 0 && p.PID != 0 {
+	if w.perfHz > 0 && p.PID != 0 {
 		var err error
-		w.perf, err = perf.Start(p.PID, w.perfData, cfg.PerfFreqHz, cfg.ClientCPUs)
+		w.perf, err = perf.Start(p.PID, w.perfData, w.perfHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
 	if cfg.overTime(w.c) && p.PID != 0 {
@@ -497,7 +461,7 @@ func (w *measuredWindow) start() {
 
 // overTime reports whether case c's windows are sampled over time: the
 // proxy's RSS once a second, latencies by slot (the soak suite).
-func (cfg *Config) overTime(c profile.Case) bool {
+func (cfg *runner) overTime(c profile.Case) bool {
 	from := cfg.seriesFrom
 	if from == 0 {
 		from = result.RSSSeriesMin
@@ -507,7 +471,7 @@ func (cfg *Config) overTime(c profile.Case) bool {
 
 // latencySlot is the latency slot of case c's windows; 0 when they are
 // not sampled over time.
-func (cfg *Config) latencySlot(c profile.Case) time.Duration {
+func (cfg *runner) latencySlot(c profile.Case) time.Duration {
 	switch {
 	case !cfg.overTime(c):
 		return 0
@@ -537,12 +501,9 @@ func (w *measuredWindow) end() {
 	}
 }
 
-// drive sends the case's load with opts: its mix, or req.
-func (w *measuredWindow) drive(opts load.Options, req load.Request) (*load.Result, error) {
-	if w.c.Workload.IsMix() {
-		return drive(w.ctx, w.cfg, opts, w.c, w.tr.Mode)
-	}
-	return load.Run(w.ctx, opts, req)
+// drive sends the window's load with opts.
+func (w *measuredWindow) drive(opts load.Options) (*load.Result, error) {
+	return w.src.drive(w, opts)
 }
 
 // stopPerf ends the perf recording and writes its flat report.
@@ -693,7 +654,7 @@ func latencyOf(h *hdrhistogram.Histogram) result.Latency {
 // verifyAffinity reads the affinity of every thread of the proxy (Envoy or a
 // reference host; skipped when proxyPID is 0), the upstream and this driver,
 // and fails on the first thread outside its set.
-func verifyAffinity(cfg *Config, proxyName string, proxyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
+func verifyAffinity(cfg *runner, proxyName string, proxyPID, upstreamPID int, when string) ([]result.ThreadAffinity, error) {
 	var out []result.ThreadAffinity
 	var firstErr error
 	for _, p := range []struct {
@@ -735,7 +696,7 @@ func saveStats(ctx context.Context, dir, rel string, stats func(context.Context)
 	return nil
 }
 
-func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
+func failTrial(cfg *runner, tr plan.Trial, err error) []result.Record {
 	var recs []result.Record
 	for _, ci := range tr.Cases {
 		c := cfg.Cases[ci]
@@ -763,7 +724,7 @@ func failTrial(cfg *Config, tr plan.Trial, err error) []result.Record {
 
 // drive runs one window of case c: a plain workload's request, or a mix's
 // classes (the mix's order seeded by opts.Seed).
-func drive(ctx context.Context, cfg *Config, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
+func drive(ctx context.Context, cfg *runner, opts load.Options, c profile.Case, mode string) (*load.Result, error) {
 	opts.Downstream, opts.TLS, opts.Streams = cfg.Downstream, cfg.clientTLS, cfg.Streams
 	if c.Workload.IsMix() {
 		return load.RunMix(ctx, opts, cfg.Set.Classes(c.Workload, mode))
@@ -805,7 +766,7 @@ func logLine(r *result.Record) string {
 }
 
 // buildOf is the engine build mode runs ("" when it runs none).
-func buildOf(cfg *Config, mode string) string {
+func buildOf(cfg *runner, mode string) string {
 	if b := cfg.Modes[mode].Build; b != nil {
 		return b.Mode()
 	}

@@ -19,7 +19,7 @@ import (
 // once, each answer and time recorded, the proxy's RSS sampled before,
 // once every connection has sent what it will (or ended), and after, and
 // the host's client-timeout counters compared before and after.
-func measureSlow(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, p *proxy, up *Upstream, rec *result.Record) {
+func measureSlow(ctx context.Context, cfg *runner, tr plan.Trial, c profile.Case, p *proxy, up *Upstream, rec *result.Record) {
 	sp := c.Workload.Slow
 	req := buildRequest(cfg.Set, c, tr.Mode)
 	raw := req.Raw

@@ -19,8 +19,8 @@ import (
 func TestSoakSeries(t *testing.T) {
 	cfg := setup(t, []string{modes.ModSecurity}, []string{"soak_capacity@16", "soak@16"}, 1, 0)
 	cfg.Duration, cfg.MaxRequests, cfg.Timeout = 4*time.Second, 0, 5*time.Second
-	cfg.seriesFrom, cfg.slotEvery = 3*time.Second, time.Second
-	recs, err := Run(context.Background(), cfg)
+	hooks := testHooks{seriesFrom: 3 * time.Second, slotEvery: time.Second}
+	recs, err := runAll(context.Background(), &runner{Config: cfg, testHooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}

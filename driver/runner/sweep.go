@@ -23,7 +23,7 @@ func capacityKey(tr plan.Trial, key string) string {
 // point its load fraction of the capacity (the profile's figure, or the
 // throughput its capacity_from case achieved earlier in this mode and
 // repeat); otherwise the run's --rate (0 = closed loop).
-func caseRate(cfg *Config, tr plan.Trial, c profile.Case) (rate, capacity float64, err error) {
+func caseRate(cfg *runner, tr plan.Trial, c profile.Case) (rate, capacity float64, err error) {
 	f := c.LoadFraction()
 	if f == 0 {
 		return cfg.Rate, 0, nil
@@ -40,7 +40,7 @@ func caseRate(cfg *Config, tr plan.Trial, c profile.Case) (rate, capacity float6
 
 // noteCapacity remembers the throughput of a valid closed-loop record for
 // the rate-sweep points that follow it.
-func noteCapacity(cfg *Config, tr plan.Trial, c profile.Case, rec *result.Record) {
+func noteCapacity(cfg *runner, tr plan.Trial, c profile.Case, rec *result.Record) {
 	if rec.Load != "closed" || rec.Error != "" || rec.Interrupted || rec.ReqPerS <= 0 {
 		return
 	}

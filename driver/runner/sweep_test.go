@@ -26,7 +26,7 @@ workloads:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Rate: 7}
+	cfg := &runner{Config: &Config{Rate: 7}}
 	tr := plan.Trial{Mode: "coraza", Repeat: 2}
 	if r, _, err := caseRate(cfg, tr, cases[0]); r != 7 || err != nil {
 		t.Errorf("closed-loop case: got rate %v err %v, want the run's --rate 7", r, err)

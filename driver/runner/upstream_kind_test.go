@@ -55,7 +55,7 @@ func TestGoHTTPBinUpstream(t *testing.T) {
 	caddyMode := modes.Mode{Name: must(t, modes.RefCaddyCoraza)}
 	cfg := &Config{Dir: t.TempDir(), Envoy: EnvoySpec{RulesFile: filepath.Join(root, "build", "crs", "main.conf"), Concurrency: 1},
 		Modes: map[string]modes.Mode{caddyMode.String(): caddyMode}}
-	p, err := startProxy(ctx, cfg, caddyMode.String(), up.Addr, t.TempDir(), "httpbin")
+	p, err := startProxy(ctx, &runner{Config: cfg}, caddyMode.String(), up.Addr, t.TempDir(), "httpbin")
 	if err != nil {
 		t.Fatal(err)
 	}

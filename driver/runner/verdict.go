@@ -41,7 +41,7 @@ func verdictPoint(rec *result.Record, p *proxy) bool {
 
 // startAttacks starts the workload's attack stream, if it declares one, as
 // a second load generator beside the window's (driver/verdict).
-func startAttacks(ctx context.Context, cfg *Config, tr plan.Trial, c profile.Case, addr string, rec *result.Record) *verdict.Stream {
+func startAttacks(ctx context.Context, cfg *runner, tr plan.Trial, c profile.Case, addr string, rec *result.Record) *verdict.Stream {
 	w := c.Workload
 	if w.AttackStream == "" {
 		return nil

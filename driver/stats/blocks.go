@@ -177,36 +177,12 @@ func randomEffects(groups [][]float64, conf float64) rEstimate {
 	}
 	N := len(all)
 	nan := math.NaN()
-	tInterval := func(mu, se, df float64) (lo, hi, p float64) {
-		if !(se > 0) || df < 1 {
-			if se == 0 && df >= 1 {
-				p = 1
-				if mu != 0 {
-					p = 0
-				}
-				return mu, mu, p
-			}
-			return nan, nan, 1
-		}
-		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
-		q := t.Quantile(1 - (1-conf)/2)
-		return mu - q*se, mu + q*se, 2 * t.CDF(-math.Abs(mu/se))
-	}
-	meanVar := func(v []float64) (m, ss float64) {
-		for _, x := range v {
-			m += x
-		}
-		m /= float64(len(v))
-		for _, x := range v {
-			ss += (x - m) * (x - m)
-		}
-		return m, ss
-	}
+	tInterval := func(mu, se, df float64) (lo, hi, p float64) { return blockInterval(mu, se, df, conf) }
 	if N == 0 {
 		return rEstimate{Mu: nan, Lo: nan, Hi: nan, SE: nan, DF: nan, P: 1, Tau2: nan, Sigma2: nan, Model: "no data"}
 	}
 	if k == 1 {
-		mu, ss := meanVar(all)
+		mu, ss := meanSumSq(all)
 		r := rEstimate{Mu: mu, Tau2: nan, Sigma2: nan, SE: nan, DF: float64(N - 1), Model: "one machine"}
 		if N > 1 {
 			r.Sigma2 = ss / float64(N-1)
@@ -220,15 +196,15 @@ func randomEffects(groups [][]float64, conf float64) rEstimate {
 	ssw := 0.0
 	for b, g := range groups {
 		var ss float64
-		means[b], ss = meanVar(g)
+		means[b], ss = meanSumSq(g)
 		ns[b] = float64(len(g))
 		ssw += ss
 	}
-	grand, ssTotal := meanVar(all)
+	grand, ssTotal := meanSumSq(all)
 	dfB, dfW := float64(k-1), float64(N-k)
 	if dfW == 0 {
 		// One repeat per machine: the machine means are the data.
-		mu, ss := meanVar(means)
+		mu, ss := meanSumSq(means)
 		r := rEstimate{Mu: mu, Tau2: nan, Sigma2: nan, DF: dfB, Model: "machine means"}
 		r.SE = math.Sqrt(ss / dfB / float64(k))
 		r.Lo, r.Hi, r.P = tInterval(mu, r.SE, r.DF)
@@ -250,20 +226,7 @@ func randomEffects(groups [][]float64, conf float64) rEstimate {
 		r.Lo, r.Hi, r.P = tInterval(grand, r.SE, r.DF)
 		return r
 	}
-	w := make([]float64, k)
-	sumW := 0.0
-	for b := range groups {
-		w[b] = 1 / (tau2 + msw/ns[b])
-		sumW += w[b]
-	}
-	mu := 0.0
-	sc2, sc2n := 0.0, 0.0 // Σc², Σc²/n with c = w/Σw
-	for b := range groups {
-		c := w[b] / sumW
-		mu += c * means[b]
-		sc2 += c * c
-		sc2n += c * c / ns[b]
-	}
+	mu, sc2, sc2n := weightedMean(means, ns, tau2, msw)
 	// V = Σc²(τ² + σ²/n) = A·MSB + B·MSW with τ² = (MSB − MSW)/n0.
 	a, bcoef := sc2/n0, sc2n-sc2/n0
 	v := a*msb + bcoef*msw
@@ -272,4 +235,54 @@ func randomEffects(groups [][]float64, conf float64) rEstimate {
 	r := rEstimate{Mu: mu, SE: math.Sqrt(v), DF: df, Tau2: tau2, Sigma2: msw, Model: "random effects"}
 	r.Lo, r.Hi, r.P = tInterval(mu, r.SE, df)
 	return r
+}
+
+// weightedMean is the mean of the group means weighted by 1/(τ² + σ²/n),
+// with Σc² and Σc²/n of the normalised weights c = w/Σw.
+func weightedMean(means, ns []float64, tau2, msw float64) (mu, sc2, sc2n float64) {
+	w := make([]float64, len(means))
+	sumW := 0.0
+	for b := range means {
+		w[b] = 1 / (tau2 + msw/ns[b])
+		sumW += w[b]
+	}
+	for b := range means {
+		c := w[b] / sumW
+		mu += c * means[b]
+		sc2 += c * c
+		sc2n += c * c / ns[b]
+	}
+	return mu, sc2, sc2n
+}
+
+// blockInterval is the two-sided Student t interval at level conf of a
+// mean mu with standard error se and df degrees of freedom, with the
+// p-value of mu = 0; without a positive se or a degree of freedom the
+// interval is NaN (a point when se is 0).
+func blockInterval(mu, se, df, conf float64) (lo, hi, p float64) {
+	if !(se > 0) || df < 1 {
+		if se == 0 && df >= 1 {
+			p = 1
+			if mu != 0 {
+				p = 0
+			}
+			return mu, mu, p
+		}
+		return math.NaN(), math.NaN(), 1
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
+	q := t.Quantile(1 - (1-conf)/2)
+	return mu - q*se, mu + q*se, 2 * t.CDF(-math.Abs(mu/se))
+}
+
+// meanSumSq is the mean of v and the sum of squared deviations from it.
+func meanSumSq(v []float64) (m, ss float64) {
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return m, ss
 }

@@ -199,12 +199,41 @@ func Export(dir string, opts Options) (*Manifest, error) {
 		return nil, fmt.Errorf("crs export: dir %q: path contains '@', which libmodsecurity's Include cannot load", abs)
 	}
 
-	files := map[string][]byte{} // relative name -> content
 	m := &Manifest{Version: rel.Version, Source: rel.Source, ParanoiaLevel: opts.ParanoiaLevel, Settings: settings(opts), Notes: notes}
+	files, ruleFiles, err := exportRules(rel, m)
+	if err != nil {
+		return nil, err
+	}
+	setup, err := fs.ReadFile(rel.FS, embeddedSetup)
+	if err != nil {
+		return nil, fmt.Errorf("crs export: read embedded %s: %w", embeddedSetup, err)
+	}
+	files[setupFile] = setup
+	files[CommonFile] = commonConf(m.Settings)
+	files[phase1File] = phase1Conf()
+	names := hashFiles(m, files)
 
+	main := mainConf(abs, rel.Version, ruleFiles)
+	mainSum := sha256.Sum256(main)
+	m.MainConf = filepath.Join(abs, mainFile)
+	m.MainConfSHA256 = hex.EncodeToString(mainSum[:])
+	files[mainFile] = main
+	conf, cdesc := conformanceFiles(abs, ruleFiles)
+	m.Conformance = cdesc
+	if err := writeExport(abs, m, names, files, conf); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// exportRules reads rel's rule files, adapted for libmodsecurity (each
+// change recorded in m), and checks their count; it returns every file by
+// its relative name and the sorted names of the rule .conf files.
+func exportRules(rel *Release, m *Manifest) (map[string][]byte, []string, error) {
+	files := map[string][]byte{} // relative name -> content
 	entries, err := fs.ReadDir(rel.FS, embeddedCRS)
 	if err != nil {
-		return nil, fmt.Errorf("crs export: read embedded %s: %w", embeddedCRS, err)
+		return nil, nil, fmt.Errorf("crs export: read embedded %s: %w", embeddedCRS, err)
 	}
 	var ruleFiles []string
 	for _, e := range entries {
@@ -213,7 +242,7 @@ func Export(dir string, opts Options) (*Manifest, error) {
 		}
 		data, err := fs.ReadFile(rel.FS, path.Join(embeddedCRS, e.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("crs export: read embedded %s: %w", e.Name(), err)
+			return nil, nil, fmt.Errorf("crs export: read embedded %s: %w", e.Name(), err)
 		}
 		name := path.Join(rulesDir, e.Name())
 		if strings.HasSuffix(e.Name(), ".conf") {
@@ -226,21 +255,18 @@ func Export(dir string, opts Options) (*Manifest, error) {
 	}
 	sort.Strings(ruleFiles)
 	if len(ruleFiles) != rel.RuleFiles {
-		return nil, fmt.Errorf("crs export: CRS %s %s: want %d rule .conf files, got %d", rel.Version, embeddedCRS, rel.RuleFiles, len(ruleFiles))
+		return nil, nil, fmt.Errorf("crs export: CRS %s %s: want %d rule .conf files, got %d", rel.Version, embeddedCRS, rel.RuleFiles, len(ruleFiles))
 	}
 	if len(m.Adaptations) != wantAdaptations {
-		return nil, fmt.Errorf("crs export: libmodsecurity 3.0.9 adaptation: want %d lines changed, got %d (CRS changed?)", wantAdaptations, len(m.Adaptations))
+		return nil, nil, fmt.Errorf("crs export: libmodsecurity 3.0.9 adaptation: want %d lines changed, got %d (CRS changed?)", wantAdaptations, len(m.Adaptations))
 	}
 	m.RuleFiles = len(ruleFiles)
+	return files, ruleFiles, nil
+}
 
-	setup, err := fs.ReadFile(rel.FS, embeddedSetup)
-	if err != nil {
-		return nil, fmt.Errorf("crs export: read embedded %s: %w", embeddedSetup, err)
-	}
-	files[setupFile] = setup
-	files[CommonFile] = commonConf(m.Settings)
-	files[phase1File] = phase1Conf()
-
+// hashFiles records each file's hash and the aggregate hash over all of
+// them in m; it returns the files' names, sorted.
+func hashFiles(m *Manifest, files map[string][]byte) []string {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -254,39 +280,33 @@ func Export(dir string, opts Options) (*Manifest, error) {
 		agg.Write(files[n])
 	}
 	m.SHA256 = hex.EncodeToString(agg.Sum(nil))
+	return names
+}
 
-	main := mainConf(abs, rel.Version, ruleFiles)
-	mainSum := sha256.Sum256(main)
-	m.MainConf = filepath.Join(abs, mainFile)
-	m.MainConfSHA256 = hex.EncodeToString(mainSum[:])
-	files[mainFile] = main
-	conf, cdesc := conformanceFiles(abs, ruleFiles)
-	m.Conformance = cdesc
-
+// writeExport writes the named files, the main configuration, the
+// conformance files and the manifest under abs.
+func writeExport(abs string, m *Manifest, names []string, files, conf map[string][]byte) error {
 	if err := os.MkdirAll(filepath.Join(abs, rulesDir), 0o755); err != nil {
-		return nil, fmt.Errorf("crs export: %w", err)
+		return fmt.Errorf("crs export: %w", err)
 	}
 	for _, n := range names {
 		if err := writeFile(filepath.Join(abs, filepath.FromSlash(n)), files[n]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := writeFile(m.MainConf, main); err != nil {
-		return nil, err
+	if err := writeFile(m.MainConf, files[mainFile]); err != nil {
+		return err
 	}
 	for n, data := range conf {
 		if err := writeFile(filepath.Join(abs, n), data); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("crs export: manifest: %w", err)
+		return fmt.Errorf("crs export: manifest: %w", err)
 	}
-	if err := writeFile(filepath.Join(abs, manifestFile), append(js, '\n')); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return writeFile(filepath.Join(abs, manifestFile), append(js, '\n'))
 }
 
 // ReadManifest loads dir/manifest.json written by Export.

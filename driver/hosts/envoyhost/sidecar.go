@@ -65,44 +65,77 @@ func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if err := os.WriteFile(confPath, js, 0o644); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(w.TmpDir, "extproc-")
-	if err != nil {
-		return nil, err
-	}
-	tcp, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	listen := tr.ListenAddr(filepath.Join(dir, "s.sock"), tcp)
-	admin, err := freeAddr()
+	listen, admin, err := sidecarAddrs(tr, w.TmpDir)
 	if err != nil {
 		return nil, err
 	}
 	logPath := filepath.Join(w.Dir, "extproc-"+w.Tag+".log")
-	// O_APPEND for the server's stderr and the copier of its stdout alike:
-	// neither overwrites the other's lines, and a reader following the
-	// file's end (crs-test) sees every one.
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close() // the child and the copier below hold their own
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(bin, "--engine", m.Engine, "--config", confPath, "--listen", listen, "--admin", admin)
-	cmd.Stdout, cmd.Stderr = pw, logf
 	cpus := st.Sidecar.CPUs
 	if cpus == nil {
 		cpus = st.CPUs
 	}
 	spawn := time.Now()
+	proc, ready, err := spawnSidecar(cmd, cpus, logPath)
+	if err != nil {
+		return nil, err
+	}
+	placement := st.Sidecar.Placement
+	if placement == "" {
+		placement = "envoy"
+	}
+	s := &sidecarProc{proc: proc, Sidecar: &hosts.Sidecar{
+		Name: sidecarName, PID: proc.PID(), Admin: admin, Listen: listen, LogPath: logPath, CPUs: cpus,
+		Placement: placement, Transport: string(tr), FailureModeAllow: st.Sidecar.FailureModeAllow,
+		Done: proc.Done(), ExitErr: proc.ExitErr,
+	}}
+	if err := s.awaitReady(ctx, m, ready, spawn, st.Sidecar.StartTimeout); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// sidecarAddrs picks the server's listen address for transport tr (a Unix
+// socket in a new directory under tmpDir, or a free loopback port) and
+// its admin address.
+func sidecarAddrs(tr ev.Transport, tmpDir string) (listen, admin string, err error) {
+	dir, err := os.MkdirTemp(tmpDir, "extproc-")
+	if err != nil {
+		return "", "", err
+	}
+	tcp, err := freeAddr()
+	if err != nil {
+		return "", "", err
+	}
+	listen = tr.ListenAddr(filepath.Join(dir, "s.sock"), tcp)
+	admin, err = freeAddr()
+	if err != nil {
+		return "", "", err
+	}
+	return listen, admin, nil
+}
+
+// spawnSidecar starts cmd pinned to cpus, its stderr and stdout appended
+// to logPath; ready receives the first ready line its stdout prints.
+func spawnSidecar(cmd *exec.Cmd, cpus []int, logPath string) (*child.Process, <-chan string, error) {
+	// O_APPEND for the server's stderr and the copier of its stdout alike:
+	// neither overwrites the other's lines, and a reader following the
+	// file's end (crs-test) sees every one.
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer logf.Close() // the child and the copier below hold their own
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = pw, logf
 	proc, err := child.Start(cmd, cpus)
 	pw.Close() // the child has its copy
 	if err != nil {
 		pr.Close()
-		return nil, fmt.Errorf("start %s: %w", sidecarName, err)
+		return nil, nil, fmt.Errorf("start %s: %w", sidecarName, err)
 	}
 	// Copy stdout into the log, watching for the ready line.
 	ready := make(chan string, 1)
@@ -110,7 +143,7 @@ func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 	if err != nil {
 		proc.Stop(syscall.SIGKILL, 0)
 		pr.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	go func() {
 		defer pr.Close()
@@ -127,38 +160,36 @@ func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 			}
 		}
 	}()
-	placement := st.Sidecar.Placement
-	if placement == "" {
-		placement = "envoy"
-	}
-	s := &sidecarProc{proc: proc, Sidecar: &hosts.Sidecar{
-		Name: sidecarName, PID: proc.PID(), Admin: admin, Listen: listen, LogPath: logPath, CPUs: cpus,
-		Placement: placement, Transport: string(tr), FailureModeAllow: st.Sidecar.FailureModeAllow,
-		Done: proc.Done(), ExitErr: proc.ExitErr,
-	}}
-	timeout := st.Sidecar.StartTimeout
+	return proc, ready, nil
+}
+
+// awaitReady waits for the server's ready line (spawned at spawn) and
+// checks it; on any failure it stops the server and returns an error
+// quoting its log's last lines. timeout 0 is
+// hosts.DefaultSidecarStartTimeout.
+func (s *sidecarProc) awaitReady(ctx context.Context, m modes.Mode, ready <-chan string, spawn time.Time, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = hosts.DefaultSidecarStartTimeout
 	}
 	fail := func(why string) error {
 		s.stop()
-		tail, _ := os.ReadFile(logPath)
+		tail, _ := os.ReadFile(s.LogPath)
 		return fmt.Errorf("mode %s: %s (pid %d) %s; %s", m, sidecarName, s.PID, why, strings.Join(child.LastLines(string(tail), 5), " | "))
 	}
 	select {
 	case line := <-ready:
 		s.ReadyMs = float64(time.Since(spawn).Microseconds()) / 1e3
-		if err := checkReady(line, m.Engine, listen, admin); err != nil {
-			return nil, fail(err.Error())
+		if err := checkReady(line, m.Engine, s.Listen, s.Admin); err != nil {
+			return fail(err.Error())
 		}
-	case <-proc.Done():
-		return nil, fail(fmt.Sprintf("exited before it was ready (%v)", proc.ExitErr()))
+	case <-s.proc.Done():
+		return fail(fmt.Sprintf("exited before it was ready (%v)", s.proc.ExitErr()))
 	case <-ctx.Done():
-		return nil, fail("start interrupted")
+		return fail("start interrupted")
 	case <-time.After(timeout):
-		return nil, fail(fmt.Sprintf("printed no ready line within %v", timeout))
+		return fail(fmt.Sprintf("printed no ready line within %v", timeout))
 	}
-	return s, nil
+	return nil
 }
 
 // checkReady checks the server's ready line against what it was asked to
