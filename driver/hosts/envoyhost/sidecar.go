@@ -98,7 +98,7 @@ func startSidecar(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Whe
 // sidecarAddrs picks the server's listen address for transport tr (a Unix
 // socket in a new directory under tmpDir, or a free loopback port) and
 // its admin address.
-func sidecarAddrs(tr ev.Transport, tmpDir string) (listen, admin string, err error) {
+func sidecarAddrs(tr envoy.Transport, tmpDir string) (listen, admin string, err error) {
 	dir, err := os.MkdirTemp(tmpDir, "extproc-")
 	if err != nil {
 		return "", "", err
