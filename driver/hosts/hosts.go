@@ -132,6 +132,7 @@ type Sidecar struct {
 	Transport string
 	// FailureModeAllow is the Envoy filters' setting in this trial.
 	FailureModeAllow bool
+	GoMaxProcs       int             // the GOMAXPROCS its ready line names
 	ReadyMs          float64         // spawn to its ready line, ms
 	Done             <-chan struct{} // closed when the server has exited
 	ExitErr          func() error    // its exit status, once Done

@@ -37,14 +37,19 @@ func Available() error {
 	return FlameAvailable()
 }
 
-// Start attaches `perf record -e cpu-clock -g` at freqHz to pid, writing to
+// Start attaches `perf record -e cpu-clock -g` at freqHz to pids (Envoy,
+// and in an external mode its wafbench-extproc server too), writing to
 // out, and returns once perf samples: perf starts with its events disabled
 // (-D -1) and Start enables them over perf's control pipe (--control) and
 // waits for perf's acknowledgement, so the profile covers the window from
 // its first request even on a busy machine, where perf takes most of a
 // second to start (a window shorter than that used to have no samples at
 // all). perf itself runs on cpus so it does not steal the profiled CPU.
-func Start(pid int, out string, freqHz int, cpus []int) (*Recording, error) {
+func Start(pids []int, out string, freqHz int, cpus []int) (*Recording, error) {
+	ids := make([]string, len(pids))
+	for i, pid := range pids {
+		ids[i] = fmt.Sprint(pid)
+	}
 	r := &Recording{out: out}
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
@@ -59,7 +64,7 @@ func Start(pid int, out string, freqHz int, cpus []int) (*Recording, error) {
 	r.ctl, r.ack = ctlW, ackR
 	// The child's fds 3 and 4 are ExtraFiles[0] and [1].
 	cmd := exec.Command("perf", "record", "-e", "cpu-clock", "-F", fmt.Sprint(freqHz), "-g",
-		"-p", fmt.Sprint(pid), "-o", out, "--quiet", "-D", "-1", "--control", "fd:3,4")
+		"-p", strings.Join(ids, ","), "-o", out, "--quiet", "-D", "-1", "--control", "fd:3,4")
 	cmd.ExtraFiles = []*os.File{ctlR, ackW}
 	cmd.Stderr = &r.stderr
 	proc, err := child.Start(cmd, cpus)

@@ -103,7 +103,7 @@ func TestRecordReport(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "burn.data")
 	const freq = 999
-	rec, err := Start(target.PID(), data, freq, nil)
+	rec, err := Start([]int{target.PID()}, data, freq, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func stopped(pid int) bool {
 func TestStopWithoutData(t *testing.T) {
 	requirePerf(t)
 	data := filepath.Join(t.TempDir(), "none.data")
-	rec, err := Start(1<<22+1, data, 99, nil) // above pid_max's ceiling: never a process
+	rec, err := Start([]int{1<<22 + 1}, data, 99, nil) // above pid_max's ceiling: never a process
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,7 @@ func writeFlameSection(m *md, fig *figures) {
 		m.nl()
 	}
 	writeFlameTop(m, fl, modes)
+	writeServerParts(m, fl)
 }
 
 // flameColumns are the modes and the workload keys of fl's groups, in

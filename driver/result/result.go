@@ -353,6 +353,9 @@ type Sidecar struct {
 	// that set.
 	Placement string `json:"placement"`
 	CPUs      []int  `json:"cpus"`
+	// GoMaxProcs is the server's GOMAXPROCS, which follows CPUs; 0 in
+	// records written before it was recorded.
+	GoMaxProcs int `json:"gomaxprocs,omitempty"`
 	// FailureModeAllow is the Envoy filter's failure_mode_allow: true lets
 	// requests through uninspected when the server fails (fail open).
 	FailureModeAllow bool    `json:"failure_mode_allow"`

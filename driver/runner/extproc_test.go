@@ -27,8 +27,9 @@ import (
 // given cases, through the real Envoy, wafbench-extproc server, CRS,
 // upstream and load engine; fault, when set, runs as the first measured
 // window starts. The windows are short: nothing here depends on their
-// length or on the machine's speed.
-func externalRun(t *testing.T, mode string, caseKeys []string, fault func(t *testing.T, p *proxy)) ([]result.Record, string) {
+// length or on the machine's speed. edit, when given, changes the
+// configuration before the run.
+func externalRun(t *testing.T, mode string, caseKeys []string, fault func(t *testing.T, p *proxy), edit ...func(*Config)) ([]result.Record, string) {
 	t.Helper()
 	root, err := envoy.RepoRoot()
 	if err != nil {
@@ -78,6 +79,9 @@ func externalRun(t *testing.T, mode string, caseKeys []string, fault func(t *tes
 		Errs:  &errs,
 		Modes: map[string]modes.Mode{mode: m},
 	}
+	for _, e := range edit {
+		e(cfg)
+	}
 	var once sync.Once
 	var hooks testHooks
 	if fault != nil {
@@ -115,6 +119,9 @@ func TestExternalTrialRecordsBothSides(t *testing.T) {
 		}
 		if got := r.TotalCPUUsPerRequest(); got <= r.CPU.UsPerRequest {
 			t.Errorf("%s: total CPU/request %.1f µs not above Envoy's %.1f", r.Workload, got, r.CPU.UsPerRequest)
+		}
+		if sc.GoMaxProcs < 1 || sc.GoMaxProcs > len(sc.CPUs) {
+			t.Errorf("%s: server GOMAXPROCS %d, want 1..%d (its CPUs %v)", r.Workload, sc.GoMaxProcs, len(sc.CPUs), sc.CPUs)
 		}
 		if (i == 0) != (sc.ReadyMs > 0) {
 			t.Errorf("%s: server start-up %.1f ms, want it on the trial's first record only", r.Workload, sc.ReadyMs)

@@ -451,7 +451,11 @@ func (w *measuredWindow) start() {
 	}
 	if w.perfHz > 0 && p.PID != 0 {
 		var err error
-		w.perf, err = perf.Start(p.PID, w.perfData, w.perfHz, cfg.ClientCPUs)
+		pids := []int{p.PID}
+		if p.Sidecar != nil {
+			pids = append(pids, p.Sidecar.PID) // the server's engine, gRPC and protobuf sampled beside Envoy
+		}
+		w.perf, err = perf.Start(pids, w.perfData, w.perfHz, cfg.ClientCPUs)
 		w.fail(err)
 	}
 	if cfg.overTime(w.c) && p.PID != 0 {
@@ -568,7 +572,7 @@ func sidecarRecord(m modes.Mode, sc *hosts.Sidecar) *result.Sidecar {
 		return nil
 	}
 	return &result.Sidecar{Integration: string(m.Integration()), Process: sc.Name, Transport: sc.Transport,
-		Placement: sc.Placement, CPUs: sc.CPUs, FailureModeAllow: sc.FailureModeAllow}
+		Placement: sc.Placement, CPUs: sc.CPUs, GoMaxProcs: sc.GoMaxProcs, FailureModeAllow: sc.FailureModeAllow}
 }
 
 // fillSidecar records the wafbench-extproc server's CPU and memory over

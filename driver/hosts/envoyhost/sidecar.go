@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +25,7 @@ import (
 const sidecarName = "wafbench-extproc"
 
 // readyPrefix starts the line the server prints on stdout once it accepts
-// requests: `wafbench-extproc ready engine=<engine> listen=<addr> admin=<addr>`.
+// requests: `wafbench-extproc ready engine=<engine> listen=<addr> admin=<addr> gomaxprocs=<n>`.
 const readyPrefix = sidecarName + " ready "
 
 // sidecarProc is a started wafbench-extproc server.
@@ -179,9 +180,11 @@ func (s *sidecarProc) awaitReady(ctx context.Context, m modes.Mode, ready <-chan
 	select {
 	case line := <-ready:
 		s.ReadyMs = float64(time.Since(spawn).Microseconds()) / 1e3
-		if err := checkReady(line, m.Engine, s.Listen, s.Admin); err != nil {
+		n, err := checkReady(line, m.Engine, s.Listen, s.Admin)
+		if err != nil {
 			return fail(err.Error())
 		}
+		s.GoMaxProcs = n
 	case <-s.proc.Done():
 		return fail(fmt.Sprintf("exited before it was ready (%v)", s.proc.ExitErr()))
 	case <-ctx.Done():
@@ -193,8 +196,9 @@ func (s *sidecarProc) awaitReady(ctx context.Context, m modes.Mode, ready <-chan
 }
 
 // checkReady checks the server's ready line against what it was asked to
-// run: `wafbench-extproc ready engine=<engine> listen=<addr> admin=<addr>`.
-func checkReady(line, engine, listen, admin string) error {
+// run and returns the GOMAXPROCS it names: `wafbench-extproc ready
+// engine=<engine> listen=<addr> admin=<addr> gomaxprocs=<n>`.
+func checkReady(line, engine, listen, admin string) (int, error) {
 	got := map[string]string{}
 	for _, f := range strings.Fields(strings.TrimPrefix(line, readyPrefix)) {
 		if k, v, ok := strings.Cut(f, "="); ok {
@@ -202,15 +206,19 @@ func checkReady(line, engine, listen, admin string) error {
 		}
 	}
 	if got["engine"] != engine {
-		return fmt.Errorf("reports engine %q in its ready line, not %s", got["engine"], engine)
+		return 0, fmt.Errorf("reports engine %q in its ready line, not %s", got["engine"], engine)
 	}
 	if got["listen"] == "" || got["admin"] == "" {
-		return fmt.Errorf("ready line %q lacks listen= or admin=", line)
+		return 0, fmt.Errorf("ready line %q lacks listen= or admin=", line)
 	}
 	if got["listen"] != listen || got["admin"] != admin {
-		return fmt.Errorf("ready line %q: listens elsewhere than asked (listen=%s admin=%s)", line, listen, admin)
+		return 0, fmt.Errorf("ready line %q: listens elsewhere than asked (listen=%s admin=%s)", line, listen, admin)
 	}
-	return nil
+	n, err := strconv.Atoi(got["gomaxprocs"])
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("ready line %q lacks gomaxprocs= (a server built before it was reported: make modules)", line)
+	}
+	return n, nil
 }
 
 // freeAddr takes a loopback port from the kernel and releases it for the
