@@ -398,6 +398,20 @@ void Engine::MatchLogCallback(void* data, const void* message) {
                                rm->m_id != nullptr ? std::string_view(*rm->m_id) : std::string_view()));
 #endif
 }
+
+// With SecRuleEngine On, libmodsecurity hands a matched rule with a
+// disruptive action to the log callback only once it is no longer
+// disruptive; CRS's detection rules say `block`, so in blocking mode none
+// of their matches reached match_log and a denied request named no rule
+// (in DetectionOnly they arrive as usual). The transaction keeps every
+// rule message: when it is interrupted, the ones the callback did not get
+// are logged from there, once.
+void Engine::LogInterrupting(const modsecurity::Transaction& txn) const {
+  if (!log_.match_lines || !log_.write) return;
+  for (const auto& rm : txn.m_rulesMessages) {
+    if (rm.m_isDisruptive && rm.m_saveMessage) MatchLogCallback(const_cast<Engine*>(this), &rm);
+  }
+}
 #endif
 
 namespace {
@@ -445,14 +459,15 @@ std::unique_ptr<Transaction> Engine::NewTransaction() {
   r = std::to_chars(r.ptr, id + sizeof(id) - 1, ++thread_sequence);
   *r.ptr = '\0';
   auto txn = std::make_unique<modsecurity::Transaction>(modsec_.get(), rules_.get(), id, this);
-  return std::unique_ptr<Transaction>(new Transaction(std::move(txn)));
+  return std::unique_ptr<Transaction>(new Transaction(std::move(txn), this));
 }
 
 // ---------------------------------------------------------------------------
 // Transaction
 // ---------------------------------------------------------------------------
 
-Transaction::Transaction(std::unique_ptr<modsecurity::Transaction> txn) : txn_(std::move(txn)) {}
+Transaction::Transaction(std::unique_ptr<modsecurity::Transaction> txn, const Engine* engine)
+    : txn_(std::move(txn)), engine_(engine) {}
 
 Transaction::~Transaction() = default;
 
@@ -461,6 +476,10 @@ Verdict Transaction::CheckIntervention() {
   modsecurity::intervention::clean(&it);
   // Not disruptive: libmodsecurity copied nothing, so there is nothing to free.
   if (!txn_->intervention(&it)) return Verdict{};
+#ifndef WAFBENCH_NO_MATCH_LOG
+  if (!interrupted_) engine_->LogInterrupting(*txn_);
+#endif
+  interrupted_ = true;
   Verdict v;
   // A deny without an explicit status leaves the default 200 in place.
   v.status = (it.status >= 300 && it.status <= 599) ? it.status : 403;

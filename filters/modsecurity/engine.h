@@ -120,8 +120,12 @@ class Engine {
 
  private:
   Engine() = default;
+  friend class Transaction;
   static void ServerLogCallback(void* data, const void* message);
   static void MatchLogCallback(void* data, const void* message);
+  // LogInterrupting writes, with match_log on, the match lines of txn's
+  // rule messages that libmodsecurity kept from the log callback.
+  void LogInterrupting(const modsecurity::Transaction& txn) const;
 
   std::unique_ptr<modsecurity::ModSecurity> modsec_;
   std::unique_ptr<modsecurity::RulesSet> rules_;
@@ -173,13 +177,15 @@ class Transaction {
 
  private:
   friend class Engine;
-  explicit Transaction(std::unique_ptr<modsecurity::Transaction> txn);
+  Transaction(std::unique_ptr<modsecurity::Transaction> txn, const Engine* engine);
   Verdict CheckIntervention();
   template <typename F>
   Verdict Run(F&& step);
 
   std::unique_ptr<modsecurity::Transaction> txn_;
+  const Engine* engine_;
   bool engine_error_ = false;
+  bool interrupted_ = false;  // the first intervention's matches are logged
 };
 
 // Request is a complete request for one-shot evaluation.

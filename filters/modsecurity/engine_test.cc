@@ -508,6 +508,26 @@ TEST(MatchLog, DetectionOnlyRequest) {
   EXPECT_TRUE(HasLine(lines, R"([id "200"] [msg "sqli"] [data "1234 OR 1=1"])")) << ::testing::PrintToString(lines);
 }
 
+// In blocking mode a denied request's matches reach match_log too — the
+// detection rule's `block` and the rule that denies on the score — each
+// once, although libmodsecurity keeps disruptive matches from the callback.
+TEST(MatchLog, BlockingRequest) {
+  std::vector<std::string> lines;
+  Logger log;
+  log.match_lines = true;
+  log.write = [&lines](std::string_view line) { lines.emplace_back(line); };
+  std::string err;
+  auto e = Engine::Create(std::string(WAFBENCH_TESTDATA) + "/match_log_blocking.conf", &err, log);
+  ASSERT_NE(e, nullptr) << err;
+  EXPECT_EQ(Evaluate(*e, Attack()), 403);
+  EXPECT_TRUE(HasLine(lines, R"([id "210"] [msg "sqli"])")) << ::testing::PrintToString(lines);
+  EXPECT_TRUE(HasLine(lines, R"([id "290"] [msg "score 5"])")) << ::testing::PrintToString(lines);
+  EXPECT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+  lines.clear();
+  EXPECT_EQ(Evaluate(*e, LogMarker()), 200);
+  EXPECT_TRUE(lines.empty()) << ::testing::PrintToString(lines);
+}
+
 // Phases 4 and 5: a response body the rules match and a phase-5 rule log.
 TEST(MatchLog, ResponseBodyAndLogging) {
   std::vector<std::string> lines;
