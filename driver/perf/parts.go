@@ -70,5 +70,29 @@ func stackPart(stack string) string {
 			return p
 		}
 	}
+	// In the server only the engine runs C and C++ code (libmodsecurity,
+	// PCRE, libc under them), and those libraries are built without frame
+	// pointers: their stacks break after a frame or two, before any frame
+	// that names the engine. A stack with such a frame is the engine's.
+	for _, fr := range frames[1:] {
+		if isEngineC(fr) {
+			return PartEngine
+		}
+	}
 	return PartRuntime
+}
+
+// isEngineC reports whether frame is user-space C or C++ code of the
+// kind libmodsecurity runs: its libraries, the C++ runtime, libc's
+// allocator, string and character functions, or a frame perf could not
+// name ("[unknown]"; Go's frames always have names).
+func isEngineC(frame string) bool {
+	for _, p := range []string{"[unknown]", "[libpcre", "[libmodsecurity", "[libstdc++", "[libgcc", "[libxml", "[libyajl",
+		"std::", "operator new", "operator delete", "malloc", "_int_malloc", "_int_free", "cfree", "free", "unlink_chunk",
+		"tolower", "toupper", "__memmove", "__memcpy", "__memset", "__strcmp", "__strlen", "__memchr", "__dynamic_cast", "__cxa_"} {
+		if strings.HasPrefix(frame, p) {
+			return true
+		}
+	}
+	return false
 }
