@@ -87,7 +87,7 @@ func TestEnvoyVersionsRun(t *testing.T) {
 	}
 	res := t.TempDir()
 	supported := []string{"1.38.2", "1.38.3", "1.39.0", "1.39.1", "1.39.3", "1.40.0"}
-	cmd := exec.Command(self, "run", "--suite", "quick", "--modes", "passthrough,modsecurity,coraza,passthrough~1.36.2,coraza-wasm~1.39.0",
+	cmd := exec.Command(self, "run", "--suite", "quick", "--modes", "passthrough,modsecurity,coraza,passthrough~1.36.2,passthrough~1.37.0,coraza-wasm~1.39.0,coraza-wasm~1.39.1,coraza-wasm~1.39.3",
 		"--envoy-versions", strings.Join(supported, ","), "--workloads", "headers@1,blocked_sqli@1",
 		"--repeats", "1", "--duration", "1h", "--max-requests", "30", "--warmup", "0s", "--trial-warmup", "0s",
 		"--matrix", "none", "--crs-test", "none", "--no-report", "--progress", "never", "--results", res, "--name", "versions",
@@ -144,7 +144,7 @@ func TestEnvoyVersionsRun(t *testing.T) {
 			want = append(want, m+"~"+v)
 		}
 	}
-	want = append(want, "passthrough~1.36.2", "coraza-wasm~1.39.0")
+	want = append(want, "passthrough~1.36.2", "passthrough~1.37.0", "coraza-wasm~1.39.0", "coraza-wasm~1.39.1", "coraza-wasm~1.39.3")
 	for _, m := range want {
 		for _, w := range []string{"headers", "blocked_sqli"} {
 			if !seen[m+" "+w] {
