@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"wafbench/driver/modes"
 	"wafbench/driver/result"
+	"wafbench/driver/wafconfig"
 	"wafbench/internal/atomicfile"
 )
 
@@ -56,6 +58,11 @@ func protect(meta *result.Meta, found []Found) *result.Protection {
 			continue // passthrough, ref-direct: no WAF
 		}
 		mp := result.ModeProtection{Mode: mode, VsDefault: -1}
+		if why := otherRules(mode); why != "" {
+			mp.Unmatched = why
+			p.Modes = append(p.Modes, mp)
+			continue
+		}
 	search:
 		for _, f := range found {
 			for i := range f.Run.Modes {
@@ -102,6 +109,22 @@ func protect(meta *result.Meta, found []Found) *result.Protection {
 		p.Modes = append(p.Modes, mp)
 	}
 	return p
+}
+
+// otherRules says why crs-test's results cannot stand for mode: crs-test
+// runs the CRS release the project exports, at paranoia level 4 in its own
+// configuration, so a mode's paranoia level does not change what it tests,
+// but another CRS release or the user's own configuration does. "" when
+// they can.
+func otherRules(mode string) string {
+	n, err := modes.Parse(mode)
+	if err != nil || n.Config == "" {
+		return ""
+	}
+	if cs, err := wafconfig.Parse([]string{n.Config}, nil); err == nil && len(cs) == 1 && cs[0].Kind == wafconfig.KindParanoia {
+		return ""
+	}
+	return "crs-test tests the exported CRS release in its own configuration, not configuration " + n.Config
 }
 
 // writeProtection writes p as dir's protection.json.

@@ -73,6 +73,33 @@ func TestProtect(t *testing.T) {
 	}
 }
 
+// TestProtectOtherRules: a mode under another CRS release or the user's own
+// configuration runs rules crs-test did not test, so its very module's
+// crs-test result does not stand for it; a paranoia level does.
+func TestProtectOtherRules(t *testing.T) {
+	f := Found{Dir: "runs/1-crs-test", Run: &run{Suite: "CRS", Tests: 1, Modes: []modeResult{
+		{Mode: "coraza", Engine: "coraza", Host: "envoy", ModuleSHA256: "aaa", Tests: []testResult{{ID: "t1", Outcome: passed}}},
+	}}}
+	f.Run.Modes[0].count()
+	mods := map[string]result.Module{}
+	ms := []string{"coraza+pl2", "coraza+crs4.22.0", "coraza+mine"}
+	for _, m := range ms {
+		mods[m] = result.Module{SHA256: "aaa", Engine: "coraza"}
+	}
+	p := protect(&result.Meta{Modes: ms, Modules: mods}, []Found{f})
+	if len(p.Modes) != 3 {
+		t.Fatalf("got %+v, want three modes", p.Modes)
+	}
+	if pl2 := p.Modes[0]; pl2.Match != "module sha256" || pl2.Unmatched != "" {
+		t.Errorf("coraza+pl2: got %+v, want matched by its module", pl2)
+	}
+	for _, mp := range p.Modes[1:] {
+		if mp.Match != "" || !strings.Contains(mp.Unmatched, "not configuration") || mp.Passed != 0 {
+			t.Errorf("%s: got %+v, want unmatched with the reason", mp.Mode, mp)
+		}
+	}
+}
+
 func TestTrimLog(t *testing.T) {
 	log := "start-up\n" +
 		`x [id "999999"] [msg "wafbench-proof-end"]` + "\n" +

@@ -31,7 +31,11 @@ func writeProtection(m *md, fig *figures) {
 	for _, mp := range p.Modes {
 		row := []string{"`" + mp.Mode + "`"}
 		if mp.Match == "" {
-			row = append(row, "not tested", "", "", "no crs-test run tested this module")
+			why := "no crs-test run tested this module"
+			if mp.Unmatched != "" {
+				why = mp.Unmatched
+			}
+			row = append(row, "not tested", "", "", why)
 		} else {
 			row = append(row, fmt.Sprintf("%d / %d / %d", mp.Passed, mp.Failed, mp.Overridden),
 				fmt.Sprintf("%.1f%%", 100*mp.PassRate), vsDefault(&mp), "`"+mp.Source+"` ("+mp.Match+")")

@@ -36,7 +36,12 @@ type ModeProtection struct {
 	// "module sha256" (the very binary), "engine version" (a host with no
 	// module file of its own: same engine version), or "" when the
 	// crs-test run has no result for this mode (the counts are then zero).
-	Match      string  `json:"match,omitempty"`
+	Match string `json:"match,omitempty"`
+	// Unmatched says why no crs-test result may stand for this mode
+	// although one tested its module: the mode runs a configuration whose
+	// rules are not the ones crs-test ran (another CRS release, the
+	// user's own); "" otherwise.
+	Unmatched  string  `json:"unmatched,omitempty"`
 	Passed     int     `json:"passed"`
 	Failed     int     `json:"failed"`
 	Overridden int     `json:"overridden"`
