@@ -306,6 +306,14 @@ func TestKeep(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(run, "export", "fortio", "t1-x.json"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// perf.data as 'wafbench run --perf' writes it: binary, naming this
+	// machine's executables; not kept.
+	if err := os.MkdirAll(filepath.Join(run, "perf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "perf", "t01-x.data"), []byte("PERFILE2\x00/usr/local/bin/envoy\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := report.Build(run, nil); err != nil { // report.html lists the run's files
 		t.Fatal(err)
 	}
@@ -316,8 +324,11 @@ func TestKeep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(got, "export")); !os.IsNotExist(err) {
 		t.Errorf("the kept run holds export/ (stat: %v); 'wafbench report --export' rebuilds it", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(got, report.ByproductsList)); bytes.Contains(b, []byte("export/")) {
-		t.Errorf("export/ archived as by-products")
+	if b, _ := os.ReadFile(filepath.Join(got, report.ByproductsList)); bytes.Contains(b, []byte("export/")) || bytes.Contains(b, []byte(".data")) {
+		t.Errorf("export/ or perf.data archived as by-products:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(got, "perf", "t01-x.data")); !os.IsNotExist(err) {
+		t.Errorf("the kept run holds perf.data (stat: %v)", err)
 	}
 	if want := filepath.Join(into, filepath.Base(src)); got != want {
 		t.Errorf("kept into %s, want %s", got, want)

@@ -1,9 +1,10 @@
 // Package keep turns a run directory into the lean form committed under
 // results/ (wafbench keep): every recorded path portable, the per-window
 // folded stacks gzipped, the by-products no report needs (host logs and
-// configs, admin stats, perf.data) in one deterministic archive with a
-// list, identical files stored once, and the report rebuilt — and it
-// refuses a run whose report does not rebuild byte-identically.
+// configs, admin stats, perf's flat reports) in one deterministic archive
+// with a list, perf.data left out (it names this machine's binaries),
+// identical files stored once, and the report rebuilt — and it refuses a
+// run whose report does not rebuild byte-identically.
 package keep
 
 import (
@@ -267,6 +268,16 @@ func lean(dir, root string) error {
 	var byproducts []string
 	for _, rel := range files {
 		p := filepath.Join(dir, rel)
+		if filepath.Dir(rel) == "perf" && strings.HasSuffix(rel, ".data") {
+			// perf.data is binary and names this machine's binaries by
+			// their absolute paths, which cannot be rewritten in place;
+			// its symbolised content is kept (the folded stacks and the
+			// flat report), and the run directory still holds it.
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			continue
+		}
 		if kind := report.Byproduct(rel); kind != "" {
 			byproducts = append(byproducts, rel)
 			if notPassed != nil && strings.HasSuffix(rel, ".log") {
@@ -280,8 +291,7 @@ func lean(dir, root string) error {
 			}
 			// Host logs and configs: only the checkout and the run's
 			// temporary directories are rewritten; CRS text in them may
-			// hold other path-like words. Binary files (perf.data) as
-			// they are; a host log is text even with NUL bytes in it
+			// hold other path-like words. A host log is text even with NUL bytes in it
 			// (the CRS tests' payloads, logged as received).
 			if err := rewriteText(p, kind == report.ByproductHostLogs, func(b []byte) []byte {
 				b = repopath.ReplaceDir(b, root, "")

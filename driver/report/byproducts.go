@@ -54,7 +54,7 @@ func Byproduct(rel string) string {
 	case dir == "perf" && strings.HasPrefix(base, "flame-") && strings.HasSuffix(base, ".folded"):
 		return "merged folded stacks"
 	case dir == "perf":
-		return "perf.data and perf's flat reports"
+		return "perf's flat reports (perf.data is not kept)"
 	case dir == "stats":
 		return "admin stats per trial"
 	case strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".stderr"):
