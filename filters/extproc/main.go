@@ -80,7 +80,7 @@ Flags:
 
 const examplesText = `
 Examples:
-  wafbench-extproc --engine coraza --config filter.json --listen unix:/tmp/waf.sock --admin 127.0.0.1:9901
+  wafbench-extproc --engine coraza --config filter.json --listen unix:/run/waf.sock --admin 127.0.0.1:9901
   wafbench-extproc --engine modsecurity --config filter.json --listen tcp:127.0.0.1:50051 --admin 127.0.0.1:0
 `
 

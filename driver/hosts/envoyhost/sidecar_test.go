@@ -12,15 +12,15 @@ func TestCheckReady(t *testing.T) {
 		line, wantErr string
 		want          int
 	}{
-		{line: "wafbench-extproc ready engine=coraza listen=unix:/tmp/s.sock admin=127.0.0.1:9901 gomaxprocs=2", want: 2},
-		{line: "wafbench-extproc ready engine=modsecurity listen=unix:/tmp/s.sock admin=127.0.0.1:9901 gomaxprocs=1", wantErr: `reports engine "modsecurity"`},
+		{line: "wafbench-extproc ready engine=coraza listen=unix:/run/wafbench/s.sock admin=127.0.0.1:9901 gomaxprocs=2", want: 2},
+		{line: "wafbench-extproc ready engine=modsecurity listen=unix:/run/wafbench/s.sock admin=127.0.0.1:9901 gomaxprocs=1", wantErr: `reports engine "modsecurity"`},
 		{line: "wafbench-extproc ready engine=coraza admin=127.0.0.1:9901 gomaxprocs=1", wantErr: "lacks listen="},
 		{line: "wafbench-extproc ready engine=coraza listen=tcp:127.0.0.1:1 admin=127.0.0.1:9901 gomaxprocs=1", wantErr: "listens elsewhere"},
-		{line: "wafbench-extproc ready engine=coraza listen=unix:/tmp/s.sock admin=127.0.0.1:9901", wantErr: "lacks gomaxprocs="},
-		{line: "wafbench-extproc ready engine=coraza listen=unix:/tmp/s.sock admin=127.0.0.1:9901 gomaxprocs=0", wantErr: "lacks gomaxprocs="},
+		{line: "wafbench-extproc ready engine=coraza listen=unix:/run/wafbench/s.sock admin=127.0.0.1:9901", wantErr: "lacks gomaxprocs="},
+		{line: "wafbench-extproc ready engine=coraza listen=unix:/run/wafbench/s.sock admin=127.0.0.1:9901 gomaxprocs=0", wantErr: "lacks gomaxprocs="},
 	}
 	for _, tt := range tests {
-		n, err := checkReady(tt.line, "coraza", "unix:/tmp/s.sock", "127.0.0.1:9901")
+		n, err := checkReady(tt.line, "coraza", "unix:/run/wafbench/s.sock", "127.0.0.1:9901")
 		if tt.wantErr == "" && (err != nil || n != tt.want) || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("checkReady(%q) = %d, %v, want %d, %q", tt.line, n, err, tt.want, tt.wantErr)
 		}
