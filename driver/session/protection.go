@@ -13,6 +13,7 @@ import (
 	"wafbench/driver/conformance"
 	"wafbench/driver/crssuite"
 	"wafbench/driver/modes"
+	"wafbench/driver/profile"
 	"wafbench/driver/protection"
 	"wafbench/driver/result"
 	"wafbench/driver/runner"
@@ -32,7 +33,7 @@ func (p *Plan) measureProtection(ctx context.Context, cfg *runner.Config, stderr
 	if err != nil {
 		return err
 	}
-	legit, corpora, err := p.legitimate()
+	legit, corpora, err := legitimate(p.RepoDir, p.set)
 	if err != nil {
 		return err
 	}
@@ -76,17 +77,18 @@ const protectionMethod = "blocking mode under each configuration; 403 = refused.
 
 // legitimate builds the legitimate probes — the Big List of Naughty
 // Strings and the Faker text in every placement, the realistic suite's
-// benign requests — and lists their corpora.
-func (p *Plan) legitimate() ([]protection.Probe, []*protection.Corpus, error) {
-	blns, err := protection.LoadBLNS(p.RepoDir)
+// benign requests (profiles) — and lists their corpora. Resolve calls it
+// too: a missing corpus is bad input before the run, not a lost half of it.
+func legitimate(repoDir string, profiles *profile.Set) ([]protection.Probe, []*protection.Corpus, error) {
+	blns, err := protection.LoadBLNS(repoDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	faker, err := protection.LoadFaker(p.RepoDir)
+	faker, err := protection.LoadFaker(repoDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	realistic, realCorpora, err := protection.Realistic(p.set)
+	realistic, realCorpora, err := protection.Realistic(profiles)
 	if err != nil {
 		return nil, nil, err
 	}

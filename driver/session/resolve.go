@@ -16,7 +16,6 @@ import (
 	"wafbench/driver/modes"
 	"wafbench/driver/plan"
 	"wafbench/driver/profile"
-	"wafbench/driver/protection"
 	"wafbench/driver/runner"
 	"wafbench/driver/stack"
 	"wafbench/driver/stats"
@@ -108,26 +107,12 @@ func resolveModes(req Request, profiles *profile.Set, registry *modes.Registry) 
 	if len(configs) > 0 && !req.NoProtection {
 		// The protection measurement runs after every trial: a missing
 		// corpus is bad input now, not a lost half of the run later.
-		if err := checkCorpora(req.RepoDir, profiles); err != nil {
+		if _, _, err := legitimate(req.RepoDir, profiles); err != nil {
 			return nil, nil, usage.Errorf("--configs: %v (or --no-protection)", err)
 		}
 	}
 	ms, err = withEnvoyReleases(ms, req.EnvoyVersions)
 	return ms, configs, err
-}
-
-// checkCorpora loads the legitimate corpora the protection measurement
-// sends: the Big List of Naughty Strings, the Faker text and the realistic
-// suite's benign requests.
-func checkCorpora(repoDir string, profiles *profile.Set) error {
-	if _, err := protection.LoadBLNS(repoDir); err != nil {
-		return err
-	}
-	if _, err := protection.LoadFaker(repoDir); err != nil {
-		return err
-	}
-	_, _, err := protection.Realistic(profiles)
-	return err
 }
 
 // resolveLoad checks the window and load-model flags.
