@@ -35,7 +35,7 @@ func serverParts(fl *flame.Set) []serverPartsRow {
 }
 
 // serverPartsNote says how the external modes' profiles are split.
-const serverPartsNote = "In the external modes perf samples Envoy and the wafbench-extproc server together (`perf record -p` with both pids). Their sampled CPU per request (µs) by where it went: a server sample belongs to the frame nearest its leaf that names a part — the WAF engine (the engine and the engine code our modules run in Envoy too), gRPC with its HTTP/2 transport, protobuf, the server's own code — else to the Go runtime, libc and the kernel."
+const serverPartsNote = "In the external modes perf samples Envoy and the wafbench-extproc server together (`perf record -p` with both pids). Their sampled CPU per request (µs) by where it went: a server sample belongs to the frame nearest its leaf that names a part — the WAF engine (the engine and the engine code our modules run in Envoy too), gRPC with its HTTP/2 transport, protobuf, the server's own code — else, when it holds C or C++ frames (libmodsecurity, PCRE and libc lack frame pointers, so their stacks break; only the engine runs C in the server), to the engine, and otherwise to the Go runtime, libc and the kernel."
 
 // writeServerParts writes the external modes' CPU by part.
 func writeServerParts(m *md, fl *flame.Set) {
