@@ -16,14 +16,19 @@
 # vs fortio" section from those records.
 #
 # The open-loop rate is half of wafbench's closed-loop req/s in a
-# calibration window run first (recorded in the header).
+# calibration window run first (recorded in the header). Open loop, each
+# pair has two more windows: wafbench paced by Go timers as fortio is
+# (`load --pacer go-timer`: sends bunch at millisecond ticks), to compare
+# the two measurements on the same kind of schedule, and a wake-up probe
+# (wafbench on one connection at 1000 req/s), whose own send delay is the
+# client's timer wake-up with little else on its CPU.
 #
 # Usage: scripts/vs-fortio.sh [pairs=5] [conns=16] [seconds=5] [path=/safe]
 # Environment: WAFBENCH=path/to/wafbench (default build/wafbench);
 #   FORTIO=path/to/fortio (default build/bin/fortio, built with `go install
 #   fortio.org/fortio@v1.68.2` when missing); VSFORTIO_NOTE="…" adds a note
 #   to the records (e.g. that the machine was shared).
-# Smoke run (≈ 40 s): scripts/vs-fortio.sh 1 16 2
+# Smoke run (≈ 50 s): scripts/vs-fortio.sh 1 16 2
 # Sourced (". scripts/vs-fortio.sh"), it only defines its functions (for tests).
 
 fortio_version=v1.68.2
@@ -56,6 +61,8 @@ else:
     for key in ("p50_us", "p90_us", "p99_us"):
         rec[key] = d.get(key)
     rec["window_cpu_us_per_req"] = d.get("client_cpu_us_per_request")
+    if d.get("pacer"):
+        rec["pacer"] = d["pacer"]
     s = d.get("send")
     if s:
         for q in ("50", "90", "99"):
@@ -133,6 +140,7 @@ cpu_of() {
 taskset -c 1 "$wb" load --target "$url" --conns "$conns" --warmup 500ms --duration "${secs}s" --json >"$out/cal.json"
 rate=$(half_rate "$out/cal.json")
 [ "$rate" -gt 0 ] || { echo "vs-fortio: calibration window gave no req/s" >&2; exit 1; }
+probe_rate=1000
 
 python3 - "$recs" "$pairs" "$conns" "$secs" "$path" "$("$fortio" version | head -1)" "$rate" "${VSFORTIO_NOTE:-}" <<'EOF'
 import json, sys, time
@@ -156,12 +164,24 @@ fortio_run() {
   fcpu=$(cpu_of taskset -c 1 "$fortio" load -quiet -qps "$qps" -uniform -c "$conns" -t "${secs}s" -r 0.00001 -p 50,90,99 -json "$out/fortio.json" "$url")
 }
 
-# wb_run LOAD: wafbench load over the window; sets dcpu and keeps its JSON.
+# wb_run LOAD [PACER]: wafbench load over the window (open loop with the
+# pacer PACER, default timerfd); sets dcpu and keeps its JSON.
 wb_run() {
   local extra=()
-  [ "$1" = open ] && extra=(--rate "$rate")
+  [ "$1" = open ] && extra=(--rate "$rate" --pacer "${2:-timerfd}")
   dcpu=$(cpu_of taskset -c 1 "$wb" load --target "$url" --conns "$conns" --warmup 0 --duration "${secs}s" --json "${extra[@]}")
   cp "$out/stdout" "$out/wb.json"
+}
+
+# wake_probe PAIR: wafbench open loop on one connection at $probe_rate
+# req/s: its own send delay is then the client's timer wake-up alone, on a
+# CPU that only the upstream's light work shares (a floor for the send
+# delay at half capacity). Recorded as load "wake-probe".
+wake_probe() {
+  local cpu
+  cpu=$(cpu_of taskset -c 1 "$wb" load --target "$url" --conns 1 --warmup 0 --duration "${secs}s" --json --rate "$probe_rate")
+  cp "$out/stdout" "$out/wb.json"
+  record_window "$recs" wafbench wake-probe "$probe_rate" 1 "$1" 4 "$secs" "$cpu" 0 0 "$out/wb.json"
 }
 
 for load in closed open; do
@@ -169,6 +189,8 @@ for load in closed open; do
     # Start-up: one request each.
     f0cpu=$(cpu_of taskset -c 1 "$fortio" load -quiet -qps 0 -c 1 -n 1 "$url")
     d0cpu=$(cpu_of taskset -c 1 "$wb" load --target "$url" --conns "$conns" --warmup 0 --duration 1s --max-requests 1 --json)
+    # Open loop, wafbench runs twice: with its own pacer and with Go
+    # timers as fortio paces (the third window, after both).
     if ((i % 2)); then
       fortio_run "$load"
       record_window "$recs" fortio "$load" "$rate" "$conns" "$i" 1 "$secs" "$fcpu" "$f0cpu" 1 "$out/fortio.json"
@@ -179,6 +201,11 @@ for load in closed open; do
       record_window "$recs" wafbench "$load" "$rate" "$conns" "$i" 1 "$secs" "$dcpu" "$d0cpu" 1 "$out/wb.json"
       fortio_run "$load"
       record_window "$recs" fortio "$load" "$rate" "$conns" "$i" 2 "$secs" "$fcpu" "$f0cpu" 1 "$out/fortio.json"
+    fi
+    if [ "$load" = open ]; then
+      wb_run open go-timer
+      record_window "$recs" wafbench "$load" "$rate" "$conns" "$i" 3 "$secs" "$dcpu" "$d0cpu" 1 "$out/wb.json"
+      wake_probe "$i"
     fi
     echo "vs-fortio: $load loop pair $i/$pairs recorded" >&2
   done

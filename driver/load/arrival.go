@@ -80,3 +80,31 @@ func (s *schedule) count(from, to time.Duration) int64 {
 		}
 	}
 }
+
+// Pacer is how an open-loop connection waits for its next intended send.
+type Pacer string
+
+// Pacers. The timerfd pacer (the default) wakes each connection at its
+// intended time with hrtimer precision (pace_linux.go). The Go-timer pacer
+// sleeps with time.Sleep, as fortio and vegeta pace: the idle Go runtime
+// waits in epoll with a millisecond timeout, so sends bunch at millisecond
+// ticks. It is there to compare like with like: a generator that bunches
+// sends keeps the machine awake between them, and on machines whose
+// wake-ups from idle are slow (virtual CPUs) that lowers the latency
+// measured from the actual send while it raises the latency from the
+// intended time (docs/open-loop.md).
+const (
+	PacerTimerfd Pacer = "timerfd"
+	PacerGo      Pacer = "go-timer"
+)
+
+// ParsePacer returns the pacer s names: "timerfd" (or "") or "go-timer".
+func ParsePacer(s string) (Pacer, error) {
+	switch p := Pacer(s); p {
+	case "", PacerTimerfd:
+		return PacerTimerfd, nil
+	case PacerGo:
+		return p, nil
+	}
+	return "", fmt.Errorf("want %s or %s, got %q", PacerTimerfd, PacerGo, s)
+}

@@ -126,6 +126,7 @@ func TestArrivalValidate(t *testing.T) {
 	}{
 		{Options{Target: "127.0.0.1:1", Conns: 1, Duration: 1, Arrival: "burst", Rate: 1}, `arrival: want uniform or poisson, got "burst"`},
 		{Options{Target: "127.0.0.1:1", Conns: 1, Duration: 1, Arrival: ArrivalPoisson}, "arrival: poisson needs an open-loop rate > 0"},
+		{Options{Target: "127.0.0.1:1", Conns: 1, Duration: 1, Pacer: "spin", Rate: 1}, `pacer: want timerfd or go-timer, got "spin"`},
 	} {
 		if err := tc.opts.Validate(); err == nil || err.Error() != tc.want {
 			t.Errorf("Validate: got %v, want %q", err, tc.want)

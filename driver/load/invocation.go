@@ -17,15 +17,15 @@ import (
 // Invocation is one run of 'wafbench load' as its flags give it, before
 // they are checked.
 type Invocation struct {
-	Target, Method, Body    string
-	ConnMode, Arrival       string
-	Downstream, TLSCA, CPUs string
-	Conns, Expect, Streams  int
-	Warmup, Duration        time.Duration
-	Timeout                 time.Duration
-	Rate                    float64
-	Seed, MaxRequests       int64
-	Headers                 headers
+	Target, Method, Body     string
+	ConnMode, Arrival, Pacer string
+	Downstream, TLSCA, CPUs  string
+	Conns, Expect, Streams   int
+	Warmup, Duration         time.Duration
+	Timeout                  time.Duration
+	Rate                     float64
+	Seed, MaxRequests        int64
+	Headers                  headers
 }
 
 // resolved is a checked Invocation: what Run takes, and the CPUs to pin
@@ -68,6 +68,9 @@ func (inv *Invocation) Resolve() (*resolved, error) {
 	}
 	if o.Arrival, err = ParseArrival(inv.Arrival); err != nil {
 		return nil, usage.Errorf("load: --arrival: %v", err)
+	}
+	if o.Pacer, err = ParsePacer(inv.Pacer); err != nil {
+		return nil, usage.Errorf("load: --pacer: %v", err)
 	}
 	if o.Downstream, err = downstream.Parse(inv.Downstream); err != nil {
 		return nil, usage.Errorf("load: --downstream: %v", err)

@@ -87,6 +87,7 @@ type Options struct {
 	ConnMode    ConnMode      // "" or ConnKeepAlive: persistent connections; ConnPerRequest: one per request
 	Arrival     Arrival       // open loop: "" or ArrivalUniform (fixed intervals), ArrivalPoisson (exponential gaps)
 	Seed        int64         // open loop, Poisson: seed of the arrival schedule (the same seed, the same schedule)
+	Pacer       Pacer         // open loop: "" or PacerTimerfd (hrtimer-precise waits), PacerGo (time.Sleep, as fortio paces)
 
 	// Downstream is the protocol spoken to Target: "" or downstream.H1
 	// (plain HTTP/1.1), H1TLS, H2TLS or H2C. HTTP/2 runs on keep-alive
@@ -172,6 +173,9 @@ func (o *Options) Validate() error {
 	if _, err := ParseArrival(string(o.Arrival)); err != nil {
 		return fmt.Errorf("arrival: %w", err)
 	}
+	if _, err := ParsePacer(string(o.Pacer)); err != nil {
+		return fmt.Errorf("pacer: %w", err)
+	}
 	if o.Arrival == ArrivalPoisson && o.Rate == 0 {
 		return fmt.Errorf("arrival: poisson needs an open-loop rate > 0")
 	}
@@ -233,6 +237,7 @@ type Result struct {
 
 	RateRequested float64 // Options.Rate; 0 for closed loop
 	Arrival       Arrival // open loop: the arrival process; "" for closed loop
+	Pacer         Pacer   // open loop: how sends were paced; "" for closed loop
 	Seed          int64   // open loop, Poisson: the schedule's seed
 	RateAchieved  float64 // responses of any status per second of the window
 	// Late counts open-loop sends written more than Send.LagThreshold

@@ -2,6 +2,7 @@ package load
 
 import (
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -28,8 +29,12 @@ import (
 // earlier pacer armed with unix.TimerfdSettime and read the expiry through
 // os.File.Read, three system calls per wait (settime, a read that found
 // nothing, the read after the wake), two of them through entersyscall.
+//
+// The Go-timer pacer (PacerGo, or when no timerfd can be made) has no
+// timerfd and sleeps with time.Sleep.
 type pacer struct {
-	f       *os.File // the timerfd, registered with the netpoller
+	f       *os.File    // the timerfd, registered with the netpoller; nil: time.Sleep
+	stopped atomic.Bool // time.Sleep pacer: interrupted
 	rc      syscall.RawConn
 	spec    unix.ItimerSpec
 	due     time.Time // when the current wait ends
@@ -42,7 +47,10 @@ type pacer struct {
 // minWait is the shortest wait worth a timer; shorter ones are not waited.
 const minWait = 5 * time.Microsecond
 
-func newPacer() *pacer {
+func newPacer(kind Pacer) *pacer {
+	if kind == PacerGo {
+		return &pacer{}
+	}
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return &pacer{} // fall back to time.Sleep
@@ -62,8 +70,7 @@ func (p *pacer) wait(d time.Duration) bool {
 		return true
 	}
 	if p.f == nil {
-		time.Sleep(d)
-		return true
+		return p.sleep(d)
 	}
 	p.due, p.armed, p.err = time.Now().Add(d), false, 0
 	p.spec.Value = unix.NsecToTimespec(int64(d))
@@ -74,6 +81,17 @@ func (p *pacer) wait(d time.Duration) bool {
 		time.Sleep(time.Until(p.due))
 	}
 	return true
+}
+
+// sleep is wait without a timerfd: time.Sleep, in steps of at most 10 ms
+// so that an interrupt ends it soon.
+func (p *pacer) sleep(d time.Duration) bool {
+	for d > 0 && !p.stopped.Load() {
+		step := min(d, 10*time.Millisecond)
+		time.Sleep(step)
+		d -= step
+	}
+	return !p.stopped.Load()
 }
 
 // doWait is the RawConn.Read callback of wait: the first call arms the
@@ -112,6 +130,7 @@ func (p *pacer) nudge(d time.Duration) {
 
 // interrupt makes the current and every later wait return false.
 func (p *pacer) interrupt() {
+	p.stopped.Store(true)
 	if p.f != nil {
 		p.f.SetReadDeadline(time.Unix(1, 0))
 	}

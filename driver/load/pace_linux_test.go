@@ -42,7 +42,7 @@ func (p *filePacer) wait(d time.Duration) bool {
 // whatever the machine's load), and an interrupt ends the current and
 // every later wait.
 func TestPacerWaits(t *testing.T) {
-	p := newPacer()
+	p := newPacer(PacerTimerfd)
 	defer p.close()
 	if p.f == nil {
 		t.Fatal("no timerfd: the pacer fell back to time.Sleep")
@@ -80,6 +80,34 @@ func TestPacerWaits(t *testing.T) {
 	}
 }
 
+// TestGoTimerPacer: the Go-timer pacer has no timerfd, never ends a wait
+// early, and an interrupt ends a long wait within its 10 ms step.
+func TestGoTimerPacer(t *testing.T) {
+	p := newPacer(PacerGo)
+	defer p.close()
+	if p.f != nil {
+		t.Fatal("the Go-timer pacer made a timerfd")
+	}
+	for _, d := range []time.Duration{50 * time.Microsecond, 2 * time.Millisecond} {
+		t0 := time.Now()
+		if !p.wait(d) || time.Since(t0) < d {
+			t.Errorf("wait(%v) returned after %v", d, time.Since(t0))
+		}
+	}
+	done := make(chan bool)
+	go func() { done <- p.wait(time.Hour) }()
+	time.Sleep(5 * time.Millisecond)
+	p.interrupt()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("an interrupted wait reported true")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an interrupted wait of an hour still waits after 10 s")
+	}
+}
+
 // BenchmarkPacer measures what one open-loop wait costs the client: CPU
 // time of this process per wait (cpu-µs/wait) and how late it ended
 // (late-µs/wait, mean), for the timerfd pacer, the one before it
@@ -93,7 +121,7 @@ func BenchmarkPacer(b *testing.B) {
 				var wait func(time.Duration) bool
 				switch impl {
 				case "timerfd":
-					p := newPacer()
+					p := newPacer(PacerTimerfd)
 					defer p.close()
 					wait = p.wait
 				case "file":

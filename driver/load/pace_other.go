@@ -11,7 +11,7 @@ import (
 // which may overshoot short waits by up to a millisecond.
 type pacer struct{ stopped atomic.Bool }
 
-func newPacer() *pacer { return new(pacer) }
+func newPacer(Pacer) *pacer { return new(pacer) }
 
 // wait blocks for d and reports false if interrupted.
 func (p *pacer) wait(d time.Duration) bool {

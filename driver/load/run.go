@@ -200,6 +200,7 @@ func newResult(opts Options) *Result {
 	res := &Result{RateRequested: opts.Rate}
 	if opts.Rate > 0 {
 		res.Arrival, _ = ParseArrival(string(opts.Arrival))
+		res.Pacer, _ = ParsePacer(string(opts.Pacer))
 		if res.Arrival == ArrivalPoisson {
 			res.Seed = opts.Seed
 		}

@@ -20,6 +20,7 @@ type summary struct {
 	Streams           int              `json:"streams,omitempty"`      // HTTP/2 streams per connection (set by the caller)
 	Arrival           string           `json:"arrival,omitempty"`      // open loop: "uniform" or "poisson"
 	Seed              int64            `json:"arrival_seed,omitempty"` // open loop, poisson: the schedule's seed
+	Pacer             string           `json:"pacer,omitempty"`        // open loop: "timerfd" or "go-timer"
 	DurationS         float64          `json:"duration_s"`
 	Requests          int64            `json:"requests"`
 	ReqPerS           float64          `json:"req_per_s"`
@@ -88,7 +89,7 @@ func (r *Result) Summarize(target string, conns int) summary {
 		WarmupErrors: r.WarmupErrors, Errors: r.Errors, Statuses: r.Statuses, PerSecond: r.PerSecond}
 	if r.RateRequested > 0 {
 		s.Load = "open"
-		s.Arrival, s.Seed = string(r.Arrival), r.Seed
+		s.Arrival, s.Seed, s.Pacer = string(r.Arrival), r.Seed, string(r.Pacer)
 		s.BehindRate = r.FellBehind()
 		s.Send = r.Send.summarize()
 	}
@@ -144,7 +145,7 @@ func (s summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
 		if s.Send != nil {
 			lag = s.Send.LagThresholdUs
 		}
-		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals, %d due in the window), achieved %.0f req/s, %d sent late (> %.0f µs, half the inter-arrival time), %d of them held back by the client itself\n", s.RateRequestedPerS, s.Arrival, s.Due, s.RateAchievedPerS, s.Late, lag, s.Lagged)
+		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals, %s pacer, %d due in the window), achieved %.0f req/s, %d sent late (> %.0f µs, half the inter-arrival time), %d of them held back by the client itself\n", s.RateRequestedPerS, s.Arrival, s.Pacer, s.Due, s.RateAchievedPerS, s.Late, lag, s.Lagged)
 		if d := s.Send; d != nil {
 			fmt.Fprintf(w, "send delay p50 %.0f µs  p90 %.0f µs  p99 %.0f µs (intended → actual write; the client's own part p50 %.0f  p90 %.0f  p99 %.0f µs)\n", d.DelayP50Us, d.DelayP90Us, d.DelayP99Us, d.OwnP50Us, d.OwnP90Us, d.OwnP99Us)
 			fmt.Fprintf(w, "from send  p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs (latency from the actual write; the latency line is from the intended time)\n", d.FromSendP50Us, d.FromSendP90Us, d.FromSendP99Us, d.FromSendP999Us)

@@ -71,7 +71,7 @@ func newWorker(t *trial, id int, c *net.TCPConn, sock connIO) *worker {
 		w.rr.reset(sock)
 	}
 	if t.every > 0 {
-		w.pacer = newPacer()
+		w.pacer = newPacer(t.opts.Pacer)
 		w.sched = newSchedule(t.opts.Arrival, t.opts.Seed, id, t.opts.Conns, t.every)
 		w.send = newSendHists()
 	}

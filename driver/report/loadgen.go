@@ -80,6 +80,9 @@ type loadgenWindow struct {
 	OwnP90Us          *float64 `json:"own_p90_us,omitempty"`
 	OwnP99Us          *float64 `json:"own_p99_us,omitempty"`
 	WindowCPUUsPerReq *float64 `json:"window_cpu_us_per_req,omitempty"`
+	// Pacer is how wafbench paced an open-loop window: "timerfd" ("" in
+	// files before the field) or "go-timer" (`load --pacer`).
+	Pacer string `json:"pacer,omitempty"`
 }
 
 // cpuPerReq is client CPU µs per request, start-up included.

@@ -80,6 +80,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Float64Var(&inv.Rate, "rate", 0, "open-loop target rate in req/s over all connections (every protocol; over HTTP/2 each arrival is a new stream on its connection); 0 = closed loop")
 	fs.StringVar(&inv.Arrival, "arrival", "uniform", "open-loop arrival process (with --rate): uniform (a request every 1/rate) or poisson (exponential gaps of mean 1/rate)")
 	fs.Int64Var(&inv.Seed, "seed", 1, "seed of the --arrival poisson schedule (the same seed gives the same schedule)")
+	fs.StringVar(&inv.Pacer, "pacer", "timerfd", "open-loop pacing (with --rate): timerfd (each send woken at its intended time, hrtimer precision) or go-timer (time.Sleep, as fortio and vegeta pace: sends bunch at millisecond ticks; for comparing with them, docs/open-loop.md)")
 	fs.Int64Var(&inv.MaxRequests, "max-requests", 0, "cap on requests in the measured window; 0 = no cap")
 	fs.StringVar(&inv.Method, "method", "GET", "request method")
 	fs.StringVar(&inv.Body, "body", "", "request body (literal)")

@@ -50,7 +50,7 @@ var flagGroups = map[string][]flagGroup{
 	"load": {
 		{"Target and request", []string{"target", "method", "header", "body", "expect", "downstream", "streams", "tls-ca"}},
 		{"How long", []string{"duration", "warmup", "max-requests", "timeout"}},
-		{"Load model", []string{"conns", "conn-mode", "rate", "arrival", "seed"}},
+		{"Load model", []string{"conns", "conn-mode", "rate", "arrival", "seed", "pacer"}},
 		{"CPU placement", []string{"cpus"}},
 		{"Outputs", []string{"json", "hgrm", "fortio-json"}},
 	},

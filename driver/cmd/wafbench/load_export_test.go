@@ -22,16 +22,17 @@ func TestLoadExports(t *testing.T) {
 	hg, fj := filepath.Join(dir, "l.hgrm"), filepath.Join(dir, "l.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"load", "--target", "http://" + addr + "/safe", "--conns", "2", "--duration", "1h", "--warmup", "0",
-		"--max-requests", "200", "--rate", "2000", "--arrival", "poisson", "--json", "--hgrm", hg, "--fortio-json", fj}
+		"--max-requests", "200", "--rate", "2000", "--arrival", "poisson", "--pacer", "go-timer", "--json", "--hgrm", hg, "--fortio-json", fj}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	var sum struct {
 		Requests int64  `json:"requests"`
 		Arrival  string `json:"arrival"`
+		Pacer    string `json:"pacer"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil || sum.Requests != 200 || sum.Arrival != "poisson" {
-		t.Fatalf("summary: %s (%v), want 200 requests, poisson", stdout.String(), err)
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil || sum.Requests != 200 || sum.Arrival != "poisson" || sum.Pacer != "go-timer" {
+		t.Fatalf("summary: %s (%v), want 200 requests, poisson, go-timer pacer", stdout.String(), err)
 	}
 	h, err := os.ReadFile(hg)
 	if err != nil {
