@@ -157,6 +157,21 @@ func RunQueueWait(pid int) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// StealTime is the machine's steal time so far, every CPU (/proc/stat):
+// time its virtual CPUs were ready to run but the hypervisor ran something
+// else. Zero on bare metal.
+func StealTime() (time.Duration, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, fmt.Errorf("procstat: %w", err)
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("procstat: /proc/stat: %w", err)
+	}
+	return time.Duration(st.CPUTotal.Steal * float64(time.Second)), nil
+}
+
 // processClockNs reads the CPU-time clock of process pid, as
 // clock_getcpuclockid(3) would name it: ((^pid) << 3) | CPUCLOCK_SCHED, with
 // the per-thread bit clear. procfs has no equivalent. Returns 0 on error.

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"wafbench/driver/load"
 	"wafbench/driver/modes"
 	"wafbench/driver/result"
@@ -82,6 +84,7 @@ func writeSoak(m *md, fig *figures) {
 	m.nl()
 	writeDrift(m, rows)
 	writeCPUDrift(m, rows)
+	writeWaitDrift(m, rows)
 }
 
 // countsCell is "0", or the total then each kind ("3: timeout×2 status_503×1").
@@ -229,21 +232,31 @@ const cpuSlotS = 10
 // second from the window's start) over the responses completed in its
 // seconds (PerSecond). A slot without a response is left out.
 func cpuSlots(r *result.Record, from, to float64) []float64 {
+	return seriesSlots(r, r.CPUSeriesUs, true, from, to)
+}
+
+// seriesSlots is cpuSlots for any cumulative once-a-second series of r:
+// its growth over each slot, per valid response when perResponse, else
+// per second.
+func seriesSlots(r *result.Record, series []int64, perResponse bool, from, to float64) []float64 {
 	var out []float64
 	for k := 0; ; k++ {
 		a, b := k*cpuSlotS, (k+1)*cpuSlotS
-		if b >= len(r.CPUSeriesUs) || b > len(r.PerSecond) || float64(b) > to+1e-9 {
+		if b >= len(series) || b > len(r.PerSecond) || float64(b) > to+1e-9 {
 			return out
 		}
 		if float64(a) < from-1e-9 {
 			continue
 		}
-		var n int64
-		for _, v := range r.PerSecond[a:b] {
-			n += v
+		n := int64(cpuSlotS)
+		if perResponse {
+			n = 0
+			for _, v := range r.PerSecond[a:b] {
+				n += v
+			}
 		}
 		if n > 0 {
-			out = append(out, float64(r.CPUSeriesUs[b]-r.CPUSeriesUs[a])/float64(n))
+			out = append(out, float64(series[b]-series[a])/float64(n))
 		}
 	}
 }
@@ -271,6 +284,35 @@ func writeCPUDrift(m *md, rows []*result.Record) {
 		q := stats.WelchLogRatio(a, b, 0.95)
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat), fmt.Sprintf("%d / %d", q.NA, q.NB),
 			geoPair(a, b, 1, 1), driftCell(q), driftVerdict(q, "costlier", "cheaper"))
+	}
+	m.nl()
+}
+
+// writeWaitDrift sets beside the CPU drift what else could slow a proxy
+// down at a fixed rate: its threads' run-queue wait per request (another
+// process on its CPU) and the machine's steal time per second (the
+// hypervisor running another guest), first minute against last. Their
+// first-minute figures are near zero on a quiet machine, so they are shown
+// as they are, without a ratio.
+func writeWaitDrift(m *md, rows []*result.Record) {
+	var with []*result.Record
+	for _, r := range rows {
+		if len(r.WaitSeriesUs) > 0 && len(r.StealSeriesUs) > 0 && r.DurationS >= 2*driftSpanS {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	m.p("**What else took the CPU, first minute → last minute.** The proxy's threads' run-queue wait (schedstat: runnable, not on a CPU) per valid response, and the machine's steal time (/proc/stat, every CPU: its virtual CPUs ready but the hypervisor running something else) per second, read with each RSS reading; mean of the %d-s slots of each minute, and the largest slot of the last minute. A latency drift at flat CPU per request that comes with a rise here was caused outside the proxy.", cpuSlotS)
+	m.nl()
+	m.head("mode", "workload", "repeat", "run-queue wait µs/request first → last (largest slot)", "steal ms/s first → last (largest slot)")
+	for _, r := range with {
+		wa, wb := seriesSlots(r, r.WaitSeriesUs, true, 0, driftSpanS), seriesSlots(r, r.WaitSeriesUs, true, r.DurationS-driftSpanS, r.DurationS)
+		sa, sb := seriesSlots(r, r.StealSeriesUs, false, 0, driftSpanS), seriesSlots(r, r.StealSeriesUs, false, r.DurationS-driftSpanS, r.DurationS)
+		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat),
+			fmt.Sprintf("%.1f → %.1f (%.1f)", stat.Mean(wa, nil), stat.Mean(wb, nil), maxOf(wb)),
+			fmt.Sprintf("%.1f → %.1f (%.1f)", stat.Mean(sa, nil)/1e3, stat.Mean(sb, nil)/1e3, maxOf(sb)/1e3))
 	}
 	m.nl()
 }

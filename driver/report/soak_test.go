@@ -158,3 +158,39 @@ func TestWriteCPUDrift(t *testing.T) {
 		t.Errorf("a window without CPU readings has a row:\n%s", got)
 	}
 }
+
+// TestWriteWaitDrift: a window whose run-queue wait and steal grow in its
+// last minute shows both, per request and per second; a window without
+// the series (records before they were kept) has no row.
+func TestWriteWaitDrift(t *testing.T) {
+	perSecond := make([]int64, 600)
+	wait, steal := make([]int64, 601), make([]int64, 601)
+	for s := range perSecond {
+		perSecond[s] = 1000
+		w, st := int64(2000), int64(0) // 2 µs a request, no steal
+		if s >= 540 {
+			w, st = 50000, 30000 // 50 µs a request, 30 ms/s of steal
+		}
+		wait[s+1], steal[s+1] = wait[s]+w, steal[s]+st
+	}
+	recs := []result.Record{
+		{Case: result.Case{Mode: "modsecurity", Workload: "soak", Repeat: 1}, Window: result.Window{DurationS: 600, PerSecond: perSecond},
+			Soak: result.Soak{RSSSeriesKiB: make([]int64, 601), WaitSeriesUs: wait, StealSeriesUs: steal}},
+		{Case: result.Case{Mode: "coraza", Workload: "soak", Repeat: 1}, Window: result.Window{DurationS: 600, PerSecond: perSecond},
+			Soak: result.Soak{RSSSeriesKiB: make([]int64, 601)}},
+	}
+	m := &md{}
+	writeWaitDrift(m, []*result.Record{&recs[0], &recs[1]})
+	got := m.b.String()
+	for _, want := range []string{
+		"**What else took the CPU, first minute → last minute.**",
+		"| `modsecurity` | `soak` | 1 | 2.0 → 50.0 (50.0) | 0.0 → 30.0 (30.0) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "`coraza`") {
+		t.Errorf("a window without the series has a row:\n%s", got)
+	}
+}

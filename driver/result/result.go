@@ -229,6 +229,15 @@ type Soak struct {
 	// report's CPU per request over the window. Nil in records written
 	// before it was recorded.
 	CPUSeriesUs []int64 `json:"cpu_series_us,omitempty"`
+	// WaitSeriesUs is the proxy's live threads' run-queue wait (µs,
+	// cumulative, schedstat: runnable but not on a CPU) and StealSeriesUs
+	// the machine's steal time (µs, cumulative, every CPU, /proc/stat:
+	// time the hypervisor gave this machine's CPUs to others), read with
+	// each RSSSeriesKiB reading: a latency drift at flat CPU per request
+	// shows here when something else took the proxy's CPU. Nil in records
+	// written before they were recorded.
+	WaitSeriesUs  []int64 `json:"wait_series_us,omitempty"`
+	StealSeriesUs []int64 `json:"steal_series_us,omitempty"`
 	// LatencySlots holds the window's valid responses' latencies by when
 	// they completed: the soak report compares the first minute's with the
 	// last's. Nil in records written before it was recorded.

@@ -6,15 +6,20 @@ import (
 	"wafbench/driver/procstat"
 )
 
-// rssSampler reads a process's VmRSS and its CPU time once a second from
-// the window's start until stop, for the soak report's RSS slope and CPU
-// drift (result.RSSSeriesKiB, result.CPUSeriesUs).
+// rssSampler reads a process's VmRSS, its CPU time, its threads' run-queue
+// wait and the machine's steal time once a second from the window's start
+// until stop, for the soak report's RSS slope and its CPU and wait drift
+// (result.Soak).
 type rssSampler struct {
-	quit chan struct{}
-	done chan struct{}
-	kib  []int64
-	cpu  []int64 // µs, cumulative, read with each RSS reading
-	err  error
+	quit   chan struct{}
+	done   chan struct{}
+	series soakSeries
+	err    error
+}
+
+// soakSeries are the sampler's readings, one of each a second.
+type soakSeries struct {
+	kib, cpu, wait, steal []int64 // KiB; µs, cumulative
 }
 
 func startRSS(pid int) *rssSampler {
@@ -24,17 +29,9 @@ func startRSS(pid int) *rssSampler {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			v, err := procstat.RSSKiB(pid)
-			if err != nil {
-				s.err = err
+			if s.err = s.series.read(pid); s.err != nil {
 				return
 			}
-			c, err := procstat.CPUTime(pid)
-			if err != nil {
-				s.err = err
-				return
-			}
-			s.kib, s.cpu = append(s.kib, v), append(s.cpu, c.Microseconds())
 			select {
 			case <-s.quit:
 				return
@@ -45,10 +42,33 @@ func startRSS(pid int) *rssSampler {
 	return s
 }
 
+// read appends one reading of each series.
+func (ss *soakSeries) read(pid int) error {
+	v, err := procstat.RSSKiB(pid)
+	if err != nil {
+		return err
+	}
+	c, err := procstat.CPUTime(pid)
+	if err != nil {
+		return err
+	}
+	w, err := procstat.RunQueueWait(pid)
+	if err != nil {
+		return err
+	}
+	st, err := procstat.StealTime()
+	if err != nil {
+		return err
+	}
+	ss.kib, ss.cpu = append(ss.kib, v), append(ss.cpu, c.Microseconds())
+	ss.wait, ss.steal = append(ss.wait, w.Microseconds()), append(ss.steal, st.Microseconds())
+	return nil
+}
+
 // stop ends the sampling and returns the series (the first reading at the
 // window's start, then one a second) and the first read error.
-func (s *rssSampler) stop() (rssKiB, cpuUs []int64, err error) {
+func (s *rssSampler) stop() (soakSeries, error) {
 	close(s.quit)
 	<-s.done
-	return s.kib, s.cpu, s.err
+	return s.series, s.err
 }

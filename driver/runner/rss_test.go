@@ -6,25 +6,29 @@ import (
 	"time"
 )
 
-// TestRSSSampler reads this test process's VmRSS and CPU time once a
-// second: a reading at the start, one per second after, each a plausible
-// size, the CPU time never falling and growing by the work done between.
+// TestRSSSampler reads this test process's VmRSS, CPU time, run-queue
+// wait and the machine's steal time once a second: a reading at the start,
+// one per second after, each a plausible size, the cumulative series never
+// falling and the CPU time growing by the work done between.
 func TestRSSSampler(t *testing.T) {
 	s := startRSS(os.Getpid())
 	spin := time.Now()
 	for time.Since(spin) < 300*time.Millisecond { // CPU time for the readings to count
 	}
 	time.Sleep(2200 * time.Millisecond)
-	kib, cpu, err := s.stop()
+	ss, err := s.stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cpu) != len(kib) {
-		t.Fatalf("%d CPU readings for %d RSS readings, want one each", len(cpu), len(kib))
-	}
-	for i := 1; i < len(cpu); i++ {
-		if cpu[i] < cpu[i-1] {
-			t.Errorf("CPU time fell: %v", cpu)
+	kib, cpu := ss.kib, ss.cpu
+	for name, c := range map[string][]int64{"CPU": cpu, "wait": ss.wait, "steal": ss.steal} {
+		if len(c) != len(kib) {
+			t.Fatalf("%d %s readings for %d RSS readings, want one each", len(c), name, len(kib))
+		}
+		for i := 1; i < len(c); i++ {
+			if c[i] < c[i-1] {
+				t.Errorf("%s time fell: %v", name, c)
+			}
 		}
 	}
 	if len(cpu) > 1 && cpu[len(cpu)-1]-cpu[0] < 10_000 {
@@ -38,7 +42,7 @@ func TestRSSSampler(t *testing.T) {
 			t.Errorf("VmRSS %d KiB: not a Go test process's", v)
 		}
 	}
-	if _, _, err := startRSS(1 << 22).stop(); err == nil {
+	if _, err := startRSS(1 << 22).stop(); err == nil {
 		t.Error("no such process: want an error")
 	}
 }

@@ -492,8 +492,9 @@ func (w *measuredWindow) end() {
 		return
 	}
 	if w.rss != nil {
-		var err error
-		w.rec.RSSSeriesKiB, w.rec.CPUSeriesUs, err = w.rss.stop()
+		ss, err := w.rss.stop()
+		w.rec.RSSSeriesKiB, w.rec.CPUSeriesUs = ss.kib, ss.cpu
+		w.rec.WaitSeriesUs, w.rec.StealSeriesUs = ss.wait, ss.steal
 		w.fail(err)
 	}
 	var err error
