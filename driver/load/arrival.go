@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -107,4 +108,16 @@ func ParsePacer(s string) (Pacer, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("want %s or %s, got %q", PacerTimerfd, PacerGo, s)
+}
+
+// sleepSteps sleeps for d with time.Sleep, in steps of at most 10 ms so
+// that stopped (an interrupt) ends it soon, and reports whether it was not
+// stopped: the Go-timer pacer's wait.
+func sleepSteps(d time.Duration, stopped *atomic.Bool) bool {
+	for d > 0 && !stopped.Load() {
+		step := min(d, 10*time.Millisecond)
+		time.Sleep(step)
+		d -= step
+	}
+	return !stopped.Load()
 }

@@ -70,7 +70,7 @@ func (p *pacer) wait(d time.Duration) bool {
 		return true
 	}
 	if p.f == nil {
-		return p.sleep(d)
+		return sleepSteps(d, &p.stopped)
 	}
 	p.due, p.armed, p.err = time.Now().Add(d), false, 0
 	p.spec.Value = unix.NsecToTimespec(int64(d))
@@ -81,17 +81,6 @@ func (p *pacer) wait(d time.Duration) bool {
 		time.Sleep(time.Until(p.due))
 	}
 	return true
-}
-
-// sleep is wait without a timerfd: time.Sleep, in steps of at most 10 ms
-// so that an interrupt ends it soon.
-func (p *pacer) sleep(d time.Duration) bool {
-	for d > 0 && !p.stopped.Load() {
-		step := min(d, 10*time.Millisecond)
-		time.Sleep(step)
-		d -= step
-	}
-	return !p.stopped.Load()
 }
 
 // doWait is the RawConn.Read callback of wait: the first call arms the

@@ -14,14 +14,7 @@ type pacer struct{ stopped atomic.Bool }
 func newPacer(Pacer) *pacer { return new(pacer) }
 
 // wait blocks for d and reports false if interrupted.
-func (p *pacer) wait(d time.Duration) bool {
-	for d > 0 && !p.stopped.Load() {
-		step := min(d, 10*time.Millisecond)
-		time.Sleep(step)
-		d -= step
-	}
-	return !p.stopped.Load()
-}
+func (p *pacer) wait(d time.Duration) bool { return sleepSteps(d, &p.stopped) }
 
 // nudge does nothing outside Linux (pace_linux.go).
 func (p *pacer) nudge(time.Duration) {}

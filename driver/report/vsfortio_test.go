@@ -25,13 +25,7 @@ const vsFortioGoTimerRaw = vsFortioRaw + `{"kind": "window", "tool": "wafbench",
 // wake-up probe's own send delay is stated; a run without them (above)
 // has neither.
 func TestVsFortioGoTimer(t *testing.T) {
-	h, ws, err := parseLoadgen([]byte(vsFortioGoTimerRaw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &md{}
-	writeLoadgenSection(m, &figures{Loadgen: &loadgenRun{header: h, windows: ws}})
-	out := m.b.String()
+	out := vsFortioSection(t, vsFortioGoTimerRaw)
 	for _, want := range []string{
 		"### Open loop\n",
 		"| 1 | fortio | 4000 | 4000 | 1.000 | 40.00 | 30.00 | 0.750 | 400 / 800 / 1600 | 420 / 840 / 1800 |",
@@ -46,10 +40,7 @@ func TestVsFortioGoTimer(t *testing.T) {
 			t.Errorf("section lacks %q:\n%s", want, out)
 		}
 	}
-	m = &md{}
-	h, ws, _ = parseLoadgen([]byte(vsFortioRaw))
-	writeLoadgenSection(m, &figures{Loadgen: &loadgenRun{header: h, windows: ws}})
-	if out := m.b.String(); strings.Contains(out, "Go timers") || strings.Contains(out, "Wake-up probe") {
+	if out := vsFortioSection(t, vsFortioRaw); strings.Contains(out, "Go timers") || strings.Contains(out, "Wake-up probe") {
 		t.Errorf("a run without Go-timer windows or probes shows their sections:\n%s", out)
 	}
 }
@@ -59,13 +50,7 @@ func TestVsFortioGoTimer(t *testing.T) {
 // with fortio's and shows the one from the intended time and its own send
 // delay beside; CPU ratios are net of start-up.
 func TestVsFortioSection(t *testing.T) {
-	h, ws, err := parseLoadgen([]byte(vsFortioRaw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &md{}
-	writeLoadgenSection(m, &figures{Loadgen: &loadgenRun{header: h, windows: ws}})
-	out := m.b.String()
+	out := vsFortioSection(t, vsFortioRaw)
 	for _, want := range []string{
 		"## Load engine vs fortio",
 		"closed loop and open loop at 4000 req/s",
@@ -79,4 +64,16 @@ func TestVsFortioSection(t *testing.T) {
 			t.Errorf("section lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// vsFortioSection is the report section of the loadgen.jsonl raw.
+func vsFortioSection(t *testing.T, raw string) string {
+	t.Helper()
+	h, ws, err := parseLoadgen([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &md{}
+	writeLoadgenSection(m, &figures{Loadgen: &loadgenRun{header: h, windows: ws}})
+	return m.b.String()
 }
