@@ -11,7 +11,10 @@
 #   ref-caddy-coraza (Caddy + the same engine package): GC cycles and
 #     gctrace's CPU per collection, from GODEBUG=gctrace=1 on its stderr.
 #   Both: the process's tasks (/proc/PID/task) before and after, each
-#   task's name and Cpus_allowed_list.
+#   task's name and Cpus_allowed_list; the context switches of every task
+#   per request (voluntary and involuntary, summed: each is a thread put to
+#   sleep or taken off the CPU) and the host's CPU per request from
+#   /proc/PID/stat (clock ticks: coarse over few requests).
 # GOGC and GOMEMLIMIT in the environment reach the host's Go runtime (for
 # the module, as the filter_config keys go_gc_percent and
 # go_memory_limit_bytes do).
@@ -72,17 +75,26 @@ stats() { # the module's counters (Envoy modes only)
 gclines() { cat "$out"/*.log 2>/dev/null | grep '^gc [0-9]' || true; }
 gcs() { gclines | wc -l; }
 
+# switches: every task's voluntary and involuntary context switches, summed;
+# cpu_us: the host's CPU time (utime+stime of every task, /proc/PID/stat).
+switches() { cat /proc/$hpid/task/*/status | awk '/^(non)?voluntary_ctxt_switches/ {s += $2} END {print s}'; }
+cpu_us() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1e6 / hz}' /proc/$hpid/stat; }
+
 curl -s -o /dev/null "$url$path" # one request before the window: connections and lazy set-up
 before_n=$(ls /proc/$hpid/task | wc -l); before_stats=$(stats); before_gc=$(gcs)
+before_sw=$(switches); before_cpu=$(cpu_us)
 cfg=$out/curl.cfg
 for _ in $(seq "$n"); do printf 'url = "%s%s"\noutput = /dev/null\n' "$url" "$path"; done > "$cfg"
 codes=$(curl -s -K "$cfg" -w '%{http_code}\n' | sort | uniq -c)
+after_sw=$(switches); after_cpu=$(cpu_us)
 after_n=$(ls /proc/$hpid/task | wc -l); after_tasks=$(tasks); after_stats=$(stats); after_gc=$(gcs)
 
 {
   echo "mode $mode kind $kind requests $n module_dir ${moddir:-default} GOGC=${GOGC:-} GOMEMLIMIT=${GOMEMLIMIT:-}"
   echo "statuses: $(echo $codes) (want $n × $want)"
   echo "tasks before: $before_n after: $after_n; RSS after: $(awk '/^VmRSS/ {print $2, $3}' /proc/$hpid/status)"
+  awk -v n="$n" -v s0="$before_sw" -v s1="$after_sw" -v c0="$before_cpu" -v c1="$after_cpu" \
+    'BEGIN {printf "context switches (every task, voluntary + involuntary): %.2f/request; host CPU (utime+stime, clock ticks): %.0f µs/request\n", (s1-s0)/n, (c1-c0)/n}'
   echo "$after_tasks" | sed 's/^/  task /'
   grep -ho 'wafbench-go-runtime .*' "$out"/*.log 2>/dev/null | tail -1 || true
   if [ -n "$after_stats" ]; then
