@@ -134,7 +134,7 @@ const (
 	familyOverhead Family = "WAF vs passthrough"       // what each WAF mode costs over the router alone
 	FamilyEngines  Family = "engine vs engine"         // modsecurity ÷ coraza: which engine costs less
 	FamilyBuilds   Family = "build vs default build"   // each engine build ÷ its engine's default build
-	familyHosts    Family = "same engine, other host"  // ref-nginx-modsecurity, ref-caddy-coraza, coraza-wasm, the ext_proc and ext_authz modes ÷ the engine's Envoy module
+	familyHosts    Family = "same engine, other host"  // ref-nginx-modsecurity[@build], ref-caddy-coraza, coraza-wasm, the ext_proc and ext_authz modes ÷ the engine's Envoy module of the same build
 	familyEnvoy    Family = "Envoy release vs release" // mode~1.39.3 ÷ the same mode on the run's Envoy, else on the newest release
 	// FamilyConfigs: each configuration of a mode ÷ the same mode under the
 	// run's first configuration (run --configs; coraza+pl4 ÷ coraza+pl1).
@@ -252,16 +252,18 @@ func releasePairSpecs(ms []string) []pairSpec {
 		}
 	}
 	specs = append(specs, configPairs(ms, has)...)
-	// The same engine (default build) in another host or runtime against
-	// its Envoy dynamic module: Caddy, nginx, Envoy's V8, the wafbench-extproc
-	// server through ext_proc or ext_authz (CPU: Envoy's plus the server's).
+	// The same engine in another host or runtime against its Envoy dynamic
+	// module of the same build: Caddy, nginx (on Debian's libmodsecurity or
+	// a build's own), Envoy's V8, the wafbench-extproc server through
+	// ext_proc or ext_authz (CPU: Envoy's plus the server's).
 	for _, m := range ms {
 		n, err := modes.Parse(m)
-		if err != nil || n.Build != "" || n.Engine == "" || m == n.Engine || !has[n.Engine] {
+		if err != nil || n.Engine == "" || !(modes.IsReference(m) || modes.IsWasm(m) || modes.IsExternal(m)) {
 			continue
 		}
-		if modes.IsReference(m) || modes.IsWasm(m) || modes.IsExternal(m) {
-			specs = append(specs, pairSpec{num: m, den: n.Engine, family: familyHosts, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
+		module := modes.Name{Base: n.Engine, Build: n.Build, Engine: n.Engine, Host: modes.Envoy}.String()
+		if has[module] {
+			specs = append(specs, pairSpec{num: m, den: module, family: familyHosts, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}
 	}
 	return specs
