@@ -78,15 +78,20 @@ gcs() { gclines | wc -l; }
 # switches: every task's voluntary and involuntary context switches, summed;
 # cpu_us: the host's CPU time (utime+stime of every task, /proc/PID/stat).
 switches() { cat /proc/$hpid/task/*/status | awk '/^(non)?voluntary_ctxt_switches/ {s += $2} END {print s}'; }
+task_switches() { # per task: id, name, context switches so far
+  for t in /proc/$hpid/task/*; do
+    printf '%s\t%s\t%s\n' "${t##*/}" "$(tr ' ' _ < "$t/comm")" "$(awk '/^(non)?voluntary_ctxt_switches/ {s += $2} END {print s}' "$t/status")"
+  done
+}
 cpu_us() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1e6 / hz}' /proc/$hpid/stat; }
 
 curl -s -o /dev/null "$url$path" # one request before the window: connections and lazy set-up
 before_n=$(ls /proc/$hpid/task | wc -l); before_stats=$(stats); before_gc=$(gcs)
-before_sw=$(switches); before_cpu=$(cpu_us)
+before_sw=$(switches); before_cpu=$(cpu_us); task_switches > "$out/switches.before"
 cfg=$out/curl.cfg
 for _ in $(seq "$n"); do printf 'url = "%s%s"\noutput = /dev/null\n' "$url" "$path"; done > "$cfg"
 codes=$(curl -s -K "$cfg" -w '%{http_code}\n' | sort | uniq -c)
-after_sw=$(switches); after_cpu=$(cpu_us)
+after_sw=$(switches); after_cpu=$(cpu_us); task_switches > "$out/switches.after"
 after_n=$(ls /proc/$hpid/task | wc -l); after_tasks=$(tasks); after_stats=$(stats); after_gc=$(gcs)
 
 {
@@ -95,6 +100,9 @@ after_n=$(ls /proc/$hpid/task | wc -l); after_tasks=$(tasks); after_stats=$(stat
   echo "tasks before: $before_n after: $after_n; RSS after: $(awk '/^VmRSS/ {print $2, $3}' /proc/$hpid/status)"
   awk -v n="$n" -v s0="$before_sw" -v s1="$after_sw" -v c0="$before_cpu" -v c1="$after_cpu" \
     'BEGIN {printf "context switches (every task, voluntary + involuntary): %.2f/request; host CPU (utime+stime, clock ticks): %.0f µs/request\n", (s1-s0)/n, (c1-c0)/n}'
+  # by task name: a task that started in the window counts from 0
+  awk -v n="$n" 'NR == FNR {b[$1] = $3; next} {d[$2] += $3 - b[$1]} END {for (k in d) if (d[k] > 0) printf "  switches of %-20s %8.2f/request\n", k, d[k]/n}' \
+    "$out/switches.before" "$out/switches.after" | sort -k4 -rn
   echo "$after_tasks" | sed 's/^/  task /'
   grep -ho 'wafbench-go-runtime .*' "$out"/*.log 2>/dev/null | tail -1 || true
   if [ -n "$after_stats" ]; then
