@@ -79,6 +79,7 @@ func goString(p C.envoy_dynamic_module_type_buffer_envoy_ptr, n C.size_t) string
 
 //export envoy_dynamic_module_on_program_init
 func envoy_dynamic_module_on_program_init() C.envoy_dynamic_module_type_abi_version_module_ptr {
+	stream.DefaultMaxProcs(os.Getenv("GOMAXPROCS"))
 	return C.wb_abi_version()
 }
 

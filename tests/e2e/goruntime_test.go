@@ -18,12 +18,12 @@ import (
 
 // TestCorazaGoRuntimeOptions starts Envoy with the Coraza module, the Go
 // runtime keys in its filter_config (go_gc_percent, go_memory_limit_bytes,
-// go_mem_profile_rate)
+// go_mem_profile_rate, go_max_procs)
 // and the Go runtime counters on (WAFBENCH_GO_STATS=1): the module must
 // report the settings in force, still pass a benign request and block an
 // attack, and its go_* counters must move with the requests.
 func TestCorazaGoRuntimeOptions(t *testing.T) {
-	const gcPercent, memLimit, memProfileRate, n = 400, 1 << 30, 64 << 10, 10
+	const gcPercent, memLimit, memProfileRate, maxProcs, n = 400, 1 << 30, 64 << 10, 3, 10
 	if fx.setupE != nil {
 		t.Fatalf("e2e fixture: %v", fx.setupE)
 	}
@@ -46,7 +46,7 @@ func TestCorazaGoRuntimeOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := fmt.Sprintf(`{"go_gc_percent":%d,"go_memory_limit_bytes":%d,"go_mem_profile_rate":%d,"rules_file":`, gcPercent, memLimit, memProfileRate)
+	keys := fmt.Sprintf(`{"go_gc_percent":%d,"go_memory_limit_bytes":%d,"go_mem_profile_rate":%d,"go_max_procs":%d,"rules_file":`, gcPercent, memLimit, memProfileRate, maxProcs)
 	if c := bytes.Count(y, []byte(`{"rules_file":`)); c != 1 {
 		t.Fatalf("%s: want one filter_config with rules_file first, found %d", path, c)
 	}
@@ -85,8 +85,8 @@ func TestCorazaGoRuntimeOptions(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &rt); err != nil {
 		t.Fatalf("wafbench-go-runtime line %q: %v", js, err)
 	}
-	if rt.GCPercent != gcPercent || rt.MemoryLimitBytes != memLimit || rt.GOMAXPROCS < 1 || rt.MemProfileRate == nil || *rt.MemProfileRate != memProfileRate {
-		t.Errorf("runtime line %s: want gc_percent %d, memory_limit_bytes %d, mem_profile_rate %d", js, gcPercent, memLimit, memProfileRate)
+	if rt.GCPercent != gcPercent || rt.MemoryLimitBytes != memLimit || rt.GOMAXPROCS != maxProcs || rt.MemProfileRate == nil || *rt.MemProfileRate != memProfileRate {
+		t.Errorf("runtime line %s: want gc_percent %d, memory_limit_bytes %d, gomaxprocs %d, mem_profile_rate %d", js, gcPercent, memLimit, maxProcs, memProfileRate)
 	}
 
 	all := processStats(t, p)

@@ -31,6 +31,36 @@ type Runtime struct {
 	// 0 (Go's linker turns heap profiling off when nothing reads the
 	// profiles); a rate turns sampling on.
 	MemProfileRate *int `json:"go_mem_profile_rate,omitempty"`
+	// MaxProcs is runtime.GOMAXPROCS's argument: the Ps the runtime runs
+	// Go code on. The native module starts with at least MinMaxProcs
+	// (DefaultMaxProcs); 1 restores the runtime's own choice on a one-CPU
+	// Envoy.
+	MaxProcs *int `json:"go_max_procs,omitempty"`
+}
+
+// MinMaxProcs is the fewest Ps the native module runs its Go runtime with
+// unless GOMAXPROCS or go_max_procs says otherwise.
+//
+// Why two on a one-CPU Envoy: every hook is a call from Envoy's C++ into
+// Go that returns with its P left in the syscall state (cgocallbackg
+// re-enters the syscall it came from). With a single P none is idle, and
+// the runtime's monitor thread (sysmon) takes such a P back after one of
+// its ticks, then stays awake polling every 20 µs while it keeps finding
+// one; with a second, idle P it leaves a P in a syscall alone for 10 ms
+// and sleeps. The second P costs nothing while idle; the collector's idle
+// workers may use it, on the same CPU.
+const MinMaxProcs = 2
+
+// DefaultMaxProcs raises GOMAXPROCS to MinMaxProcs when the environment
+// does not set GOMAXPROCS and the runtime chose fewer (from the CPU
+// affinity Envoy started with), and returns the value in force.
+func DefaultMaxProcs(env string) int {
+	n := runtime.GOMAXPROCS(0)
+	if env == "" && n < MinMaxProcs {
+		runtime.GOMAXPROCS(MinMaxProcs)
+		n = MinMaxProcs
+	}
+	return n
 }
 
 // Validate reports whether r can be applied.
@@ -40,6 +70,9 @@ func (r Runtime) Validate() error {
 	}
 	if r.MemoryLimitBytes != nil && *r.MemoryLimitBytes <= 0 {
 		return fmt.Errorf("filter_config: go_memory_limit_bytes: want bytes > 0, got %d", *r.MemoryLimitBytes)
+	}
+	if r.MaxProcs != nil && *r.MaxProcs < 1 {
+		return fmt.Errorf("filter_config: go_max_procs: want Ps >= 1, got %d", *r.MaxProcs)
 	}
 	if r.MemProfileRate != nil && *r.MemProfileRate < 0 {
 		return fmt.Errorf("filter_config: go_mem_profile_rate: want bytes per sample >= 0 (0 = off), got %d", *r.MemProfileRate)
@@ -57,6 +90,9 @@ func (r Runtime) Apply() {
 	}
 	if r.MemProfileRate != nil {
 		runtime.MemProfileRate = *r.MemProfileRate
+	}
+	if r.MaxProcs != nil {
+		runtime.GOMAXPROCS(*r.MaxProcs)
 	}
 }
 
@@ -183,8 +219,9 @@ type goRuntimeInfo struct {
 const goRuntimePrefix = "wafbench-go-runtime "
 
 // GoRuntimeLine reports the Go runtime's state now, e.g.
-// `wafbench-go-runtime {"gomaxprocs":1,...}`: GOMAXPROCS as the runtime
-// set it (from the CPU affinity it started with), the CPUs it saw, its
+// `wafbench-go-runtime {"gomaxprocs":2,...}`: GOMAXPROCS in force (the
+// runtime's choice from the CPU affinity it started with, raised to
+// MinMaxProcs unless GOMAXPROCS or go_max_procs set it), the CPUs it saw, its
 // OS threads and goroutines, the GC settings in force (gc_percent -1:
 // off), the collections so far and the heap-profile sampling rate.
 func GoRuntimeLine() string {

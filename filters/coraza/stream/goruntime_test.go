@@ -22,6 +22,7 @@ func TestParseModuleConfig(t *testing.T) {
 			wantGC: ptr(-1), wantMem: ptr(int64(268435456))},
 		{name: "gc percent too low", raw: `{"rules_file":"/crs/main.conf","go_gc_percent":-2}`, wantErr: "go_gc_percent: want -1 (off) or a percentage >= 0, got -2"},
 		{name: "mem profile rate negative", raw: `{"rules_file":"/crs/main.conf","go_mem_profile_rate":-1}`, wantErr: "go_mem_profile_rate: want bytes per sample >= 0 (0 = off), got -1"},
+		{name: "max procs zero", raw: `{"rules_file":"/crs/main.conf","go_max_procs":0}`, wantErr: "go_max_procs: want Ps >= 1, got 0"},
 		{name: "memory limit zero", raw: `{"rules_file":"/crs/main.conf","go_memory_limit_bytes":0}`, wantErr: "go_memory_limit_bytes: want bytes > 0, got 0"},
 		{name: "gc percent not a number", raw: `{"rules_file":"/crs/main.conf","go_gc_percent":"400"}`, wantErr: "go_gc_percent"},
 		{name: "unknown key", raw: `{"rules_file":"/crs/main.conf","go_gogc":400}`, wantErr: `unknown field "go_gogc"`},
@@ -124,5 +125,27 @@ func TestGoStatsDeltas(t *testing.T) {
 		if !strings.HasPrefix(n, counterPrefix+"go_") {
 			t.Errorf("counter %d: name %q", i, n)
 		}
+	}
+}
+
+// TestDefaultMaxProcs: without GOMAXPROCS in the environment the module's
+// runtime gets at least MinMaxProcs Ps; with it, the runtime's value
+// stands; go_max_procs sets any count.
+func TestDefaultMaxProcs(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	if got := DefaultMaxProcs("1"); got != 1 || runtime.GOMAXPROCS(0) != 1 {
+		t.Errorf("GOMAXPROCS=1 set: got %d (runtime %d), want 1", got, runtime.GOMAXPROCS(0))
+	}
+	if got := DefaultMaxProcs(""); got != MinMaxProcs || runtime.GOMAXPROCS(0) != MinMaxProcs {
+		t.Errorf("GOMAXPROCS unset: got %d (runtime %d), want %d", got, runtime.GOMAXPROCS(0), MinMaxProcs)
+	}
+	runtime.GOMAXPROCS(3)
+	if got := DefaultMaxProcs(""); got != 3 {
+		t.Errorf("runtime at 3: got %d, want 3 (never lowered)", got)
+	}
+	Runtime{MaxProcs: ptr(1)}.Apply()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("go_max_procs 1: runtime at %d", got)
 	}
 }
