@@ -38,8 +38,10 @@ type Runtime struct {
 	MaxProcs *int `json:"go_max_procs,omitempty"`
 }
 
-// MinMaxProcs is the fewest Ps the native module runs its Go runtime with
-// unless GOMAXPROCS or go_max_procs says otherwise.
+// MinMaxProcs (minprocs.go) is the fewest Ps the native module runs its Go
+// runtime with unless GOMAXPROCS or go_max_procs says otherwise: 2, or 1
+// in the coraza@maxprocs1 build (tag wafbench_maxprocs1), the module as it
+// was before, kept to measure the difference in one run.
 //
 // Why two on a one-CPU Envoy: every hook is a call from Envoy's C++ into
 // Go that returns with its P left in the syscall state (cgocallbackg
@@ -49,7 +51,6 @@ type Runtime struct {
 // one; with a second, idle P it leaves a P in a syscall alone for 10 ms
 // and sleeps. The second P costs nothing while idle; the collector's idle
 // workers may use it, on the same CPU.
-const MinMaxProcs = 2
 
 // DefaultMaxProcs raises GOMAXPROCS to MinMaxProcs when the environment
 // does not set GOMAXPROCS and the runtime chose fewer (from the CPU

@@ -1,0 +1,6 @@
+//go:build !wafbench_maxprocs1
+
+package stream
+
+// MinMaxProcs is 2: goruntime.go says why.
+const MinMaxProcs = 2
