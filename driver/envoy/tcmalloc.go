@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,4 +44,38 @@ func perCPUCachesActive(stats []byte) (bool, error) {
 		return n > 0, nil
 	}
 	return false, fmt.Errorf("admin /memory/tcmalloc: no %q line", slabLine)
+}
+
+// Memory is Envoy's allocator statistics from the admin /memory endpoint,
+// in bytes: allocated (live allocations), heap_size (what tcmalloc holds
+// from the system), pageheap_free and pageheap_unmapped (held but unused,
+// mapped or returned), total_thread_cache and total_physical_bytes. Envoy
+// prints the numbers as JSON strings.
+func (p *Process) Memory(ctx context.Context) (map[string]int64, error) {
+	body, err := p.admin(ctx, "/memory")
+	if err != nil {
+		return nil, err
+	}
+	return parseMemory(body)
+}
+
+func parseMemory(body []byte) (map[string]int64, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("admin /memory: %w", err)
+	}
+	out := map[string]int64{}
+	for k, v := range raw {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			continue // not a number in a string
+		}
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			out[k] = n
+		}
+	}
+	if _, ok := out["allocated"]; !ok {
+		return nil, fmt.Errorf("admin /memory: no allocated figure in %.200s", body)
+	}
+	return out, nil
 }

@@ -201,6 +201,9 @@ type Process struct {
 	// Stats reads the host's counters in the shape of Envoy's admin
 	// /stats?format=json; nil when the host has none.
 	Stats func(context.Context) ([]byte, error)
+	// Memory reads the host's allocator statistics in bytes by name (Envoy:
+	// admin /memory); nil when the host has none.
+	Memory func(context.Context) (map[string]int64, error)
 	// Done is closed when the process has exited; nil when not watched.
 	Done <-chan struct{}
 	// ExitErr is the process's exit status, once Done.

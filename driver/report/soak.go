@@ -85,6 +85,7 @@ func writeSoak(m *md, fig *figures) {
 	writeDrift(m, rows)
 	writeCPUDrift(m, rows)
 	writeWaitDrift(m, rows)
+	writeAllocator(m, rows)
 }
 
 // countsCell is "0", or the total then each kind ("3: timeout×2 status_503×1").
@@ -313,6 +314,47 @@ func writeWaitDrift(m *md, rows []*result.Record) {
 		m.row("`"+r.Mode+"`", "`"+r.Workload+"`", fmt.Sprint(r.Repeat),
 			fmt.Sprintf("%.1f → %.1f (%.1f)", stat.Mean(wa, nil), stat.Mean(wb, nil), maxOf(wb)),
 			fmt.Sprintf("%.1f → %.1f (%.1f)", stat.Mean(sa, nil)/1e3, stat.Mean(sb, nil)/1e3, maxOf(sb)/1e3))
+	}
+	m.nl()
+}
+
+// allocatorKeys are the allocator statistics the soak report shows, in
+// Envoy's admin /memory names, with their column titles.
+var allocatorKeys = []struct{ key, title string }{
+	{"allocated", "allocated MiB"},
+	{"heap_size", "heap MiB"},
+	{"pageheap_free", "page heap free MiB"},
+	{"pageheap_unmapped", "unmapped MiB"},
+	{"total_thread_cache", "thread caches MiB"},
+}
+
+// writeAllocator shows each soak window's allocator statistics at its
+// start and end (result.Soak.AllocatorStart/End): live allocations that
+// grow are a leak, a heap that grows while they stay flat is
+// fragmentation or caches.
+func writeAllocator(m *md, rows []*result.Record) {
+	var with []*result.Record
+	for _, r := range rows {
+		if r.AllocatorStart != nil && r.AllocatorEnd != nil {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	m.p("**The proxy's allocator, window start → end** (Envoy's admin /memory: tcmalloc's live allocations, the heap it holds, its free and unmapped pages, its thread caches).")
+	m.nl()
+	cols := []string{"mode", "workload", "repeat"}
+	for _, k := range allocatorKeys {
+		cols = append(cols, k.title)
+	}
+	m.head(cols...)
+	for _, r := range with {
+		row := []string{"`" + r.Mode + "`", "`" + r.Workload + "`", fmt.Sprint(r.Repeat)}
+		for _, k := range allocatorKeys {
+			row = append(row, fmt.Sprintf("%.1f → %.1f", float64(r.AllocatorStart[k.key])/(1<<20), float64(r.AllocatorEnd[k.key])/(1<<20)))
+		}
+		m.row(row...)
 	}
 	m.nl()
 }

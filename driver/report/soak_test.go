@@ -194,3 +194,23 @@ func TestWriteWaitDrift(t *testing.T) {
 		t.Errorf("a window without the series has a row:\n%s", got)
 	}
 }
+
+// TestWriteAllocator: a window with allocator statistics at both edges
+// shows them in MiB; one without has no row.
+func TestWriteAllocator(t *testing.T) {
+	recs := []result.Record{
+		{Case: result.Case{Mode: "modsecurity", Workload: "soak", Repeat: 1}, Soak: result.Soak{
+			AllocatorStart: map[string]int64{"allocated": 10 << 20, "heap_size": 16 << 20, "pageheap_free": 1 << 20, "pageheap_unmapped": 0, "total_thread_cache": 2 << 20},
+			AllocatorEnd:   map[string]int64{"allocated": 11 << 20, "heap_size": 24 << 20, "pageheap_free": 3 << 20, "pageheap_unmapped": 1 << 20, "total_thread_cache": 2 << 20}}},
+		{Case: result.Case{Mode: "ref-nginx-modsecurity", Workload: "soak", Repeat: 1}},
+	}
+	m := &md{}
+	writeAllocator(m, []*result.Record{&recs[0], &recs[1]})
+	got := m.b.String()
+	if want := "| `modsecurity` | `soak` | 1 | 10.0 → 11.0 | 16.0 → 24.0 | 1.0 → 3.0 | 0.0 → 1.0 | 2.0 → 2.0 |"; !strings.Contains(got, want) {
+		t.Errorf("missing %q in\n%s", want, got)
+	}
+	if strings.Contains(got, "ref-nginx") {
+		t.Errorf("a window without allocator statistics has a row:\n%s", got)
+	}
+}

@@ -21,7 +21,7 @@ var recordKeys = []string{
 	"request_bytes", "requests", "warmup_errors", "errors", "statuses", "req_per_s", "rate_achieved_per_s",
 	"latency", "hist_b64", "per_second",
 	"attacks", "attack_workload", "attack_expect",
-	"rss_series_kib", "cpu_series_us", "wait_series_us", "steal_series_us", "latency_slots",
+	"rss_series_kib", "cpu_series_us", "wait_series_us", "steal_series_us", "allocator_start", "allocator_end", "latency_slots",
 	"slow", "classes", "max_rate", "instructions", "sidecar",
 	"envoy_cpu", "envoy_memory", "envoy_startup", "preflight", "affinity_observed", "stats_file", "perf_file",
 	"error",

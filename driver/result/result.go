@@ -238,6 +238,13 @@ type Soak struct {
 	// written before they were recorded.
 	WaitSeriesUs  []int64 `json:"wait_series_us,omitempty"`
 	StealSeriesUs []int64 `json:"steal_series_us,omitempty"`
+	// AllocatorStart and AllocatorEnd are the proxy's allocator statistics
+	// (bytes by name; Envoy's admin /memory: allocated, heap_size,
+	// pageheap_free, pageheap_unmapped, total_thread_cache, …) at the
+	// window's start and end; nil for hosts without them and in records
+	// written before they were recorded.
+	AllocatorStart map[string]int64 `json:"allocator_start,omitempty"`
+	AllocatorEnd   map[string]int64 `json:"allocator_end,omitempty"`
 	// LatencySlots holds the window's valid responses' latencies by when
 	// they completed: the soak report compares the first minute's with the
 	// last's. Nil in records written before it was recorded.

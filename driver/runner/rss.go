@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"time"
 
 	"wafbench/driver/procstat"
@@ -71,4 +72,18 @@ func (s *rssSampler) stop() (soakSeries, error) {
 	close(s.quit)
 	<-s.done
 	return s.series, s.err
+}
+
+// allocator reads p's allocator statistics for a soak window's edges; nil
+// when the host has none or they cannot be read (a fact, not a reason to
+// fail the window).
+func allocator(ctx context.Context, p *proxy) map[string]int64 {
+	if p.Memory == nil {
+		return nil
+	}
+	m, err := p.Memory(ctx)
+	if err != nil {
+		return nil
+	}
+	return m
 }

@@ -460,6 +460,7 @@ func (w *measuredWindow) start() {
 	}
 	if cfg.overTime(w.c) && p.PID != 0 {
 		w.rss = startRSS(p.PID)
+		w.rec.AllocatorStart = allocator(w.ctx, p)
 	}
 }
 
@@ -495,6 +496,7 @@ func (w *measuredWindow) end() {
 		ss, err := w.rss.stop()
 		w.rec.RSSSeriesKiB, w.rec.CPUSeriesUs = ss.kib, ss.cpu
 		w.rec.WaitSeriesUs, w.rec.StealSeriesUs = ss.wait, ss.steal
+		w.rec.AllocatorEnd = allocator(w.ctx, w.p)
 		w.fail(err)
 	}
 	var err error

@@ -14,7 +14,8 @@ import (
 // TestSoakSeries runs the soak suite's workloads through the real stack
 // (real Envoy, real module, real CRS) with the over-time threshold and the
 // latency slot scaled down (4-s windows, 1-s slots): the soak window's
-// record carries Envoy's RSS once a second, its latencies by slot (every
+// record carries Envoy's RSS, run-queue wait and the machine's steal once a
+// second, its allocator statistics at both edges, its latencies by slot (every
 // valid response in exactly one) and the attack stream's answers, none 200.
 func TestSoakSeries(t *testing.T) {
 	cfg := setup(t, []string{modes.ModSecurity}, []string{"soak_capacity@16", "soak@16"}, 1, 0)
@@ -30,8 +31,11 @@ func TestSoakSeries(t *testing.T) {
 			continue
 		}
 		n++
-		if len(r.RSSSeriesKiB) < 4 {
-			t.Errorf("%d RSS readings over 4 s, want ≥ 4", len(r.RSSSeriesKiB))
+		if len(r.RSSSeriesKiB) < 4 || len(r.WaitSeriesUs) != len(r.RSSSeriesKiB) || len(r.StealSeriesUs) != len(r.RSSSeriesKiB) {
+			t.Errorf("%d RSS, %d wait, %d steal readings over 4 s, want ≥ 4 of each", len(r.RSSSeriesKiB), len(r.WaitSeriesUs), len(r.StealSeriesUs))
+		}
+		if r.AllocatorStart["allocated"] <= 0 || r.AllocatorEnd["heap_size"] <= 0 {
+			t.Errorf("Envoy's allocator at the window's edges %v → %v: want its live allocations and heap", r.AllocatorStart, r.AllocatorEnd)
 		}
 		ls := r.LatencySlots
 		if ls == nil || ls.EveryS != 1 || len(ls.HistBase64) != 4 {
