@@ -146,7 +146,7 @@ func TestNoMachinePaths(t *testing.T) {
 	if err != nil {
 		t.Fatalf("git ls-files: %v (the test needs git and a checkout)", err)
 	}
-	top := "/" + strings.SplitN(strings.TrimPrefix(root, "/"), "/", 2)[0] + "/" // "/work/"
+	top := "/" + strings.SplitN(strings.TrimPrefix(root, "/"), "/", 2)[0] + "/" // the checkout's top directory, e.g. "/srv/"
 	everywhere := [][]byte{[]byte(root + "/")}
 	prose := [][]byte{[]byte("/tmp/"), []byte("/root/"), []byte("/home/")}
 	if top != "/tmp/" && top != "/root/" && top != "/home/" {
