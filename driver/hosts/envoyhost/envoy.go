@@ -203,12 +203,10 @@ func startEnvoy(ctx context.Context, m modes.Mode, st hosts.Stack, w hosts.Where
 	}
 	p.Addr, p.PID, p.Admin, p.Stats, p.Done, p.ExitErr = e.ListenerAddr, e.PID, e.AdminAddr, e.Stats, e.Done(), e.ExitErr
 	p.Startup = &result.Startup{AdminReadyMs: ms(e.AdminReady), ListenerReadyMs: ms(e.ListenerReady)}
-	if st.Callgrind == nil {
-		p.Memory = e.Memory
-	}
 	// Under valgrind there is no tcmalloc to ask; an unreadable answer
 	// stays unknown (nil) rather than failing a trial over a fact.
 	if st.Callgrind == nil {
+		p.Memory = e.Memory
 		if on, err := e.PerCPUCaches(ctx); err == nil {
 			p.Startup.TcmallocPerCPU = &on
 		}

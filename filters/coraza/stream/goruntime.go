@@ -38,10 +38,12 @@ type Runtime struct {
 	MaxProcs *int `json:"go_max_procs,omitempty"`
 }
 
-// MinMaxProcs (minprocs.go) is the fewest Ps the native module runs its Go
-// runtime with unless GOMAXPROCS or go_max_procs says otherwise: 2, or 1
-// in the coraza@maxprocs1 build (tag wafbench_maxprocs1), the module as it
-// was before, kept to measure the difference in one run.
+// DefaultMaxProcs raises GOMAXPROCS to MinMaxProcs when the environment
+// does not set GOMAXPROCS and the runtime chose fewer (from the CPU
+// affinity Envoy started with), and returns the value in force.
+// MinMaxProcs (minprocs.go) is 2, or 1 in the coraza@maxprocs1 build (tag
+// wafbench_maxprocs1), the module as it was before, kept to measure the
+// difference in one run; GOMAXPROCS or go_max_procs set any other value.
 //
 // Why two on a one-CPU Envoy: every hook is a call from Envoy's C++ into
 // Go that returns with its P left in the syscall state (cgocallbackg
@@ -51,10 +53,6 @@ type Runtime struct {
 // one; with a second, idle P it leaves a P in a syscall alone for 10 ms
 // and sleeps. The second P costs nothing while idle; the collector's idle
 // workers may use it, on the same CPU.
-
-// DefaultMaxProcs raises GOMAXPROCS to MinMaxProcs when the environment
-// does not set GOMAXPROCS and the runtime chose fewer (from the CPU
-// affinity Envoy started with), and returns the value in force.
 func DefaultMaxProcs(env string) int {
 	n := runtime.GOMAXPROCS(0)
 	if env == "" && n < MinMaxProcs {

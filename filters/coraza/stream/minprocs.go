@@ -2,5 +2,5 @@
 
 package stream
 
-// MinMaxProcs is 2: goruntime.go says why.
+// MinMaxProcs is 2: DefaultMaxProcs (goruntime.go) says why.
 const MinMaxProcs = 2
