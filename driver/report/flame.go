@@ -64,6 +64,7 @@ func writeFlameSection(m *md, fig *figures) {
 	}
 	writeFlameTop(m, fl, modes)
 	writeServerParts(m, fl)
+	writeHostParts(m, fl)
 }
 
 // flameColumns are the modes and the workload keys of fl's groups, in
