@@ -39,13 +39,14 @@ type accountRow struct {
 func (r *accountRow) key() string { return fmt.Sprintf("%s@%d", r.Workload, r.Conns) }
 
 // readAccount builds the account rows of recs' profiled windows, in record
-// order; nil when no window has a profile.
+// order; nil when no window has a profile. The account is of Envoy: a
+// reference host's profile (Caddy, nginx) is left out.
 func readAccount(dir string, recs []result.Record) ([]*accountRow, error) {
 	var rows []*accountRow
 	by := map[string]*accountRow{}
 	for i := range recs {
 		r := &recs[i]
-		if r.PerfFile == "" || !stats.Valid(r) || r.CPU.UsPerRequest <= 0 {
+		if r.PerfFile == "" || !stats.Valid(r) || r.CPU.UsPerRequest <= 0 || modes.HostOf(r.Mode) != modes.Envoy {
 			continue
 		}
 		st, err := flame.Stacks(dir, r)

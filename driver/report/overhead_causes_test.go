@@ -1,12 +1,14 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"wafbench/driver/account"
+	"wafbench/driver/result"
 	"wafbench/driver/stats"
 )
 
@@ -125,5 +127,31 @@ func TestBenchProfileNotByproduct(t *testing.T) {
 				t.Errorf("%s is a by-product (%s); the report reads it", name, kind)
 			}
 		}
+	}
+}
+
+// TestReadAccountEnvoyOnly: the cost account is of Envoy; a reference
+// host's profile (Caddy) is left out, not read as an Envoy without hooks.
+func TestReadAccountEnvoyOnly(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "perf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]result.Record, 2)
+	for i, mode := range []string{"passthrough", "ref-caddy-coraza"} {
+		recs[i].Mode, recs[i].Workload, recs[i].Conns, recs[i].Repeat = mode, "headers", 1, 1
+		recs[i].PerfFile = fmt.Sprintf("perf/t%02d-%s-headers-c1.data", i+1, mode)
+		recs[i].CPU.UsPerRequest = 100
+		folded := "wrk:worker_0;start_thread;[envoy] 1000\n"
+		if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(recs[i].PerfFile, ".data")+".folded"), []byte(folded), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := readAccount(dir, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Mode != "passthrough" {
+		t.Errorf("account rows %v, want passthrough's alone", rows)
 	}
 }
