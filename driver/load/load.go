@@ -249,6 +249,10 @@ type Result struct {
 	// of it) becoming free: the client's own lag, not a wait for the
 	// server.
 	Lagged int64
+	// Stalled counts the lagged sends whose own delay also passed the
+	// stall threshold, the lag threshold but at least StallFloor: the
+	// count FellBehind judges the client's schedule by.
+	Stalled int64
 	// Send holds an open-loop window's send delay (send.go); nil for
 	// closed loop.
 	Send *SendStats

@@ -34,6 +34,7 @@ type trial struct {
 	wEnd    time.Duration
 	every   float64       // open loop: ns between intended sends; 0 = closed loop
 	lag     time.Duration // open loop: lag threshold, LagFraction of every (send.go)
+	stall   time.Duration // open loop: stall threshold, lag but at least StallFloor
 	dialer  net.Dialer
 	ctx     context.Context // canceled when the trial stops
 	tls     *tls.Config     // TLS protocols: the client configuration
@@ -251,6 +252,7 @@ func newTrial(ctx context.Context, opts Options, classes []Class) (*trial, error
 	if opts.Rate > 0 {
 		t.every = 1e9 / opts.Rate
 		t.lag = lagThreshold(t.every)
+		t.stall = max(t.lag, StallFloor)
 	}
 	return t, nil
 }
@@ -308,6 +310,7 @@ func collect(res *Result, t *trial, workers []*worker) {
 	for _, w := range workers {
 		res.Late += w.late
 		res.Lagged += w.lagged
+		res.Stalled += w.stalled
 		res.WarmupErrors += w.warmupErrors
 		for ci := range w.cls {
 			c := &w.cls[ci]

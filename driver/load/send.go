@@ -29,6 +29,14 @@ import (
 // nearer the next arrival's slot than its own.
 const LagFraction = 0.5
 
+// StallFloor is the least own delay that counts a send as stalled
+// (Result.Stalled), the client failing its schedule, whatever the rate: at
+// tens of thousands of requests per second half an inter-arrival time is
+// a few tens of µs, below what waking a client thread costs on a virtual
+// machine, and a client that holds its rate with sends that late has not
+// fallen behind it.
+const StallFloor = time.Millisecond
+
 // lagThreshold is the lateness that counts a send as late or lagged at
 // every ns between intended sends (LagFraction of it); at least one µs, the
 // histograms' resolution.

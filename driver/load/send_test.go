@@ -29,23 +29,25 @@ func TestLagThreshold(t *testing.T) {
 // the window written past the lag threshold, Lagged only when the client's
 // own part is past it too.
 func TestLateness(t *testing.T) {
-	const lag = 100 * time.Microsecond
-	w := &worker{t: &trial{wStart: time.Second, lag: lag}}
+	const lag, stall = 100 * time.Microsecond, time.Millisecond
+	w := &worker{t: &trial{wStart: time.Second, lag: lag, stall: stall}}
 	for _, tc := range []struct {
-		name               string
-		intended, now, own time.Duration
-		late, lagged       int64
+		name                  string
+		intended, now, own    time.Duration
+		late, lagged, stalled int64
 	}{
-		{"on time", 2 * time.Second, 2*time.Second + lag, lag, 0, 0},
-		{"late, waited for its connection", 2 * time.Second, 2*time.Second + 3*lag, 10 * time.Microsecond, 1, 0},
-		{"late, the client's own", 2 * time.Second, 2*time.Second + 3*lag, 2 * lag, 1, 1},
-		{"due in the warmup", time.Second - time.Millisecond, time.Second + time.Millisecond, 2 * time.Millisecond, 0, 0},
+		{"on time", 2 * time.Second, 2*time.Second + lag, lag, 0, 0, 0},
+		{"late, waited for its connection", 2 * time.Second, 2*time.Second + 3*lag, 10 * time.Microsecond, 1, 0, 0},
+		{"late, the client's own", 2 * time.Second, 2*time.Second + 3*lag, 2 * lag, 1, 1, 0},
+		{"stalled, the client's own past 1 ms", 2 * time.Second, 2*time.Second + 2*stall, 2 * stall, 1, 1, 1},
+		{"late past 1 ms, waited for its connection", 2 * time.Second, 2*time.Second + 2*stall, 2 * lag, 1, 1, 0},
+		{"due in the warmup", time.Second - time.Millisecond, time.Second + time.Millisecond, 2 * time.Millisecond, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w.late, w.lagged = 0, 0
+			w.late, w.lagged, w.stalled = 0, 0, 0
 			w.lateness(tc.intended, tc.now, tc.own)
-			if w.late != tc.late || w.lagged != tc.lagged {
-				t.Errorf("late %d, lagged %d; want %d, %d", w.late, w.lagged, tc.late, tc.lagged)
+			if w.late != tc.late || w.lagged != tc.lagged || w.stalled != tc.stalled {
+				t.Errorf("late %d, lagged %d, stalled %d; want %d, %d, %d", w.late, w.lagged, w.stalled, tc.late, tc.lagged, tc.stalled)
 			}
 		})
 	}

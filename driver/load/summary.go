@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"io"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -26,10 +27,11 @@ type summary struct {
 	ReqPerS           float64          `json:"req_per_s"`
 	RateRequestedPerS float64          `json:"rate_requested_per_s"`
 	RateAchievedPerS  float64          `json:"rate_achieved_per_s"`
-	Late              int64            `json:"late"`          // open loop: sends later than the lag threshold (Result.Late)
-	Lagged            int64            `json:"client_lagged"` // open loop: sends the client itself held back past the lag threshold (Result.Lagged)
-	Due               int64            `json:"due"`           // open loop: arrivals due in the window (Result.Due)
-	BehindRate        bool             `json:"behind_rate"`   // open loop: fell behind the requested rate (result.FellBehind)
+	Late              int64            `json:"late"`           // open loop: sends later than the lag threshold (Result.Late)
+	Lagged            int64            `json:"client_lagged"`  // open loop: sends the client itself held back past the lag threshold (Result.Lagged)
+	Stalled           int64            `json:"client_stalled"` // open loop: of them, past the stall threshold, at least 1 ms (Result.Stalled)
+	Due               int64            `json:"due"`            // open loop: arrivals due in the window (Result.Due)
+	BehindRate        bool             `json:"behind_rate"`    // open loop: fell behind the requested rate (result.FellBehind)
 	WarmupErrors      int64            `json:"warmup_errors"`
 	Errors            map[string]int64 `json:"errors"`
 	Statuses          map[int]int64    `json:"statuses"`
@@ -85,7 +87,7 @@ func (s *SendStats) summarize() *sendSummary {
 func (r *Result) Summarize(target string, conns int) summary {
 	s := summary{Target: target, Conns: conns, Load: "closed", DurationS: r.Elapsed.Seconds(), Requests: r.Requests,
 		ReqPerS: r.ReqPerS(), RateRequestedPerS: r.RateRequested, RateAchievedPerS: r.RateAchieved, Late: r.Late,
-		Lagged: r.Lagged, Due: r.Due,
+		Lagged: r.Lagged, Stalled: r.Stalled, Due: r.Due,
 		WarmupErrors: r.WarmupErrors, Errors: r.Errors, Statuses: r.Statuses, PerSecond: r.PerSecond}
 	if r.RateRequested > 0 {
 		s.Load = "open"
@@ -116,7 +118,7 @@ func (r *Result) responses() int64 {
 // requested rate (result.FellBehind: its responses against the arrivals
 // due in it, and the client's own lag); closed loop never falls behind.
 func (r *Result) FellBehind() bool {
-	return result.FellBehind(r.Due, r.responses(), r.Lagged)
+	return result.FellBehind(r.Due, r.responses(), r.Stalled)
 }
 
 // HeldRate reports whether an open-loop window's responses reached
@@ -145,7 +147,7 @@ func (s summary) WriteText(w io.Writer, cm ConnMode, rate float64) {
 		if s.Send != nil {
 			lag = s.Send.LagThresholdUs
 		}
-		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals, %s pacer, %d due in the window), achieved %.0f req/s, %d sent late (> %.0f µs, half the inter-arrival time), %d of them held back by the client itself\n", s.RateRequestedPerS, s.Arrival, s.Pacer, s.Due, s.RateAchievedPerS, s.Late, lag, s.Lagged)
+		fmt.Fprintf(w, "rate       requested %.0f req/s (%s arrivals, %s pacer, %d due in the window), achieved %.0f req/s, %d sent late (> %.0f µs, half the inter-arrival time), %d of them held back by the client itself, %d of those past %.0f µs (the stall threshold: half the inter-arrival time, at least 1 ms)\n", s.RateRequestedPerS, s.Arrival, s.Pacer, s.Due, s.RateAchievedPerS, s.Late, lag, s.Lagged, s.Stalled, max(lag, float64(StallFloor/time.Microsecond)))
 		if d := s.Send; d != nil {
 			fmt.Fprintf(w, "send delay p50 %.0f µs  p90 %.0f µs  p99 %.0f µs (intended → actual write; the client's own part p50 %.0f  p90 %.0f  p99 %.0f µs)\n", d.DelayP50Us, d.DelayP90Us, d.DelayP99Us, d.OwnP50Us, d.OwnP90Us, d.OwnP99Us)
 			fmt.Fprintf(w, "from send  p50 %.0f µs  p90 %.0f µs  p99 %.0f µs  p99.9 %.0f µs (latency from the actual write; the latency line is from the intended time)\n", d.FromSendP50Us, d.FromSendP90Us, d.FromSendP99Us, d.FromSendP999Us)

@@ -27,8 +27,10 @@ func TestSummarize(t *testing.T) {
 			RateRequested: 100, RateAchieved: 60, Due: 100}, wantLoad: "open", behind: true},
 		{name: "open late but not lagged", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second,
 			RateRequested: 100, RateAchieved: 100, Due: 100, Late: 40, Lagged: 1}, wantLoad: "open"},
-		{name: "open lagged", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second,
-			RateRequested: 100, RateAchieved: 100, Due: 100, Late: 40, Lagged: 5}, wantLoad: "open", behind: true},
+		{name: "open lagged, not stalled", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second,
+			RateRequested: 100, RateAchieved: 100, Due: 100, Late: 40, Lagged: 40, Stalled: 1}, wantLoad: "open"},
+		{name: "open stalled", res: Result{Requests: 100, Statuses: map[int]int64{200: 100}, Elapsed: time.Second,
+			RateRequested: 100, RateAchieved: 100, Due: 100, Late: 40, Lagged: 5, Stalled: 5}, wantLoad: "open", behind: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +51,7 @@ func TestSummaryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"target":"","conns":0,"load":"","duration_s":0,"requests":0,"req_per_s":0,"rate_requested_per_s":0,"rate_achieved_per_s":0,"late":0,"client_lagged":0,"due":0,"behind_rate":false,"warmup_errors":0,"errors":{"timeout":1},"statuses":{"200":2},"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0,"max_us":0,"per_second":[2],"client_cpu_us_per_request":0}`
+	want := `{"target":"","conns":0,"load":"","duration_s":0,"requests":0,"req_per_s":0,"rate_requested_per_s":0,"rate_achieved_per_s":0,"late":0,"client_lagged":0,"client_stalled":0,"due":0,"behind_rate":false,"warmup_errors":0,"errors":{"timeout":1},"statuses":{"200":2},"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0,"max_us":0,"per_second":[2],"client_cpu_us_per_request":0}`
 	if got := string(b); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -32,6 +32,7 @@ type worker struct {
 	slots        []*hdrhistogram.Histogram // Options.SlotEvery: allocated as each slot is first used
 	late         int64
 	lagged       int64         // sends held back by the client itself (Result.Lagged)
+	stalled      int64         // of them, past the stall threshold (Result.Stalled)
 	send         *sendHists    // open loop only: send delay (send.go)
 	freeAt1      time.Duration // HTTP/1.1 open loop: when the last response ended (the connection fell free)
 	freeAt       time.Duration // HTTP/2 open loop: when a stream was last seen free after all were busy
@@ -183,6 +184,9 @@ func (w *worker) lateness(intended, now, own time.Duration) {
 		w.late++ // waits for a busy connection included
 		if own > w.t.lag {
 			w.lagged++
+		}
+		if own > w.t.stall {
+			w.stalled++
 		}
 	}
 }

@@ -538,7 +538,7 @@ func writeBehind(m *md, fig *figures) {
 	if old {
 		m.p("These windows fell behind their requested rate by the rule in force when they were recorded (achieved below 95%% of it, or more than 1%% of sends over 1 ms late; runs recorded since judge by the arrivals their schedule made due and by the client's own lag); they stay in the statistics above, but their figures are not at the rate asked:")
 	} else {
-		m.p("These windows fell behind their requested rate (fewer responses than %.0f%% of the arrivals their schedule made due in the window, less one, or more than %.0f%% of sends, plus one, held back by the client itself past the lag threshold — half the mean inter-arrival time; 1 ms in windows recorded before it — beyond the later of their intended time and their connection falling free; sends that waited for a busy connection are late but not behind); they stay in the statistics above, but their figures are not at the rate asked:",
+		m.p("These windows fell behind their requested rate (fewer responses than %.0f%% of the arrivals their schedule made due in the window, less one, or more than %.0f%% of sends, plus one, held back by the client itself past the stall threshold — half the mean inter-arrival time, at least 1 ms; windows recorded before it judged by half the inter-arrival time alone, older ones by 1 ms — beyond the later of their intended time and their connection falling free; sends that waited for a busy connection are late but not behind); they stay in the statistics above, but their figures are not at the rate asked:",
 			100*result.BehindRatio, 100*result.BehindLateShare)
 	}
 	m.nl()

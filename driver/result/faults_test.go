@@ -65,22 +65,22 @@ func TestReserveReleased(t *testing.T) {
 
 func TestFellBehind(t *testing.T) {
 	for _, tc := range []struct {
-		name                   string
-		due, responses, lagged int64
-		want                   bool
+		name                    string
+		due, responses, stalled int64
+		want                    bool
 	}{
 		{"closed loop", 0, 100, 0, false},
 		{"held", 1000, 999, 0, false},
 		{"slow", 1000, 900, 0, true},
 		{"edge slack", 100, 94, 0, false}, // 95 − 1
 		{"short", 100, 93, 0, true},
-		{"client lagged", 1000, 1000, 50, true},
-		{"few lagged", 1000, 1000, 5, false},
-		{"one lagged in a short window", 72, 72, 1, false},
-		{"two lagged in a short window", 72, 72, 2, true},
+		{"client stalled", 1000, 1000, 50, true},
+		{"few stalled", 1000, 1000, 5, false},
+		{"one stalled in a short window", 72, 72, 1, false},
+		{"two stalled in a short window", 72, 72, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := FellBehind(tc.due, tc.responses, tc.lagged); got != tc.want {
+			if got := FellBehind(tc.due, tc.responses, tc.stalled); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})

@@ -16,7 +16,7 @@ var recordKeys = []string{
 	"streams", "shard",
 	"envoy_version", "envoy_sha256", "envoy_concurrency",
 	"rate_requested_per_s", "arrival", "arrival_seed", "load_fraction", "capacity_per_s", "late",
-	"client_lagged", "due", "behind_rate", "send",
+	"client_lagged", "client_stalled", "due", "behind_rate", "send",
 	"warmup_s", "duration_s", "interrupted", "expect_status", "declared_status", "verdict_probe_ms",
 	"request_bytes", "requests", "warmup_errors", "errors", "statuses", "req_per_s", "rate_achieved_per_s",
 	"latency", "hist_b64", "per_second",

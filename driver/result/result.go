@@ -164,8 +164,12 @@ type OpenLoop struct {
 	// arrivals the schedule made due in the window (load.Result.Due; 0 in
 	// records written before it was recorded); BehindRate flags a window
 	// that did not hold its requested rate (see FellBehind).
-	Late       int64 `json:"late,omitempty"`
-	Lagged     int64 `json:"client_lagged,omitempty"`
+	Late   int64 `json:"late,omitempty"`
+	Lagged int64 `json:"client_lagged,omitempty"`
+	// Stalled: of Lagged, the sends also past the stall threshold, the lag
+	// threshold but at least 1 ms (load.Result.Stalled), which FellBehind
+	// judges by; 0 in records written before it was recorded.
+	Stalled    int64 `json:"client_stalled,omitempty"`
 	Due        int64 `json:"due,omitempty"`
 	BehindRate bool  `json:"behind_rate,omitempty"`
 	// Send is the window's send delay kept apart from its latency
@@ -679,11 +683,15 @@ const (
 
 // FellBehind reports whether an open-loop window did not hold its requested
 // rate. due is the number of arrivals its schedule made due in the window
-// (load.Result.Due), responses those answered in it (any status), lagged
-// the sends the client itself held back past the lag threshold — half the
-// mean inter-arrival time since records carry Send, 1 ms before —
-// (load.Result.Lagged: behind the later of their intended time and their
-// connection becoming free). It fell behind when
+// (load.Result.Due), responses those answered in it (any status), stalled
+// the sends the client itself held back past the stall threshold — half the
+// mean inter-arrival time but at least 1 ms (load.Result.Stalled: behind the
+// later of their intended time and their connection becoming free). Runs
+// recorded between the lag threshold's change to half the inter-arrival
+// time and the stall threshold judged by the lag threshold alone (Lagged),
+// which at tens of thousands of requests per second is a few tens of µs:
+// below a client thread's wake-up on a virtual machine, so it flagged
+// windows that held their rate. It fell behind when
 //
 //   - responses < BehindRatio × due − 1: the requests were not served at the
 //     rate asked (one request's worth of slack for the window's edges cutting
@@ -694,7 +702,7 @@ const (
 //     behind" in a third of such windows, and since a seed fixes the schedule,
 //     in every repeat of that window. For uniform, due is Rate × window, as
 //     before.
-//   - lagged − 1 > BehindLateShare × responses: the generator could not keep
+//   - stalled − 1 > BehindLateShare × responses: the generator could not keep
 //     to its own schedule (one send's slack, as above: a single pacer wait
 //     overslept on a busy machine does not fail a 70-request window). A send delayed by its busy connection is not counted
 //     here: it is the server's queueing, in the open-loop latency from the
@@ -705,14 +713,14 @@ const (
 // A client too slow for the rate still fails under either process: its
 // sends lag its own pacer, and its responses fall short of due. Closed loop
 // (due 0) never falls behind.
-func FellBehind(due, responses, lagged int64) bool {
+func FellBehind(due, responses, stalled int64) bool {
 	if due <= 0 {
 		return false
 	}
 	if float64(responses) < BehindRatio*float64(due)-1 {
 		return true
 	}
-	return responses > 0 && float64(lagged-1) > BehindLateShare*float64(responses)
+	return responses > 0 && float64(stalled-1) > BehindLateShare*float64(responses)
 }
 
 // End records in m how the run ended: the finish time and the status —

@@ -97,16 +97,16 @@ func TestSlowWindowGoesOn(t *testing.T) {
 // loop's pacing reaches the record, and a window that fell behind its rate
 // is flagged there and in its log line.
 func TestFillLoadKeepsOpenLoop(t *testing.T) {
-	res := &load.Result{Requests: 800, Elapsed: time.Second, RateRequested: 1000, RateAchieved: 800, Late: 120, Lagged: 3, Due: 1000,
+	res := &load.Result{Requests: 800, Elapsed: time.Second, RateRequested: 1000, RateAchieved: 800, Late: 120, Lagged: 3, Stalled: 2, Due: 1000,
 		WarmupErrors: 4, Statuses: map[int]int64{200: 800}}
 	var rec result.Record
 	fillLoad(&rec, res)
-	if rec.Late != 120 || rec.Lagged != 3 || rec.Due != 1000 || rec.WarmupErrors != 4 || !rec.BehindRate || rec.RateAchievedPerS != 800 {
-		t.Errorf("got late %d, lagged %d, due %d, warmup errors %d, behind %v, achieved %v; want 120, 3, 1000, 4, true, 800",
-			rec.Late, rec.Lagged, rec.Due, rec.WarmupErrors, rec.BehindRate, rec.RateAchievedPerS)
+	if rec.Late != 120 || rec.Lagged != 3 || rec.Stalled != 2 || rec.Due != 1000 || rec.WarmupErrors != 4 || !rec.BehindRate || rec.RateAchievedPerS != 800 {
+		t.Errorf("got late %d, lagged %d, stalled %d, due %d, warmup errors %d, behind %v, achieved %v; want 120, 3, 2, 1000, 4, true, 800",
+			rec.Late, rec.Lagged, rec.Stalled, rec.Due, rec.WarmupErrors, rec.BehindRate, rec.RateAchievedPerS)
 	}
 	rec.RateRequestedPerS = 1000
-	if got := logLine(&rec); !strings.Contains(got, "BEHIND RATE (achieved 800 of 1000 req/s, 1000 due, 120 sends late, 3 lagged by the client)") {
+	if got := logLine(&rec); !strings.Contains(got, "BEHIND RATE (achieved 800 of 1000 req/s, 1000 due, 120 sends late, 3 lagged by the client, 2 stalled)") {
 		t.Errorf("log line %q does not flag the window", got)
 	}
 	held := &load.Result{Requests: 1000, Elapsed: time.Second, RateRequested: 1000, RateAchieved: 1000, Due: 1000, Statuses: map[int]int64{200: 1000}}

@@ -601,6 +601,7 @@ func fillLoad(rec *result.Record, res *load.Result) {
 	rec.PerSecond = res.PerSecond
 	rec.Late = res.Late
 	rec.Lagged = res.Lagged
+	rec.Stalled = res.Stalled
 	rec.Due = res.Due
 	rec.WarmupErrors = res.WarmupErrors
 	rec.BehindRate = res.FellBehind()
@@ -767,7 +768,7 @@ func logLine(r *result.Record) string {
 		s += "  interrupted"
 	}
 	if r.BehindRate {
-		s += fmt.Sprintf("  BEHIND RATE (achieved %.0f of %.0f req/s, %d due, %d sends late, %d lagged by the client)", r.RateAchievedPerS, r.RateRequestedPerS, r.Due, r.Late, r.Lagged)
+		s += fmt.Sprintf("  BEHIND RATE (achieved %.0f of %.0f req/s, %d due, %d sends late, %d lagged by the client, %d stalled)", r.RateAchievedPerS, r.RateRequestedPerS, r.Due, r.Late, r.Lagged, r.Stalled)
 	}
 	return s
 }
