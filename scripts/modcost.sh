@@ -10,7 +10,10 @@
 #     (GOMAXPROCS, threads, GC settings);
 #   ref-caddy-coraza (Caddy + the same engine package): GC cycles and
 #     gctrace's CPU per collection, from GODEBUG=gctrace=1 on its stderr.
-#   Both: the process's tasks (/proc/PID/task) before and after, each
+#   modsecurity-extproc, coraza-extproc, coraza-extauthz: the
+#     wafbench-extproc server beside Envoy is the process measured (its
+#     GOMAXPROCS follows its CPUs unless GOMAXPROCS is in the environment).
+#   All: the process's tasks (/proc/PID/task) before and after, each
 #   task's name and Cpus_allowed_list; the context switches of every task
 #   per request (voluntary and involuntary, summed: each is a thread put to
 #   sleep or taken off the CPU) and the host's CPU per request from
@@ -20,7 +23,8 @@
 # go_memory_limit_bytes do).
 #
 # Usage: scripts/modcost.sh MODE KIND [MODULE_DIR]
-#   MODE  coraza or ref-caddy-coraza (any coraza@<build> too)
+#   MODE  coraza or ref-caddy-coraza (any coraza@<build> too), or an
+#         external mode
 #   KIND  benign (GET with Host, User-Agent, Accept: 200) or sqli (GET whose
 #         query is a SQL injection: 403 in phase 2)
 #   MODULE_DIR  --module-dir for serve (coraza modes only)
@@ -60,7 +64,10 @@ for _ in $(seq 600); do # serve prints the URL when the host is ready (≤ 10 mi
 done
 url=$(grep -m1 '^http://' "$out/serve.out") || { echo "modcost: host not ready in 10 min" >&2; exit 1; }
 info=$(cat "$out/serve.out" "$out/serve.err")
-hpid=$(sed -n 's/.* pid \([0-9]*\).*/\1/p' <<< "$info" | head -1)
+hpid=$(sed -n 's/.* \(envoy\|caddy\|nginx\) pid \([0-9]*\).*/\2/p' <<< "$info" | head -1)
+measured=host
+xpid=$(sed -n 's/.*wafbench-extproc pid \([0-9]*\).*/\1/p' <<< "$info" | head -1)
+if [ -n "$xpid" ]; then hpid=$xpid; measured="wafbench-extproc server"; fi
 admin=$(sed -n 's/.*envoy pid.*admin \(http:[^ ,]*\).*/\1/p' <<< "$info" | head -1)
 [ -n "$hpid" ] || { echo "modcost: no host pid in serve's output" >&2; exit 1; }
 
@@ -95,7 +102,7 @@ after_sw=$(switches); after_cpu=$(cpu_us); task_switches > "$out/switches.after"
 after_n=$(ls /proc/$hpid/task | wc -l); after_tasks=$(tasks); after_stats=$(stats); after_gc=$(gcs)
 
 {
-  echo "mode $mode kind $kind requests $n module_dir ${moddir:-default} GOGC=${GOGC:-} GOMEMLIMIT=${GOMEMLIMIT:-}"
+  echo "mode $mode kind $kind requests $n module_dir ${moddir:-default} GOGC=${GOGC:-} GOMEMLIMIT=${GOMEMLIMIT:-} GOMAXPROCS=${GOMAXPROCS:-} measured: $measured (pid $hpid)"
   echo "statuses: $(echo $codes) (want $n × $want)"
   echo "tasks before: $before_n after: $after_n; RSS after: $(awk '/^VmRSS/ {print $2, $3}' /proc/$hpid/status)"
   awk -v n="$n" -v s0="$before_sw" -v s1="$after_sw" -v c0="$before_cpu" -v c1="$after_cpu" \

@@ -118,5 +118,8 @@ func serving(mode string, h hosts.Host, p *hosts.Process, cpus []int, upstreamAd
 	if p.Admin != "" {
 		s += ", admin http://" + p.Admin
 	}
+	if sc := p.Sidecar; sc != nil {
+		s += fmt.Sprintf(", %s pid %d on CPUs %s (GOMAXPROCS %d)", sc.Name, sc.PID, cpu.Format(sc.CPUs), sc.GoMaxProcs)
+	}
 	return s + ", upstream " + upstreamAddr
 }
