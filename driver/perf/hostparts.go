@@ -6,17 +6,18 @@ import "strings"
 // our handler, split the same way for both, so that the engine's cost and
 // the host's own can be set side by side: what the engine costs in each
 // host, what the integration between them costs, the Go runtime's
-// background work, and the host's own serving (HTTP, proxying, event loop,
-// kernel).
+// background work, and the host's own serving (HTTP, proxying, event loop),
+// split into its user-space code and the kernel's work under it.
 const (
-	HostPartEngine  = "WAF engine"
-	HostPartGlue    = "integration"
-	HostPartRuntime = "Go GC and sysmon"
-	HostPartHost    = "host's own"
+	HostPartEngine     = "WAF engine"
+	HostPartGlue       = "integration"
+	HostPartRuntime    = "Go GC and sysmon"
+	HostPartHost       = "host's own, user space"
+	HostPartHostKernel = "host's own, kernel"
 )
 
 // HostPartOrder lists the host parts in the order a report shows them.
-var HostPartOrder = []string{HostPartEngine, HostPartGlue, HostPartRuntime, HostPartHost}
+var HostPartOrder = []string{HostPartEngine, HostPartGlue, HostPartRuntime, HostPartHost, HostPartHostKernel}
 
 // HostParts returns the CPU weight of each host part of f (HostPartOrder).
 // A stack belongs to the part of the frame nearest its leaf that decides
@@ -29,7 +30,9 @@ var HostPartOrder = []string{HostPartEngine, HostPartGlue, HostPartRuntime, Host
 // allocation under the engine is the engine's, an ABI callback into Envoy
 // under a hook the integration's, and the proxying our Caddy handler calls
 // the host's. A stack no frame decides is the host's: Envoy's own, and Go's
-// scheduler, which in Caddy is the event loop as Envoy's is Envoy's.
+// scheduler, which in Caddy is the event loop as Envoy's is Envoy's. The
+// host's samples are the kernel's when the stack passes a kernel entry (a
+// system call, an interrupt, a fault), else its user space's.
 func (f Folded) HostParts() map[string]int64 {
 	out := map[string]int64{}
 	for s, n := range f {
@@ -40,12 +43,31 @@ func (f Folded) HostParts() map[string]int64 {
 
 func hostStackPart(stack string) string {
 	frames := strings.Split(stack, ";")
+	part := HostPartHost
 	for i := len(frames) - 1; i > 0; i-- { // frames[0] is the thread's name
 		if p := hostFramePart(frames[i]); p != "" {
-			return p
+			part = p
+			break
 		}
 	}
-	return HostPartHost
+	if part == HostPartHost && inKernel(frames) {
+		return HostPartHostKernel
+	}
+	return part
+}
+
+// inKernel reports whether a stack's leaf is in the kernel: perf's kernel
+// call chain ends, toward the root, in the entry of a system call, an
+// interrupt or a fault.
+func inKernel(frames []string) bool {
+	for _, fr := range frames {
+		for _, p := range []string{"entry_SYSCALL", "asm_sysvec_", "asm_common_interrupt", "asm_exc_", "ret_from_fork"} {
+			if strings.HasPrefix(fr, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hostFramePart tells a frame's host part, "" for one that decides nothing.
