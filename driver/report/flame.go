@@ -33,7 +33,7 @@ func writeFlameSection(m *md, fig *figures) {
 	}
 	m.p("## Flame graphs (run --perf)")
 	m.nl()
-	m.p("Envoy sampled with `perf record -e cpu-clock -g` over each measured window, folded with inferno-collapse-perf (each sample weighs its period, so weights are ns of CPU) and merged per mode × workload over all repeats; drawn with inferno-flamegraph. Widths are shares of Envoy's sampled CPU; Go frames of the Coraza module are symbolised from its unstripped .so.")
+	m.p("The proxy (Envoy, or a reference host: nginx, Caddy) sampled with `perf record -e cpu-clock -g` over each measured window, folded with inferno-collapse-perf (each sample weighs its period, so weights are ns of CPU) and merged per mode × workload over all repeats; drawn with inferno-flamegraph. Widths are shares of the proxy's sampled CPU; Go frames of the Coraza module are symbolised from its unstripped .so.")
 	m.nl()
 	if fl.Missing > 0 {
 		m.p("%d profiled windows have no folded stacks (recorded before flame graphs existed, or copied without them); they are left out.", fl.Missing)
