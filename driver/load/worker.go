@@ -174,8 +174,8 @@ func (w *worker) sent(st *stamp, now, dialed time.Duration) {
 }
 
 // lateness counts an open-loop send due at intended and written at now,
-// own of which the client itself added, in Late and Lagged when its
-// arrival fell in the window.
+// own of which the client itself added, in Late, Lagged and Stalled when
+// its arrival fell in the window.
 func (w *worker) lateness(intended, now, own time.Duration) {
 	if intended < w.t.wStart {
 		return

@@ -23,7 +23,7 @@ var HostPartOrder = []string{HostPartEngine, HostPartGlue, HostPartRuntime, Host
 // A stack belongs to the part of the frame nearest its leaf that decides
 // one: the engine (Coraza, our engine package), the integration (the
 // module's hooks and cgo's crossings in Envoy, our handler in Caddy), the
-// host's own serving (Caddy's modules, Go's net and net/http), or the
+// host's own serving (Caddy's modules, net/http, net's connections), or the
 // root of one of the Go runtime's background threads (collector, monitor).
 // Frames that decide nothing (the Go runtime, the standard library, libc,
 // the kernel, Envoy's stripped frames) leave it to their callers, so an
@@ -79,7 +79,9 @@ func hostFramePart(fr string) string {
 		strings.HasPrefix(fr, "main."), strings.HasPrefix(fr, "wafbench/filters/coraza/stream."),
 		strings.HasPrefix(fr, "wafbench/filters/caddy-coraza/"):
 		return HostPartGlue
-	case strings.HasPrefix(fr, "github.com/caddyserver/"), strings.HasPrefix(fr, "net/http."), strings.HasPrefix(fr, "net."):
+	case strings.HasPrefix(fr, "github.com/caddyserver/"), strings.HasPrefix(fr, "net/http."), strings.HasPrefix(fr, "net.(*"):
+		// Connections' methods only: the engine calls net's functions
+		// too (net.ParseIP for @ipMatch), under its own frames.
 		return HostPartHost
 	case isRuntimeBackground(fr):
 		return HostPartRuntime
