@@ -304,11 +304,14 @@ func (h Host) Identify(ctx context.Context, m modes.Mode, p *hosts.Process) (*ho
 	}
 	id.Module = info
 	_, linked, _ := caddyVersion(exe)
+	// One executable serves every rule configuration: a mode's
+	// `+configuration` names the rules it loads, not the handler's build.
+	build := m.Name.WithConfig("").String()
 	switch {
 	case info.Engine != m.Engine:
 		return nil, fmt.Errorf("the Caddy handler reports engine %q, not %s", info.Engine, m.Engine)
-	case info.Build != m.String():
-		return nil, fmt.Errorf("the Caddy handler reports build %q, not %s — rebuild it ('make modules')", info.Build, m)
+	case info.Build != build:
+		return nil, fmt.Errorf("the Caddy handler reports build %q, not %s — rebuild it ('make modules')", info.Build, build)
 	case info.Rules <= 0:
 		return nil, fmt.Errorf("the Caddy handler reports %d rules loaded", info.Rules)
 	case linked == "" || strings.TrimPrefix(info.EngineVersion, "v") != strings.TrimPrefix(linked, "v"):

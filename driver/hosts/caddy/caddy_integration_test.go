@@ -119,6 +119,18 @@ func TestCaddyCoraza(t *testing.T) {
 		t.Errorf("Version: got %q, want Caddy v2.11.… + … coraza/v3 v3.…", v)
 	}
 
+	// One executable serves every rule configuration: the mode that loads
+	// another (`+pl2`) is identified as the same build.
+	for _, name := range []string{modes.RefCaddyCoraza, modes.RefCaddyCoraza + "+pl2"} {
+		n, err := modes.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (Host{}).Identify(context.Background(), modes.Mode{Name: n}, p); err != nil {
+			t.Errorf("Identify as %s: %v", name, err)
+		}
+	}
+
 	pid := p.PID
 	p.Stop()
 	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
