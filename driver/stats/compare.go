@@ -255,13 +255,14 @@ func releasePairSpecs(ms []string) []pairSpec {
 	// The same engine in another host or runtime against its Envoy dynamic
 	// module of the same build: Caddy, nginx (on Debian's libmodsecurity or
 	// a build's own), Envoy's V8, the wafbench-extproc server through
-	// ext_proc or ext_authz (CPU: Envoy's plus the server's).
+	// ext_proc or ext_authz (CPU: Envoy's plus the server's); under each
+	// rule configuration, the module loading the same configuration.
 	for _, m := range ms {
 		n, err := modes.Parse(m)
 		if err != nil || n.Engine == "" || !(modes.IsReference(m) || modes.IsWasm(m) || modes.IsExternal(m)) {
 			continue
 		}
-		module := modes.Name{Base: n.Engine, Build: n.Build, Engine: n.Engine, Host: modes.Envoy}.String()
+		module := modes.Name{Base: n.Engine, Build: n.Build, Engine: n.Engine, Host: modes.Envoy, Config: n.Config}.String()
 		if has[module] {
 			specs = append(specs, pairSpec{num: m, den: module, family: familyHosts, metrics: []metric{MetricReqPerS, MetricCPU, metricP99}})
 		}

@@ -44,18 +44,19 @@ func TestPairSpecsEnvoyReleases(t *testing.T) {
 }
 
 // TestPairSpecsHostBuilds: a host on an engine build pairs with the Envoy
-// module of the same build, and with nothing when the run lacks that
-// module.
+// module of the same build and rule configuration, and with nothing when
+// the run lacks that module.
 func TestPairSpecsHostBuilds(t *testing.T) {
 	ms := []string{"modsecurity", "modsecurity@3.0.14-pgo", "ref-nginx-modsecurity", "ref-nginx-modsecurity@3.0.14-pgo",
-		"ref-nginx-modsecurity@3.0.14-o2", "coraza", "ref-caddy-coraza"}
+		"ref-nginx-modsecurity@3.0.14-o2", "coraza", "ref-caddy-coraza", "coraza+no-crs", "ref-caddy-coraza+no-crs", "ref-caddy-coraza+pl2"}
 	var got []string
 	for _, sp := range pairSpecs(ms) {
 		if sp.family == familyHosts {
 			got = append(got, sp.num+"/"+sp.den)
 		}
 	}
-	want := []string{"ref-nginx-modsecurity/modsecurity", "ref-nginx-modsecurity@3.0.14-pgo/modsecurity@3.0.14-pgo", "ref-caddy-coraza/coraza"}
+	want := []string{"ref-nginx-modsecurity/modsecurity", "ref-nginx-modsecurity@3.0.14-pgo/modsecurity@3.0.14-pgo", "ref-caddy-coraza/coraza",
+		"ref-caddy-coraza+no-crs/coraza+no-crs"}
 	if !slices.Equal(got, want) {
 		t.Errorf("same engine, other host pairs of %v =\n%q\nwant\n%q", ms, got, want)
 	}
