@@ -287,8 +287,12 @@ func checkIdentity(m modes.Mode, info *result.ModuleInfo) error {
 	if m.Build != nil {
 		wantBuild = m.Build.Mode()
 	}
-	if m.IsWasm() || (m.IsExternal() && info.Build == m.Unversioned()) {
-		wantBuild = m.Unversioned() // the Wasm filter (and a server given the mode as its build) reports its mode, without the Envoy release, as its build
+	// The Wasm filter (and a server given the mode as its build) reports its
+	// mode as its build, without the Envoy release or the rule configuration
+	// (`+pl2` names the rules the mode loads, not what was built).
+	mode := m.Name.WithConfig("").Unversioned()
+	if m.IsWasm() || (m.IsExternal() && info.Build == mode) {
+		wantBuild = mode
 	}
 	switch {
 	case info.Engine != m.Engine:

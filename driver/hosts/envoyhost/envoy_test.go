@@ -51,11 +51,14 @@ func TestCheckIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := modes.NewRegistry(set, t.TempDir())
+	// mode resolves s; a `+configuration` is added as --configs adds it.
 	mode := func(s string) modes.Mode {
-		m, err := reg.Resolve(s)
+		name, config, _ := strings.Cut(s, "+")
+		m, err := reg.Resolve(name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		m.Name = m.Name.WithConfig(config)
 		return m
 	}
 	tests := []struct {
@@ -65,6 +68,9 @@ func TestCheckIdentity(t *testing.T) {
 	}{
 		{"coraza@re2", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza@re2", Rules: 659}, ""},
 		{"coraza", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, ""},
+		// A rule configuration names the rules a mode loads, not its build.
+		{"coraza+pl2", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, ""},
+		{"coraza-wasm+pl2", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza-wasm", Rules: 659}, ""},
 		{"modsecurity", result.ModuleInfo{Engine: "modsecurity", EngineVersion: "3.0.9", Build: "modsecurity", Rules: 839}, ""},
 		{"modsecurity", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, "reports engine \"coraza\""},
 		{"coraza@re2", result.ModuleInfo{Engine: "coraza", EngineVersion: "v3.8.1", Build: "coraza", Rules: 659}, "reports build \"coraza\""},
